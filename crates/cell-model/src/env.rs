@@ -1,0 +1,153 @@
+//! `versions.env`: `KEY=value` lines that stay sourceable by POSIX sh.
+//!
+//! No quoting and no substitution: a value is taken literally, so it may only hold characters
+//! that sh also takes literally. That keeps `. ./versions.env` in a workflow step and this
+//! parser in exact agreement.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::ConfigError;
+
+/// One `KEY=value` with the line it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The value as written.
+    pub value: String,
+    /// 1-based line number.
+    pub line: usize,
+}
+
+/// A parsed `versions.env`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VersionsEnv {
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// Every key, sorted.
+    pub entries: BTreeMap<String, Entry>,
+}
+
+/// Characters sh takes literally in an unquoted word (besides alphanumerics).
+const LITERAL_PUNCT: &str = "._-+,:/@%=^~";
+
+impl VersionsEnv {
+    /// Reads and parses a file.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::parse(path, &text)
+    }
+
+    /// Parses text that came from `path` (used in messages only).
+    pub fn parse(path: &Path, text: &str) -> Result<Self, ConfigError> {
+        let err = |line: usize, msg: String| ConfigError::Line {
+            path: path.to_owned(),
+            line,
+            msg,
+        };
+        let mut entries: BTreeMap<String, Entry> = BTreeMap::new();
+        for (i, raw) in text.lines().enumerate() {
+            let line = i + 1;
+            let trimmed = raw.trim();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            let Some((key, value)) = raw.split_once('=') else {
+                return Err(err(
+                    line,
+                    format!("`{trimmed}` has no `=`: write KEY=value (or start the line with # for a comment)"),
+                ));
+            };
+            if key.is_empty() {
+                return Err(err(line, "empty key before `=`: write KEY=value".into()));
+            }
+            if !is_key(key) {
+                return Err(err(
+                    line,
+                    format!("`{key}` is not a key: use letters, digits and _ only, not starting with a digit, with no spaces around `=` (e.g. REPS=11)"),
+                ));
+            }
+            if let Some(bad) = value.chars().find(|c| !c.is_ascii_alphanumeric() && !LITERAL_PUNCT.contains(*c)) {
+                return Err(err(
+                    line,
+                    format!("{key}: the value has `{}`, which sh would not take literally: write a bare value with no quotes, spaces, `$` or `#` (allowed: letters, digits and {LITERAL_PUNCT})", bad.escape_default()),
+                ));
+            }
+            if let Some(prev) = entries.get(key) {
+                return Err(err(
+                    line,
+                    format!("{key} is already set on line {}: keep one of the two lines", prev.line),
+                ));
+            }
+            entries.insert(
+                key.to_owned(),
+                Entry {
+                    value: value.to_owned(),
+                    line,
+                },
+            );
+        }
+        Ok(Self {
+            path: path.to_owned(),
+            entries,
+        })
+    }
+
+    /// A value, if the key is set.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.entries.get(key).map(|e| e.value.as_str())
+    }
+
+    /// An error pointing at `key`'s line (or at the file when the default was used).
+    pub fn error_at(&self, key: &str, msg: String) -> ConfigError {
+        match self.entries.get(key) {
+            Some(e) => ConfigError::Line {
+                path: self.path.clone(),
+                line: e.line,
+                msg,
+            },
+            None => ConfigError::Field {
+                path: self.path.clone(),
+                field: key.to_owned(),
+                msg: format!("{msg} (the default is used: set {key}= to change it)"),
+            },
+        }
+    }
+}
+
+fn is_key(key: &str) -> bool {
+    let mut chars = key.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<VersionsEnv, String> {
+        VersionsEnv::parse(Path::new("versions.env"), text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn comments_blanks_and_values() {
+        let env = parse("# pins\n\nREPS=11\nZIG_URL=https://x.org/a-b_c.tar.xz\n").unwrap();
+        assert_eq!(env.get("REPS"), Some("11"));
+        assert_eq!(env.entries["ZIG_URL"].line, 4);
+    }
+
+    #[test]
+    fn errors_name_file_and_line() {
+        assert!(parse("A=1\nnope\n").unwrap_err().starts_with("versions.env:2: `nope` has no `=`"));
+        assert!(parse("A=1\n=2\n").unwrap_err().starts_with("versions.env:2: empty key"));
+        let dup = parse("A=1\nB=2\nA=3\n").unwrap_err();
+        assert!(dup.starts_with("versions.env:3: A is already set on line 1"), "{dup}");
+        assert!(parse("A=\"x\"\n").unwrap_err().starts_with("versions.env:1: A: the value has `\\\"`"));
+        assert!(parse("A = 1\n").unwrap_err().starts_with("versions.env:1: `A ` is not a key"));
+        assert!(parse("A=$HOME\n").unwrap_err().contains("`$`"));
+    }
+}

@@ -1,0 +1,131 @@
+//! `cell/cell.toml` as written: syntax only. Unknown keys are errors.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// The whole file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    /// Directory of the workload sources, relative to the project root.
+    #[serde(default = "default_workload")]
+    pub workload: String,
+    /// Expected stdout per phase (without the trailing newline).
+    pub expect: BTreeMap<String, String>,
+    /// The positive control.
+    pub tooth: RawTooth,
+    /// Runner labels.
+    #[serde(default)]
+    pub cells: BTreeMap<String, RawCell>,
+    /// What a job installs.
+    pub toolchains: BTreeMap<String, RawToolchain>,
+    /// Build recipes.
+    pub rows: BTreeMap<String, RawRow>,
+    /// Generated files a user may edit by hand (`"workflow"`).
+    #[serde(default)]
+    pub allow_dirty: Vec<String>,
+}
+
+fn default_workload() -> String {
+    "bench/workload".to_owned()
+}
+
+/// `[tooth]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTooth {
+    /// The slow row.
+    pub slow: String,
+    /// The fast row.
+    pub fast: String,
+}
+
+/// `[cells.<label>]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCell {
+    /// `linux`, `macos`; taken from the runner table when omitted.
+    pub os: Option<String>,
+    /// `x86_64`, `aarch64`; taken from the runner table when omitted.
+    pub arch: Option<String>,
+}
+
+/// `[toolchains.<name>]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawToolchain {
+    /// How a job installs it.
+    pub install: RawInstall,
+    /// The programs it provides, by name.
+    pub tools: BTreeMap<String, RawTool>,
+    /// What to run on a machine where it is missing.
+    pub hint: Option<String>,
+    /// More `versions.env` keys to record as this toolchain's pins.
+    #[serde(default)]
+    pub pins: Vec<String>,
+}
+
+/// How a job installs a toolchain.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum RawInstall {
+    /// A Debian/Ubuntu package.
+    Apt {
+        /// Package name.
+        package: String,
+        /// `versions.env` key holding the package version, if pinned.
+        version: Option<String>,
+    },
+    /// A setup action pinned by SHA in the workflow.
+    Setup {
+        /// `owner/repo`.
+        action: String,
+        /// The action's input that takes the version.
+        input: String,
+        /// `versions.env` key holding the version.
+        version: String,
+    },
+    /// An official tarball fetched and verified by `cell fetch`.
+    Tarball {
+        /// `versions.env` key of the URL (`<KEY>_<ARCH>` first).
+        url: String,
+        /// `versions.env` key of the SHA-256 (`<KEY>_<ARCH>` first).
+        sha256: String,
+        /// `versions.env` key of the version, if any.
+        version: Option<String>,
+        /// Leading path components to strip when unpacking.
+        #[serde(default)]
+        strip: u32,
+    },
+    /// Already on the runner image.
+    Preinstalled {},
+}
+
+/// `[toolchains.<name>.tools.<tool>]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTool {
+    /// The program to look up on PATH; the tool's name when omitted.
+    pub program: Option<String>,
+    /// Arguments that make it print its version.
+    pub version: Vec<String>,
+}
+
+/// `[rows.<name>]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRow {
+    /// The toolchain that builds it.
+    pub toolchain: String,
+    /// A human label.
+    pub label: String,
+    /// Source directory, relative to `workload`.
+    pub source: String,
+    /// Build argv template.
+    pub build: Vec<String>,
+    /// Run argv template.
+    pub run: Vec<String>,
+    /// Verdict clock for this row (`cpu` or `wall`).
+    pub clock: Option<String>,
+}

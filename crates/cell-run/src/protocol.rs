@@ -1,0 +1,429 @@
+//! The measurement protocol of DESIGN §6: rounds in a seeded random order, the reference
+//! interleaved so each row pairs with a nearby reference run, warm-up excluded, an adaptive
+//! budget, and the statistics of per-round ratios.
+//!
+//! The protocol is written against the [`Executor`] trait so it can be driven by scripted
+//! timings in tests; the real executor is [`crate::timing::Engine`].
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use cell_schema::{Clock, ClockStats, Phase, RatioCi, Ratios, Run, Summary, round_ratio, round_time};
+use cell_stats::{SplitMix64, median, median_ci, shuffle, summary};
+
+/// One measurement as an executor reports it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    /// Wall seconds.
+    pub wall_s: f64,
+    /// CPU seconds.
+    pub cpu_s: f64,
+    /// Peak RSS, KiB.
+    pub maxrss_kib: u64,
+    /// Right answer and clean exit.
+    pub ok: bool,
+    /// What it printed or how it ended, when not ok.
+    pub wrong: Option<String>,
+    /// It hit the per-process timeout: stop running this unit.
+    pub timed_out: bool,
+}
+
+/// Runs one unit on one phase once.
+pub trait Executor {
+    /// Runs `unit` (an index into the protocol's units) on `phase`.
+    fn run(&mut self, unit: usize, phase: &Phase) -> Sample;
+}
+
+/// A timed thing: the reference, the control, a row, or the tooth's slow row.
+#[derive(Clone, Debug)]
+pub struct Unit {
+    /// The phases it is timed on.
+    pub phases: Vec<Phase>,
+    /// The clock its verdict uses (for the adaptive budget).
+    pub clock: Clock,
+}
+
+/// Protocol parameters.
+#[derive(Clone, Debug)]
+pub struct Params {
+    /// Phases in order.
+    pub phases: Vec<Phase>,
+    /// Warm-up rounds.
+    pub warmup: u32,
+    /// Measured rounds to start with.
+    pub min_rounds: u32,
+    /// Measured rounds the budget may reach (equal to `min_rounds` when fixed).
+    pub max_rounds: u32,
+    /// Rounds added per step.
+    pub step: u32,
+    /// CI half-width target (fraction).
+    pub ci_target: f64,
+    /// Confidence level.
+    pub ci_level: f64,
+    /// Rows between two reference runs.
+    pub rows_per_reference: u32,
+    /// Seconds of timing after which no round is added.
+    pub time_cap_s: f64,
+    /// Seed of the order.
+    pub seed: u64,
+}
+
+/// One recorded run of a unit.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    /// Which unit.
+    pub unit: usize,
+    /// Which phase.
+    pub phase: Phase,
+    /// Round.
+    pub round: u32,
+    /// Position in the round's order for that phase.
+    pub seq: u32,
+    /// The sample.
+    pub sample: Sample,
+    /// The reference run it pairs with (seq), for non-reference units.
+    pub paired_with: Option<u32>,
+}
+
+/// Everything the protocol recorded.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// Every run, in the order run.
+    pub runs: Vec<Recorded>,
+    /// Measured rounds run.
+    pub measured_rounds: u32,
+    /// `fixed`, `converged`, `max_rounds` or `time_cap`.
+    pub stopped: &'static str,
+    /// Warm-up rounds.
+    pub warmup: u32,
+}
+
+/// Progress reported after every round.
+#[derive(Clone, Copy, Debug)]
+pub struct RoundDone {
+    /// Rounds done (warm-up included).
+    pub done: u32,
+    /// Rounds planned so far (warm-up included).
+    pub planned: u32,
+}
+
+/// Runs the protocol. Unit 0 is the reference.
+pub fn run(units: &[Unit], params: &Params, exec: &mut dyn Executor, progress: &mut dyn FnMut(RoundDone)) -> Outcome {
+    let mut rng = SplitMix64::new(params.seed);
+    let mut runs: Vec<Recorded> = Vec::new();
+    let mut dead = vec![false; units.len()];
+    let started = Instant::now();
+    let mut target = params.warmup + params.min_rounds;
+    let mut round = 0;
+    let stopped = loop {
+        if round == target {
+            let measured = round - params.warmup;
+            if params.max_rounds <= params.min_rounds {
+                break "fixed";
+            }
+            if measured >= params.max_rounds {
+                break "max_rounds";
+            }
+            if converged(units, &runs, params, &dead) {
+                break "converged";
+            }
+            target = (target + params.step).min(params.warmup + params.max_rounds);
+        }
+        if round >= params.warmup + params.min_rounds.min(1) && started.elapsed().as_secs_f64() > params.time_cap_s {
+            break "time_cap";
+        }
+        let mut phases = params.phases.clone();
+        shuffle(&mut phases, &mut rng);
+        for phase in &phases {
+            let rows: Vec<usize> = (1..units.len()).filter(|&u| !dead[u] && units[u].phases.contains(phase)).collect();
+            let mut seq = 0;
+            for slot in order(&rows, params.rows_per_reference, &mut rng) {
+                let (unit, paired) = match slot {
+                    Slot::Reference => (0, None),
+                    Slot::Row { unit, reference_seq } => (unit, Some(reference_seq)),
+                };
+                if dead[unit] {
+                    seq += 1;
+                    continue;
+                }
+                let sample = exec.run(unit, phase);
+                dead[unit] |= sample.timed_out;
+                runs.push(Recorded { unit, phase: phase.clone(), round, seq, sample, paired_with: paired });
+                seq += 1;
+            }
+        }
+        round += 1;
+        progress(RoundDone { done: round, planned: target });
+        if dead[0] {
+            break "reference_timed_out";
+        }
+    };
+    Outcome { runs, measured_rounds: round.saturating_sub(params.warmup), stopped, warmup: params.warmup }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    Reference,
+    Row { unit: usize, reference_seq: u32 },
+}
+
+/// One phase of one round: rows shuffled, cut into chunks of at most `k`, a reference run at a
+/// random place inside each chunk; every row pairs with its own chunk's reference run.
+fn order(rows: &[usize], k: u32, rng: &mut SplitMix64) -> Vec<Slot> {
+    let mut rows = rows.to_vec();
+    shuffle(&mut rows, rng);
+    if rows.is_empty() {
+        return vec![Slot::Reference];
+    }
+    let k = k.max(1) as usize;
+    let chunks = rows.len().div_ceil(k);
+    let base = rows.len() / chunks;
+    let extra = rows.len() % chunks;
+    let mut out = Vec::with_capacity(rows.len() + chunks);
+    let mut it = rows.into_iter();
+    for c in 0..chunks {
+        let len = base + usize::from(c < extra);
+        let chunk: Vec<usize> = it.by_ref().take(len).collect();
+        let at = rng.below(len as u64 + 1) as usize;
+        let ref_seq = u32::try_from(out.len() + at).expect("rounds are small");
+        for (i, &unit) in chunk.iter().enumerate() {
+            if i == at {
+                out.push(Slot::Reference);
+            }
+            out.push(Slot::Row { unit, reference_seq: ref_seq });
+        }
+        if at == chunk.len() {
+            out.push(Slot::Reference);
+        }
+    }
+    out
+}
+
+/// Per-round ratios of `unit` on `phase` against its paired reference run, on `clock`.
+pub fn ratios(runs: &[Recorded], warmup: u32, unit: usize, phase: &Phase, clock: Clock) -> Vec<f64> {
+    ratios_by_round(runs, warmup, unit, phase, clock).into_iter().map(|(_, r)| r).collect()
+}
+
+fn ratios_by_round(runs: &[Recorded], warmup: u32, unit: usize, phase: &Phase, clock: Clock) -> Vec<(u32, f64)> {
+    let pick = |s: &Sample| match clock {
+        Clock::Cpu => s.cpu_s,
+        Clock::Wall => s.wall_s,
+    };
+    runs.iter()
+        .filter(|r| r.unit == unit && &r.phase == phase && r.round >= warmup)
+        .filter_map(|r| {
+            let seq = r.paired_with?;
+            let reference = runs.iter().find(|x| x.unit == 0 && &x.phase == phase && x.round == r.round && x.seq == seq)?;
+            let denom = pick(&reference.sample);
+            (denom > 0.0).then(|| (r.round, pick(&r.sample) / denom))
+        })
+        .collect()
+}
+
+/// Per-round ratio of two units' ratios (`a/ref ÷ b/ref`) in the same rounds: the tooth when
+/// its fast row is not the reference.
+pub fn ratio_of_ratios(runs: &[Recorded], warmup: u32, a: usize, b: usize, phase: &Phase, clock: Clock) -> Vec<f64> {
+    if b == 0 {
+        return ratios(runs, warmup, a, phase, clock);
+    }
+    let rb: BTreeMap<u32, f64> = ratios_by_round(runs, warmup, b, phase, clock).into_iter().collect();
+    ratios_by_round(runs, warmup, a, phase, clock)
+        .into_iter()
+        .filter_map(|(round, x)| rb.get(&round).map(|y| x / y))
+        .collect()
+}
+
+fn converged(units: &[Unit], runs: &[Recorded], params: &Params, dead: &[bool]) -> bool {
+    (1..units.len()).filter(|&u| !dead[u]).all(|u| {
+        units[u].phases.iter().all(|p| {
+            let rs = ratios(runs, params.warmup, u, p, units[u].clock);
+            rs.is_empty() || median_ci(&rs, params.ci_level).rel_half_width() <= params.ci_target
+        })
+    })
+}
+
+/// A ratio CI in wire form (rounded).
+pub fn ratio_ci(xs: &[f64], level: f64) -> Option<RatioCi> {
+    if xs.is_empty() {
+        return None;
+    }
+    let ci = median_ci(xs, level);
+    Some(RatioCi {
+        n: u32::try_from(ci.n).unwrap_or(u32::MAX),
+        median: round_ratio(ci.median),
+        lo: round_ratio(ci.lo),
+        hi: round_ratio(ci.hi),
+        level: round_ratio(ci.level),
+    })
+}
+
+/// The wire form of one unit on one phase: runs, stats, ratios, contention.
+pub struct PhaseFigures {
+    /// Every run, warm-up included.
+    pub runs: Vec<Run>,
+    /// Stats of measured runs.
+    pub stats: Option<ClockStats>,
+    /// Ratios to the reference.
+    pub ratio: Option<Ratios>,
+    /// Median wall/cpu.
+    pub contention: Option<f64>,
+    /// Every measured wall/cpu, for the job's contention.
+    pub contentions: Vec<f64>,
+    /// Every run was ok.
+    pub all_ok: bool,
+    /// The first wrong output.
+    pub wrong: Option<String>,
+}
+
+/// Computes the figures of `unit` on `phase`.
+pub fn figures(out: &Outcome, unit: usize, phase: &Phase, level: f64) -> PhaseFigures {
+    let mine: Vec<&Recorded> = out.runs.iter().filter(|r| r.unit == unit && &r.phase == phase).collect();
+    let runs: Vec<Run> = mine
+        .iter()
+        .map(|r| Run {
+            round: r.round,
+            seq: r.seq,
+            warmup: r.round < out.warmup,
+            wall_s: round_time(r.sample.wall_s),
+            cpu_s: round_time(r.sample.cpu_s),
+            maxrss_kib: r.sample.maxrss_kib,
+            ok: r.sample.ok,
+            paired_with: r.paired_with,
+        })
+        .collect();
+    let measured: Vec<&Recorded> = mine.iter().copied().filter(|r| r.round >= out.warmup).collect();
+    let wall: Vec<f64> = measured.iter().map(|r| r.sample.wall_s).collect();
+    let cpu: Vec<f64> = measured.iter().map(|r| r.sample.cpu_s).collect();
+    let stats = (!measured.is_empty()).then(|| ClockStats { cpu: wire_summary(&cpu), wall: wire_summary(&wall) });
+    let ratio = if unit == 0 {
+        let ones = vec![1.0; measured.len()];
+        ratio_ci(&ones, level).map(|r| Ratios { cpu: r.clone(), wall: r })
+    } else {
+        let c = ratio_ci(&ratios(&out.runs, out.warmup, unit, phase, Clock::Cpu), level);
+        let w = ratio_ci(&ratios(&out.runs, out.warmup, unit, phase, Clock::Wall), level);
+        c.zip(w).map(|(cpu, wall)| Ratios { cpu, wall })
+    };
+    let contentions: Vec<f64> = measured.iter().filter(|r| r.sample.cpu_s > 0.0).map(|r| r.sample.wall_s / r.sample.cpu_s).collect();
+    let contention = (!contentions.is_empty()).then(|| round_ratio(median(&contentions)));
+    PhaseFigures {
+        runs,
+        stats,
+        ratio,
+        contention,
+        contentions,
+        all_ok: mine.iter().all(|r| r.sample.ok),
+        wrong: mine.iter().find_map(|r| r.sample.wrong.clone()),
+    }
+}
+
+fn wire_summary(xs: &[f64]) -> Summary {
+    let s = summary(xs);
+    Summary {
+        n: u32::try_from(s.n).unwrap_or(u32::MAX),
+        min: round_time(s.min),
+        median: round_time(s.median),
+        max: round_time(s.max),
+        mad: round_time(s.mad),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Scripted timings: unit u takes `base[u]` seconds, scaled by a per-run jitter that
+    /// follows a fixed sequence, so the protocol's arithmetic is checked exactly.
+    struct Scripted {
+        base: Vec<f64>,
+        calls: Vec<(usize, Phase)>,
+        jitter: SplitMix64,
+        spread: f64,
+    }
+
+    impl Executor for Scripted {
+        fn run(&mut self, unit: usize, phase: &Phase) -> Sample {
+            self.calls.push((unit, phase.clone()));
+            let j = 1.0 + self.spread * (self.jitter.below(1000) as f64 / 1000.0 - 0.5);
+            let t = self.base[unit] * j;
+            Sample { wall_s: t * 1.01, cpu_s: t, maxrss_kib: 1000, ok: true, wrong: None, timed_out: false }
+        }
+    }
+
+    fn params(min: u32, max: u32) -> Params {
+        Params {
+            phases: vec![Phase::from("mix"), Phase::from("fib")],
+            warmup: 1,
+            min_rounds: min,
+            max_rounds: max,
+            step: 5,
+            ci_target: 0.007,
+            ci_level: 0.95,
+            rows_per_reference: 3,
+            time_cap_s: 1e9,
+            seed: 42,
+        }
+    }
+
+    fn units(n: usize) -> Vec<Unit> {
+        (0..n).map(|_| Unit { phases: vec![Phase::from("mix"), Phase::from("fib")], clock: Clock::Cpu }).collect()
+    }
+
+    #[test]
+    fn every_round_runs_every_unit_once_and_the_reference_per_chunk() {
+        let mut ex = Scripted { base: vec![1.0, 2.0, 1.5, 1.0, 3.0, 0.5, 0.7], calls: vec![], jitter: SplitMix64::new(1), spread: 0.0 };
+        let out = run(&units(7), &params(4, 4), &mut ex, &mut |_| {});
+        assert_eq!(out.stopped, "fixed");
+        assert_eq!(out.measured_rounds, 4);
+        for round in 0..5 {
+            for phase in ["mix", "fib"] {
+                let in_round: Vec<&Recorded> = out.runs.iter().filter(|r| r.round == round && r.phase.as_str() == phase).collect();
+                // 6 rows in chunks of 3 → 2 reference runs
+                assert_eq!(in_round.iter().filter(|r| r.unit == 0).count(), 2);
+                for u in 1..7 {
+                    assert_eq!(in_round.iter().filter(|r| r.unit == u).count(), 1);
+                }
+            }
+        }
+        // exact ratios without jitter
+        let rs = ratios(&out.runs, 1, 4, &Phase::from("mix"), Clock::Cpu);
+        assert_eq!(rs.len(), 4);
+        assert!(rs.iter().all(|r| (r - 3.0).abs() < 1e-12));
+    }
+
+    #[test]
+    fn orders_differ_between_rounds_and_replay_from_the_seed() {
+        let go = |seed| {
+            let mut ex = Scripted { base: vec![1.0; 6], calls: vec![], jitter: SplitMix64::new(1), spread: 0.0 };
+            let mut p = params(6, 6);
+            p.seed = seed;
+            run(&units(6), &p, &mut ex, &mut |_| {});
+            ex.calls
+        };
+        assert_eq!(go(9), go(9));
+        assert_ne!(go(9), go(10));
+    }
+
+    #[test]
+    fn adaptive_budget_adds_rounds_while_wide_and_stops_at_max() {
+        let mut ex = Scripted { base: vec![1.0, 1.0], calls: vec![], jitter: SplitMix64::new(3), spread: 0.2 };
+        let out = run(&units(2), &params(10, 30), &mut ex, &mut |_| {});
+        assert_eq!(out.stopped, "max_rounds");
+        assert_eq!(out.measured_rounds, 30);
+
+        let mut quiet = Scripted { base: vec![1.0, 1.0], calls: vec![], jitter: SplitMix64::new(3), spread: 0.001 };
+        let out = run(&units(2), &params(10, 30), &mut quiet, &mut |_| {});
+        assert_eq!(out.stopped, "converged");
+        assert_eq!(out.measured_rounds, 10);
+    }
+
+    #[test]
+    fn warmup_is_recorded_but_excluded() {
+        let mut ex = Scripted { base: vec![1.0, 2.0], calls: vec![], jitter: SplitMix64::new(1), spread: 0.0 };
+        let out = run(&units(2), &params(3, 3), &mut ex, &mut |_| {});
+        let f = figures(&out, 1, &Phase::from("mix"), 0.95);
+        assert_eq!(f.runs.len(), 4);
+        assert_eq!(f.runs.iter().filter(|r| r.warmup).count(), 1);
+        assert_eq!(f.stats.unwrap().cpu.n, 3);
+        assert!((f.ratio.unwrap().cpu.median - 2.0).abs() < 1e-12);
+    }
+}

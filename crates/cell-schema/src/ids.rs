@@ -1,0 +1,165 @@
+//! Strongly typed identifiers: never a bare `String` across a crate boundary.
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Declares a string newtype with the traits every identifier needs.
+macro_rules! string_id {
+    ($(#[$meta:meta])* $name:ident) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            /// Wraps a string; validation belongs to the config resolver, not here.
+            pub fn new(s: impl Into<String>) -> Self {
+                Self(s.into())
+            }
+
+            /// The identifier as written.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(s: &str) -> Self {
+                Self(s.to_owned())
+            }
+        }
+
+        impl std::borrow::Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+    };
+}
+
+string_id!(
+    /// A cell id, `<os>-<arch>-<label>`, e.g. `linux-x86_64-ubuntu-24.04`.
+    CellId
+);
+string_id!(
+    /// A runner label as written in `cell/cell.toml` (`ubuntu-24.04`, `local`).
+    CellLabel
+);
+string_id!(
+    /// What one job installs: `clang`, `go`, `zig`, …
+    ToolchainName
+);
+string_id!(
+    /// One build recipe: `c-O2`, `zig-fast`.
+    RowName
+);
+string_id!(
+    /// One argument of the workload: `mix`, `primes`, `fib`.
+    Phase
+);
+string_id!(
+    /// A program a toolchain provides (`clang`, `go`, `mono`).
+    ToolName
+);
+
+/// A GitHub workflow run id (or a local run's stamp, which is numeric too).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(transparent)]
+pub struct RunId(pub u64);
+
+impl fmt::Display for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A SHA-256 digest: 64 lowercase hex digits.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(try_from = "String", into = "String")]
+#[schemars(with = "Sha256Repr")]
+pub struct Sha256(String);
+
+/// How a digest is written on the wire.
+#[derive(JsonSchema)]
+#[schemars(transparent)]
+#[allow(dead_code, reason = "only describes the JSON form to schemars")]
+struct Sha256Repr(#[schemars(regex(pattern = r"^[0-9a-f]{64}$"))] String);
+
+/// A string that is not 64 hex digits.
+#[derive(Debug, thiserror::Error)]
+#[error("`{0}` is not a SHA-256 digest: expected 64 hex digits")]
+pub struct BadSha256(pub String);
+
+impl Sha256 {
+    /// Parses 64 hex digits (either case; stored lowercase).
+    pub fn parse(s: &str) -> Result<Self, BadSha256> {
+        let t = s.trim();
+        if t.len() == 64 && t.bytes().all(|b| b.is_ascii_hexdigit()) {
+            Ok(Self(t.to_ascii_lowercase()))
+        } else {
+            Err(BadSha256(s.to_owned()))
+        }
+    }
+
+    /// Builds a digest from raw bytes.
+    pub fn from_bytes(bytes: &[u8]) -> Self {
+        use fmt::Write as _;
+        let mut s = String::with_capacity(64);
+        for b in bytes {
+            let _ = write!(s, "{b:02x}");
+        }
+        Self(s)
+    }
+
+    /// The lowercase hex form.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for Sha256 {
+    type Error = BadSha256;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        Self::parse(&s)
+    }
+}
+
+impl From<Sha256> for String {
+    fn from(s: Sha256) -> Self {
+        s.0
+    }
+}
+
+impl fmt::Display for Sha256 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sha256_accepts_upper_and_stores_lower() {
+        let d = Sha256::parse(&"AB".repeat(32)).unwrap();
+        assert_eq!(d.as_str(), "ab".repeat(32));
+        assert!(Sha256::parse("abc").is_err());
+        assert!(Sha256::parse(&"zz".repeat(32)).is_err());
+    }
+
+    #[test]
+    fn sha256_from_bytes_is_hex() {
+        assert_eq!(Sha256::from_bytes(&[0xab; 32]).as_str(), "ab".repeat(32));
+    }
+}

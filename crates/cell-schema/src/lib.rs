@@ -1,0 +1,636 @@
+//! Wire formats of `cell`: what a job writes, what a merge writes, and their JSON Schema.
+//!
+//! Every file carries `schema_version`; [`read_results`] refuses a newer major version rather
+//! than guess at fields it does not know. Maps are `BTreeMap` and struct fields are declared
+//! in the order they are written, so the same value always serialises to the same bytes.
+#![deny(missing_docs)]
+
+mod ids;
+mod write;
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub use ids::{
+    BadSha256, CellId, CellLabel, Phase, RowName, RunId, Sha256, ToolName, ToolchainName,
+};
+pub use write::{round_ratio, round_time, to_json, write_atomic};
+
+/// The schema version this build writes and the newest major it reads.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Marks a job result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum JobKind {
+    /// `"job"`
+    Job,
+}
+
+/// Marks a cell result (the merge of one run's jobs for one cell).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CellKind {
+    /// `"cell"`
+    Cell,
+}
+
+/// Marks a facts file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FactsKind {
+    /// `"facts"`
+    Facts,
+}
+
+/// Any `results.json`: the one a job writes or the one a merge writes.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ResultsFile {
+    /// Written by `cell run`.
+    Job(Box<JobResult>),
+    /// Written by the merge (`cell local`, `cell collect`).
+    Cell(Box<CellResult>),
+}
+
+/// The cell a job ran in.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CellInfo {
+    /// `<os>-<arch>-<label>`.
+    pub id: CellId,
+    /// The runner label.
+    pub label: CellLabel,
+    /// `linux`, `macos`, `windows`.
+    pub os: String,
+    /// `x86_64`, `aarch64`.
+    pub arch: String,
+}
+
+/// Facts about the machine a job ran on; never its hostname.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Machine {
+    /// CPU model as the OS names it (or implementer/part on arm64 Linux).
+    pub cpu_model: String,
+    /// Logical CPUs available to the job.
+    pub nproc: u32,
+    /// Physical memory in bytes.
+    pub memory_bytes: u64,
+    /// Kernel name, release, version and machine (no hostname).
+    pub kernel: String,
+    /// The OS release (`PRETTY_NAME` of `/etc/os-release`, or `sw_vers`).
+    pub os_release: String,
+    /// The hosted runner image, when the job ran on one.
+    pub runner_image: Option<RunnerImage>,
+    /// The CPU the timed processes were pinned to, when pinning took effect.
+    pub pinned_cpu: Option<u32>,
+}
+
+/// `ImageOS` and `ImageVersion` of a hosted runner.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunnerImage {
+    /// `ImageOS`, e.g. `ubuntu24`.
+    pub os: String,
+    /// `ImageVersion`, e.g. `20250105.1.0`.
+    pub version: String,
+}
+
+/// A tool's version, as the exact binary that builds printed it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolVersion {
+    /// The path the build invokes.
+    pub path: String,
+    /// That path with every link resolved.
+    pub resolved: String,
+    /// The version command.
+    pub argv: Vec<String>,
+    /// What it printed (stdout, else stderr), trimmed.
+    pub printed: String,
+}
+
+/// The release under test, when a job installed one from a verified tarball.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Subject {
+    /// Release tag or version.
+    pub tag: String,
+    /// Asset file name or URL.
+    pub asset: String,
+    /// The SHA-256 verified before unpacking.
+    pub sha256: Sha256,
+}
+
+/// Which clock a verdict is read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Clock {
+    /// User + system CPU time of the process (`wait4` rusage).
+    Cpu,
+    /// Monotonic wall time from spawn to reap.
+    Wall,
+}
+
+/// The part a row plays in a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The row every ratio divides by.
+    Reference,
+    /// A byte-identical copy of the reference: the A/A control.
+    Control,
+    /// A row of the job's toolchain.
+    Row,
+    /// The tooth's slow row, timed on the tooth phase only.
+    Tooth,
+}
+
+/// The parameters the timing protocol ran with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Protocol {
+    /// The reference row.
+    pub reference: RowName,
+    /// The A/A control row's name.
+    pub control: RowName,
+    /// Phases timed, in order.
+    pub phases: Vec<Phase>,
+    /// Warm-up rounds, recorded and excluded.
+    pub warmup_rounds: u32,
+    /// Measured rounds actually run.
+    pub measured_rounds: u32,
+    /// Measured rounds the adaptive budget starts with.
+    pub min_rounds: u32,
+    /// Measured rounds the adaptive budget may reach.
+    pub max_rounds: u32,
+    /// Rounds added per adaptive step.
+    pub step_rounds: u32,
+    /// Whether rounds were added while CIs were wide (false with `--reps`).
+    pub adaptive: bool,
+    /// Why the rounds stopped: `fixed`, `converged`, `max_rounds` or `time_cap`.
+    pub stopped: String,
+    /// Seed of the per-round order.
+    pub seed: u64,
+    /// At most this many rows run between two reference runs in a round.
+    pub rows_per_reference: u32,
+    /// Gate tolerance (fraction).
+    pub tolerance: f64,
+    /// Target CI half-width (fraction) of the adaptive budget.
+    pub ci_target: f64,
+    /// Nominal confidence level of the intervals.
+    pub ci_level: f64,
+    /// Median wall/cpu above which a job is contended.
+    pub contention_max: f64,
+    /// Per-job timing cap in seconds.
+    pub time_cap_s: f64,
+    /// The clock verdicts use unless a row sets its own.
+    pub default_clock: Clock,
+}
+
+/// How one row's binary was built.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Build {
+    /// The build command (absolute paths), or how the control copy was made.
+    pub argv: Vec<String>,
+    /// Working directory of the build.
+    pub cwd: String,
+    /// Wall seconds the build took.
+    pub compile_s: f64,
+    /// The binary (absolute path).
+    pub binary: String,
+    /// Its size in bytes.
+    pub binary_bytes: u64,
+    /// Its SHA-256.
+    pub sha256: Sha256,
+}
+
+/// One timed process run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Run {
+    /// Round number; round 0 (and any before `warmup_rounds`) is warm-up.
+    pub round: u32,
+    /// Position in the round's order.
+    pub seq: u32,
+    /// Excluded from statistics.
+    pub warmup: bool,
+    /// Wall seconds, spawn to reap.
+    pub wall_s: f64,
+    /// CPU seconds, user + system.
+    pub cpu_s: f64,
+    /// Peak resident set, KiB.
+    pub maxrss_kib: u64,
+    /// Its stdout equalled the expected answer and it exited 0.
+    pub ok: bool,
+    /// Position (`seq`) of the reference run this run's ratio pairs with.
+    pub paired_with: Option<u32>,
+}
+
+/// Order statistics of one clock over the measured runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Summary {
+    /// Number of measured runs.
+    pub n: u32,
+    /// Fastest, seconds.
+    pub min: f64,
+    /// Median, seconds.
+    pub median: f64,
+    /// Slowest, seconds.
+    pub max: f64,
+    /// Median absolute deviation from the median, seconds (unscaled).
+    pub mad: f64,
+}
+
+/// Both clocks' summaries.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ClockStats {
+    /// CPU time.
+    pub cpu: Summary,
+    /// Wall time.
+    pub wall: Summary,
+}
+
+/// The median of per-round ratios with its distribution-free confidence interval.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RatioCi {
+    /// Number of per-round ratios.
+    pub n: u32,
+    /// Their median.
+    pub median: f64,
+    /// Lower bound of the interval.
+    pub lo: f64,
+    /// Upper bound of the interval.
+    pub hi: f64,
+    /// The coverage the order statistics actually give (below nominal for very few rounds).
+    pub level: f64,
+}
+
+/// Ratios to the reference on both clocks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Ratios {
+    /// CPU time ratio.
+    pub cpu: RatioCi,
+    /// Wall time ratio.
+    pub wall: RatioCi,
+}
+
+/// One row on one phase.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PhaseResult {
+    /// The expected stdout.
+    pub expected: String,
+    /// Every run printed the expected answer and exited 0.
+    pub answer_ok: bool,
+    /// What a wrong run printed first (or how it exited), when one did.
+    pub wrong: Option<String>,
+    /// Every run, warm-up included.
+    pub runs: Vec<Run>,
+    /// Statistics over the measured runs (none when no run was measured).
+    pub stats: Option<ClockStats>,
+    /// Ratio to the reference (none when no pair was measured).
+    pub ratio: Option<Ratios>,
+    /// Median wall/cpu of the measured runs.
+    pub contention: Option<f64>,
+}
+
+/// One row of a job.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RowResult {
+    /// Human label.
+    pub label: String,
+    /// The toolchain the row belongs to.
+    pub toolchain: ToolchainName,
+    /// Its part in the job.
+    pub role: Role,
+    /// The clock its verdict reads.
+    pub verdict_clock: Clock,
+    /// How its binary was made.
+    pub build: Build,
+    /// Per phase.
+    pub phases: BTreeMap<Phase, PhaseResult>,
+}
+
+/// Why a row was not timed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    /// A tool it needs is not on this machine.
+    NotInstalled,
+    /// Its build command failed.
+    BuildFailed,
+}
+
+/// A row that was not timed, and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Skipped {
+    /// The row.
+    pub row: RowName,
+    /// The toolchain it belongs to.
+    pub toolchain: ToolchainName,
+    /// Why.
+    pub reason: SkipReason,
+    /// One line a person can act on.
+    pub message: String,
+    /// Exit code of a failed build.
+    pub exit_code: Option<i32>,
+    /// The last lines the failed build printed.
+    pub log_tail: Vec<String>,
+}
+
+/// The positive control: the harness must see that the slow row is slower.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Tooth {
+    /// The slow row.
+    pub slow: RowName,
+    /// The fast row.
+    pub fast: RowName,
+    /// The phase it is read on.
+    pub phase: Phase,
+    /// The clock it is read on.
+    pub clock: Clock,
+    /// The floor for this architecture.
+    pub floor: f64,
+    /// slow/fast: median of per-round ratios with its CI (none when a row is missing).
+    pub ratio: Option<RatioCi>,
+    /// The ratio's median is at or above the floor.
+    pub ok: bool,
+}
+
+/// How much the job's processes waited for a CPU.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Contention {
+    /// Median wall/cpu over every measured run of the job.
+    pub median: f64,
+    /// Largest wall/cpu of a measured run.
+    pub max: f64,
+    /// The threshold (`CONTENTION_MAX`).
+    pub threshold: f64,
+    /// The median exceeded the threshold.
+    pub contended: bool,
+}
+
+/// The outcome of a job or a cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Every answer right, the tooth seen, the control quiet.
+    Ok,
+    /// The A/A control was off or wide: the rows are inconclusive.
+    Noisy,
+    /// A wrong answer or a tooth below its floor.
+    Failed,
+}
+
+/// A status with the reasons behind it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Verdict {
+    /// The outcome.
+    pub status: Status,
+    /// One line per reason.
+    pub reasons: Vec<String>,
+}
+
+/// What a job cost, in seconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct JobCost {
+    /// Probing tools.
+    pub probe_s: f64,
+    /// Building every row.
+    pub build_s: f64,
+    /// Timing.
+    pub timing_s: f64,
+    /// All of `cell run`.
+    pub total_s: f64,
+}
+
+/// What `cell run` writes: one (cell, toolchain) job.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct JobResult {
+    /// Always [`SCHEMA_VERSION`] when written by this build.
+    pub schema_version: u32,
+    /// `"job"`.
+    pub kind: JobKind,
+    /// The cell.
+    pub cell: CellInfo,
+    /// The toolchain this job installed.
+    pub toolchain: ToolchainName,
+    /// The machine.
+    pub machine: Machine,
+    /// The `versions.env` pins of this toolchain, as written.
+    pub pins: BTreeMap<String, String>,
+    /// Every tool the job invoked, with its version as printed.
+    pub versions: BTreeMap<ToolName, ToolVersion>,
+    /// The release under test, if any.
+    pub subject: Option<Subject>,
+    /// Protocol parameters.
+    pub protocol: Protocol,
+    /// Every timed row, reference and control included.
+    pub rows: BTreeMap<RowName, RowResult>,
+    /// Rows not timed.
+    pub skipped: Vec<Skipped>,
+    /// The positive control.
+    pub tooth: Option<Tooth>,
+    /// Contention over the job.
+    pub contention: Option<Contention>,
+    /// The outcome.
+    pub verdict: Verdict,
+    /// Cost.
+    pub cost: JobCost,
+}
+
+/// What a job's `facts.json` holds: the machine and the tools, nothing timed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Facts {
+    /// Always [`SCHEMA_VERSION`] when written by this build.
+    pub schema_version: u32,
+    /// `"facts"`.
+    pub kind: FactsKind,
+    /// The cell.
+    pub cell: CellInfo,
+    /// The toolchain.
+    pub toolchain: ToolchainName,
+    /// The machine.
+    pub machine: Machine,
+    /// Pins as written.
+    pub pins: BTreeMap<String, String>,
+    /// Tool versions as printed.
+    pub versions: BTreeMap<ToolName, ToolVersion>,
+    /// The release under test, if any.
+    pub subject: Option<Subject>,
+}
+
+impl JobResult {
+    /// The facts part of a job result.
+    pub fn facts(&self) -> Facts {
+        Facts {
+            schema_version: SCHEMA_VERSION,
+            kind: FactsKind::Facts,
+            cell: self.cell.clone(),
+            toolchain: self.toolchain.clone(),
+            machine: self.machine.clone(),
+            pins: self.pins.clone(),
+            versions: self.versions.clone(),
+            subject: self.subject.clone(),
+        }
+    }
+}
+
+/// The run a cell result belongs to.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunInfo {
+    /// GitHub run id, or `local-<stamp>`.
+    pub id: String,
+    /// The run's own date, `YYYY-MM-DD` (UTC).
+    pub date: String,
+    /// `github` or `local`.
+    pub source: String,
+    /// The commit the run tested, when known.
+    pub head_sha: Option<String>,
+    /// The attempt collected, when known.
+    pub attempt: Option<u32>,
+    /// Some jobs are missing and the run was written anyway.
+    pub partial: bool,
+}
+
+/// One job as a cell result lists it: its own reference, machine and versions, never averaged.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct JobSummary {
+    /// The attempt whose artifact was merged.
+    pub attempt: u32,
+    /// The machine the job ran on.
+    pub machine: Machine,
+    /// Pins as written.
+    pub pins: BTreeMap<String, String>,
+    /// Versions of the tools this job installed or used.
+    pub versions: BTreeMap<ToolName, ToolVersion>,
+    /// The release under test, if any.
+    pub subject: Option<Subject>,
+    /// Protocol parameters.
+    pub protocol: Protocol,
+    /// The job's reference row (absolute medians live here, per job).
+    pub reference: RowResult,
+    /// The job's A/A control row.
+    pub control: Option<RowResult>,
+    /// The job's tooth.
+    pub tooth: Option<Tooth>,
+    /// The job's contention.
+    pub contention: Option<Contention>,
+    /// The job's outcome.
+    pub verdict: Verdict,
+    /// The job's cost.
+    pub cost: JobCost,
+}
+
+/// A row of a cell result: the row as its own job measured it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CellRow {
+    /// The job (toolchain) that measured it.
+    pub job: ToolchainName,
+    /// The row as that job wrote it.
+    #[serde(flatten)]
+    pub row: RowResult,
+}
+
+/// A job of the plan that left no result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MissingJob {
+    /// The toolchain.
+    pub toolchain: ToolchainName,
+    /// What happened to it (`not installed`, a job conclusion).
+    pub conclusion: String,
+}
+
+/// What a run cost, in seconds, computed from the jobs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CellCost {
+    /// Per job.
+    pub jobs_s: BTreeMap<ToolchainName, f64>,
+    /// Sum over jobs.
+    pub total_s: f64,
+}
+
+/// What a merge writes: one cell of one run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CellResult {
+    /// Always [`SCHEMA_VERSION`] when written by this build.
+    pub schema_version: u32,
+    /// `"cell"`.
+    pub kind: CellKind,
+    /// The run.
+    pub run: RunInfo,
+    /// The cell.
+    pub cell: CellInfo,
+    /// Every job merged, by toolchain.
+    pub jobs: BTreeMap<ToolchainName, JobSummary>,
+    /// Every row of every job except references and controls, each from its own job.
+    pub rows: BTreeMap<RowName, CellRow>,
+    /// Rows skipped in any job.
+    pub skipped: Vec<Skipped>,
+    /// Jobs with no result.
+    pub missing: Vec<MissingJob>,
+    /// Every job's failure reasons, prefixed by the job.
+    pub failures: Vec<String>,
+    /// The worst job status, with every reason.
+    pub verdict: Verdict,
+    /// Cost.
+    pub cost: CellCost,
+}
+
+/// A results file that cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    /// Not JSON, or not shaped like any results file.
+    #[error("not a cell results file: {0}")]
+    Parse(#[from] serde_json::Error),
+    /// Written by a newer `cell`.
+    #[error(
+        "schema_version {found} is newer than this cell understands ({SCHEMA_VERSION}): upgrade cell"
+    )]
+    TooNew {
+        /// The version the file declares.
+        found: u64,
+    },
+    /// No `schema_version` at all.
+    #[error("no schema_version: not a cell results file")]
+    Missing,
+}
+
+fn check_version(text: &str) -> Result<(), SchemaError> {
+    #[derive(Deserialize)]
+    struct Probe {
+        schema_version: Option<u64>,
+    }
+    let probe: Probe = serde_json::from_str(text)?;
+    match probe.schema_version {
+        None => Err(SchemaError::Missing),
+        Some(v) if v > u64::from(SCHEMA_VERSION) => Err(SchemaError::TooNew { found: v }),
+        Some(_) => Ok(()),
+    }
+}
+
+/// Reads a `results.json` of either kind, refusing a newer major version.
+pub fn read_results(text: &str) -> Result<ResultsFile, SchemaError> {
+    check_version(text)?;
+    Ok(serde_json::from_str(text)?)
+}
+
+/// Reads a job's `results.json`, refusing a newer major version.
+pub fn read_job(text: &str) -> Result<JobResult, SchemaError> {
+    check_version(text)?;
+    Ok(serde_json::from_str(text)?)
+}
+
+/// Reads a cell's `results.json`, refusing a newer major version.
+pub fn read_cell(text: &str) -> Result<CellResult, SchemaError> {
+    check_version(text)?;
+    Ok(serde_json::from_str(text)?)
+}
+
+/// The JSON Schema every `results.json` validates against.
+pub fn results_schema() -> serde_json::Value {
+    let schema = schemars::schema_for!(ResultsFile);
+    serde_json::to_value(schema).expect("a schema is always JSON")
+}
+
+/// The JSON Schema of `facts.json`.
+pub fn facts_schema() -> serde_json::Value {
+    let schema = schemars::schema_for!(Facts);
+    serde_json::to_value(schema).expect("a schema is always JSON")
+}

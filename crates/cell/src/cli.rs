@@ -1,0 +1,112 @@
+//! Command-line arguments (clap derive). Usage errors exit 2, as clap does by default.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Reproducible cross-toolchain benchmarks: how fast is a toolchain's output against clang -O2.
+#[derive(Debug, Parser)]
+#[command(name = "cell", version, about, long_about = None)]
+pub struct Cli {
+    /// Project root holding versions.env and cell/cell.toml.
+    #[arg(long, global = true, env = "CELL_ROOT", default_value = ".")]
+    pub root: PathBuf,
+    /// Output format of the result on stdout.
+    #[arg(long, global = true, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Print less (progress and notes off).
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Print more (every command run).
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Tables for people.
+    Human,
+    /// JSON for programs.
+    Json,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one job: build the toolchain's rows and the reference, time them, write the job dir.
+    Run(RunArgs),
+    /// Run every job this machine can run, merged into one run dir.
+    Local(LocalArgs),
+    /// Download an archive, verify its SHA-256, then unpack it.
+    Fetch(crate::cmd::fetch::FetchArgs),
+    /// Print the JSON Schema of results.json (or facts.json).
+    Schema(SchemaArgs),
+}
+
+/// `cell run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Cell label from cell/cell.toml, or `local`.
+    #[arg(long)]
+    pub cell: String,
+    /// Toolchain name from cell/cell.toml.
+    #[arg(long)]
+    pub toolchain: String,
+    /// Job directory to write.
+    #[arg(long, default_value = "cell-job")]
+    pub out: PathBuf,
+    /// Measured rounds (fixed); without it the adaptive budget decides.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub reps: Option<u32>,
+    /// Seed of the per-round order (default: from the clock; always recorded).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// `cell local`.
+#[derive(Debug, Args)]
+pub struct LocalArgs {
+    /// Toolchains to run, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub toolchains: Vec<String>,
+    /// Measured rounds (fixed); without it the adaptive budget decides.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub reps: Option<u32>,
+    /// Where run dirs are written.
+    #[arg(long, default_value = "cell-local")]
+    pub out: PathBuf,
+    /// Seed of the per-round order (default: from the clock; always recorded).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Suite to run.
+    #[arg(long, value_enum, default_value_t = Suite::Workload)]
+    pub suite: Suite,
+}
+
+/// Suites.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Suite {
+    /// The CPU workload: ratios against the reference.
+    Workload,
+}
+
+/// `cell schema`.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Which file's schema.
+    #[arg(value_enum, default_value_t = SchemaKind::Results)]
+    pub kind: SchemaKind,
+}
+
+/// Schema kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SchemaKind {
+    /// results.json (job or cell).
+    Results,
+    /// facts.json.
+    Facts,
+}

@@ -1,0 +1,24 @@
+//! `cell`: reproducible cross-toolchain benchmarks. The binary only parses arguments, calls
+//! the libraries and maps outcomes to exit codes: 0 ok, 1 a gate tripped, 2 usage or
+//! infrastructure error.
+
+mod cli;
+mod clock;
+mod cmd;
+mod exit;
+mod progress;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match cmd::dispatch(&cli) {
+        Ok(code) => code.into(),
+        Err(err) => {
+            eprintln!("Error: {err:#}");
+            exit::Exit::Infra.into()
+        }
+    }
+}
