@@ -2,7 +2,7 @@
 //! per the protocol, read host facts, and write the job dir.
 
 pub mod facts;
-// pub mod fetch; (being written)
+pub mod fetch;
 pub mod job;
 pub mod protocol;
 pub mod timing;

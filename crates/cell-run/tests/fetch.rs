@@ -1,0 +1,445 @@
+//! `cell_run::fetch` as a library: `.tar.xz`, the caps, links that stay inside, and `unpack`
+//! on its own (no network), plus `fetch` against a loopback HTTP/1.1 server.
+
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::thread;
+
+use cell_run::fetch::{
+    ArchiveKind, Expected, FetchError, FetchRequest, UnpackOptions, Unsafe, fetch, unpack,
+};
+use cell_schema::Sha256;
+use sha2::Digest as _;
+
+// ---------------------------------------------------------------- fixtures
+
+enum Entry<'a> {
+    File(&'a str, &'a [u8], u32),
+    Dir(&'a str),
+    Symlink(&'a str, &'a str),
+    HardLink(&'a str, &'a str),
+}
+
+/// A plain tar stream with raw headers (names are written as given, `..` and all).
+fn tar(entries: &[Entry<'_>]) -> Vec<u8> {
+    let mut builder = tar::Builder::new(Vec::new());
+    for entry in entries {
+        let mut header = tar::Header::new_gnu();
+        let (name, data, ty, mode): (&str, &[u8], _, u32) = match entry {
+            Entry::File(name, data, mode) => (name, data, tar::EntryType::Regular, *mode),
+            Entry::Dir(name) => (name, &[], tar::EntryType::Directory, 0o755),
+            Entry::Symlink(name, target) => {
+                header.set_link_name(target).unwrap();
+                (name, &[], tar::EntryType::Symlink, 0o777)
+            }
+            Entry::HardLink(name, target) => {
+                header.set_link_name(target).unwrap();
+                (name, &[], tar::EntryType::Link, 0o644)
+            }
+        };
+        header.set_entry_type(ty);
+        header.set_mode(mode);
+        header.set_size(data.len() as u64);
+        let slot = &mut header.as_gnu_mut().unwrap().name;
+        slot.fill(0);
+        slot[..name.len()].copy_from_slice(name.as_bytes());
+        header.set_cksum();
+        builder.append(&header, data).unwrap();
+    }
+    builder.into_inner().unwrap()
+}
+
+fn xz(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = xz2::write::XzEncoder::new(Vec::new(), 1);
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+fn gz(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+fn sha256(bytes: &[u8]) -> Sha256 {
+    Sha256::from_bytes(&sha2::Sha256::digest(bytes))
+}
+
+fn toolchain() -> Vec<u8> {
+    tar(&[
+        Entry::Dir("tc/"),
+        Entry::Dir("tc/lib/"),
+        Entry::File("tc/lib/libx.so.1", b"ELF", 0o644),
+        Entry::Symlink("tc/lib/libx.so", "libx.so.1"),
+        Entry::Symlink("tc/lib64", "lib"),
+        Entry::Dir("tc/bin/"),
+        Entry::File("tc/bin/cc", b"#!/bin/sh\n", 0o755),
+        Entry::HardLink("tc/bin/c99", "tc/bin/cc"),
+        // Through another link of the archive, still inside.
+        Entry::Symlink("tc/bin/libx", "../lib64/libx.so"),
+    ])
+}
+
+/// Writes `bytes` to `dir/name` and returns the path.
+fn put(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o111 != 0
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A loopback HTTP/1.1 server answering 200 with `body` on `path`, 404 otherwise.
+fn serve(path: &'static str, body: Vec<u8>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            let _ = reader.read_line(&mut line);
+            loop {
+                let mut h = String::new();
+                if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                    break;
+                }
+            }
+            let hit = line.split_whitespace().nth(1) == Some(path);
+            let (status, data): (&str, &[u8]) = if hit {
+                ("200 OK", &body)
+            } else {
+                ("404 Not Found", b"")
+            };
+            let mut head = String::new();
+            let _ = write!(
+                head,
+                "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                data.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(data);
+        }
+    });
+    base
+}
+
+// ---------------------------------------------------------------- tests
+
+#[test]
+fn tar_xz_unpacks_with_links_modes_and_strip() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = put(tmp.path(), "tc.tar.xz", &xz(&toolchain()));
+    let dest = tmp.path().join("out");
+    let opts = UnpackOptions {
+        strip_components: 1,
+        ..UnpackOptions::default()
+    };
+    let n = unpack(&archive, ArchiveKind::TarXz, &dest, &opts).unwrap();
+    assert_eq!(n, 8, "tc/ itself is stripped away");
+    assert_eq!(names(&dest), ["bin", "lib", "lib64"]);
+    assert!(is_executable(&dest.join("bin/cc")));
+    assert!(!is_executable(&dest.join("lib/libx.so.1")));
+    assert_eq!(std::fs::read(dest.join("bin/c99")).unwrap(), b"#!/bin/sh\n");
+    assert_eq!(std::fs::read(dest.join("bin/libx")).unwrap(), b"ELF");
+    // Only the destination and the archive remain next to it.
+    assert_eq!(names(tmp.path()), ["out", "tc.tar.xz"]);
+}
+
+#[test]
+fn fetch_tar_xz_over_http() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = xz(&toolchain());
+    let digest = sha256(&body);
+    let base = serve("/tc.tar.xz", body.clone());
+    let dest = tmp.path().join("deps/tc");
+    let req = FetchRequest::new(
+        format!("{base}/tc.tar.xz"),
+        Expected::Digest(digest.clone()),
+        &dest,
+    );
+    let done = fetch(&req).unwrap();
+    assert_eq!(done.sha256, digest);
+    assert_eq!(done.bytes, body.len() as u64);
+    assert_eq!(done.entries, 9);
+    assert!(is_executable(&dest.join("tc/bin/cc")));
+    assert_eq!(names(&tmp.path().join("deps")), ["tc"]);
+}
+
+#[test]
+fn fetch_tar_xz_mismatch_is_integrity_and_creates_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = xz(&toolchain());
+    let base = serve("/tc.tar.xz", body.clone());
+    let wrong = sha256(b"something else");
+    let dest = tmp.path().join("deps/tc");
+    let req = FetchRequest::new(
+        format!("{base}/tc.tar.xz"),
+        Expected::Digest(wrong.clone()),
+        &dest,
+    );
+    let err = fetch(&req).unwrap_err();
+    assert!(err.is_integrity());
+    match &err {
+        FetchError::Mismatch {
+            expected, actual, ..
+        } => {
+            assert_eq!(*expected, wrong);
+            assert_eq!(*actual, sha256(&body));
+        }
+        other => panic!("expected a mismatch, got {other}"),
+    }
+    assert!(
+        names(tmp.path()).is_empty(),
+        "not even the parent is created"
+    );
+}
+
+#[test]
+fn fetch_404_is_infrastructure() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = serve("/other", Vec::new());
+    let req = FetchRequest::new(
+        format!("{base}/tc.tar.xz"),
+        Expected::Digest(sha256(b"")),
+        tmp.path().join("x"),
+    );
+    let err = fetch(&req).unwrap_err();
+    assert!(
+        matches!(err, FetchError::Status { status: 404, .. }),
+        "{err}"
+    );
+    assert!(!err.is_integrity());
+}
+
+#[test]
+fn entry_cap_is_enforced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let entries: Vec<String> = (0..10).map(|i| format!("f{i}")).collect();
+    let list: Vec<Entry<'_>> = entries
+        .iter()
+        .map(|n| Entry::File(n, b"x", 0o644))
+        .collect();
+    let archive = put(tmp.path(), "many.tar.gz", &gz(&tar(&list)));
+    let dest = tmp.path().join("out");
+    let opts = UnpackOptions {
+        max_entries: 9,
+        ..UnpackOptions::default()
+    };
+    let err = unpack(&archive, ArchiveKind::TarGz, &dest, &opts).unwrap_err();
+    assert!(
+        matches!(err, FetchError::TooManyEntries { limit: 9 }),
+        "{err}"
+    );
+    assert!(!err.is_integrity());
+    assert_eq!(names(tmp.path()), ["many.tar.gz"]);
+    let opts = UnpackOptions {
+        max_entries: 10,
+        ..UnpackOptions::default()
+    };
+    assert_eq!(
+        unpack(&archive, ArchiveKind::TarGz, &dest, &opts).unwrap(),
+        10
+    );
+}
+
+#[test]
+fn unpacked_size_cap_is_enforced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let big = vec![0u8; 10_000];
+    let archive = put(
+        tmp.path(),
+        "big.tar.xz",
+        &xz(&tar(&[
+            Entry::File("a", &big, 0o644),
+            Entry::File("b", &big, 0o644),
+        ])),
+    );
+    let dest = tmp.path().join("out");
+    let opts = UnpackOptions {
+        max_unpacked_bytes: 15_000,
+        ..UnpackOptions::default()
+    };
+    let err = unpack(&archive, ArchiveKind::TarXz, &dest, &opts).unwrap_err();
+    match &err {
+        FetchError::UnpackedTooLarge { entry, limit } => {
+            assert_eq!(entry, "b");
+            assert_eq!(*limit, 15_000);
+        }
+        other => panic!("expected the size cap, got {other}"),
+    }
+    assert_eq!(names(tmp.path()), ["big.tar.xz"]);
+}
+
+#[test]
+fn refusals_name_the_entry_and_are_integrity_failures() {
+    let cases: Vec<(Vec<u8>, &str, Unsafe)> = vec![
+        (
+            tar(&[Entry::File("../evil", b"x", 0o644)]),
+            "../evil",
+            Unsafe::ParentDir,
+        ),
+        (
+            tar(&[Entry::File("/abs/path", b"x", 0o644)]),
+            "/abs/path",
+            Unsafe::Absolute,
+        ),
+        (
+            tar(&[Entry::Symlink("link", "../../outside")]),
+            "link",
+            Unsafe::LinkEscapes {
+                target: "../../outside".to_owned(),
+            },
+        ),
+        (
+            tar(&[
+                Entry::Dir("d/"),
+                Entry::File("d/f", b"x", 0o644),
+                Entry::Symlink("d", "."),
+            ]),
+            "d",
+            Unsafe::LinkOverDirectory,
+        ),
+        (
+            tar(&[Entry::HardLink("h", "missing")]),
+            "h",
+            Unsafe::HardLinkTarget {
+                target: "missing".to_owned(),
+            },
+        ),
+        (
+            tar(&[
+                Entry::Symlink("a", "b/x"),
+                Entry::Symlink("b", "a/x"),
+                Entry::Symlink("c", "a/y"),
+            ]),
+            "c",
+            Unsafe::LinkLoop {
+                target: "a/y".to_owned(),
+            },
+        ),
+    ];
+    for (raw, entry, why) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let archive = put(tmp.path(), "bad.tar.xz", &xz(&raw));
+        let dest = tmp.path().join("out");
+        let err = unpack(
+            &archive,
+            ArchiveKind::TarXz,
+            &dest,
+            &UnpackOptions::default(),
+        )
+        .unwrap_err();
+        assert!(err.is_integrity(), "{err}");
+        match &err {
+            FetchError::Unsafe { entry: e, why: w } => {
+                assert_eq!((e.as_str(), w), (entry, &why));
+            }
+            other => panic!("expected a refusal of {entry}, got {other}"),
+        }
+        assert!(err.to_string().contains(&format!("`{entry}`")));
+        assert_eq!(
+            names(tmp.path()),
+            ["bad.tar.xz"],
+            "{entry}: something was left"
+        );
+    }
+}
+
+#[test]
+fn strip_applies_to_hard_link_targets_and_skips_short_entries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let raw = tar(&[
+        Entry::File("top", b"skipped", 0o644),
+        Entry::File("a/b/f", b"f", 0o755),
+        Entry::HardLink("a/b/g", "a/b/f"),
+    ]);
+    let archive = put(tmp.path(), "s.tar.gz", &gz(&raw));
+    let dest = tmp.path().join("out");
+    let opts = UnpackOptions {
+        strip_components: 2,
+        ..UnpackOptions::default()
+    };
+    assert_eq!(
+        unpack(&archive, ArchiveKind::TarGz, &dest, &opts).unwrap(),
+        2
+    );
+    assert_eq!(names(&dest), ["f", "g"]);
+    assert!(is_executable(&dest.join("g")));
+}
+
+#[test]
+fn zip_unpacks_without_the_network() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let exec = zip::write::SimpleFileOptions::default().unix_permissions(0o755);
+    zip.add_directory("artifact/", zip::write::SimpleFileOptions::default())
+        .unwrap();
+    zip.start_file(
+        "artifact/results.json",
+        zip::write::SimpleFileOptions::default(),
+    )
+    .unwrap();
+    zip.write_all(b"{}").unwrap();
+    zip.start_file("artifact/run", exec).unwrap();
+    zip.write_all(b"#!/bin/sh\n").unwrap();
+    let bytes = zip.finish().unwrap().into_inner();
+    let archive = put(tmp.path(), "a.zip", &bytes);
+    let dest = tmp.path().join("out");
+    // An existing empty directory is fine.
+    std::fs::create_dir(&dest).unwrap();
+    let n = unpack(&archive, ArchiveKind::Zip, &dest, &UnpackOptions::default()).unwrap();
+    assert_eq!(n, 3);
+    assert_eq!(
+        std::fs::read(dest.join("artifact/results.json")).unwrap(),
+        b"{}"
+    );
+    assert!(is_executable(&dest.join("artifact/run")));
+}
+
+#[test]
+fn non_empty_destination_and_corrupt_archive_are_infrastructure() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = put(tmp.path(), "c.tar.xz", b"definitely not xz");
+    let dest = tmp.path().join("out");
+    let err = unpack(
+        &archive,
+        ArchiveKind::TarXz,
+        &dest,
+        &UnpackOptions::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, FetchError::Archive { .. }), "{err}");
+    assert!(!err.is_integrity());
+    assert_eq!(names(tmp.path()), ["c.tar.xz"]);
+
+    std::fs::create_dir(&dest).unwrap();
+    std::fs::write(dest.join("keep"), b"").unwrap();
+    let good = put(tmp.path(), "g.tar.xz", &xz(&toolchain()));
+    let err = unpack(&good, ArchiveKind::TarXz, &dest, &UnpackOptions::default()).unwrap_err();
+    assert!(
+        matches!(err, FetchError::DestinationNotEmpty { .. }),
+        "{err}"
+    );
+    assert_eq!(names(&dest), ["keep"]);
+}
+
+#[test]
+fn archive_kind_errors_name_the_file() {
+    let err = ArchiveKind::from_file_name("tool.tar.zst").unwrap_err();
+    assert!(err.to_string().contains("`tool.tar.zst`"), "{err}");
+    assert!(!err.is_integrity());
+}
