@@ -31,7 +31,11 @@ pub struct MergedCell {
 }
 
 /// Merges every job of a run. `missing` lists jobs of the plan with no result, per cell id.
-pub fn merge_run(run: &RunInfo, jobs: Vec<JobInput>, missing: &BTreeMap<CellId, Vec<MissingJob>>) -> Vec<MergedCell> {
+pub fn merge_run(
+    run: &RunInfo,
+    jobs: Vec<JobInput>,
+    missing: &BTreeMap<CellId, Vec<MissingJob>>,
+) -> Vec<MergedCell> {
     // Newest attempt per (cell, toolchain).
     let mut newest: BTreeMap<(CellId, ToolchainName), JobInput> = BTreeMap::new();
     for j in jobs {
@@ -76,7 +80,13 @@ fn merge_cell(run: &RunInfo, jobs: Vec<JobInput>, missing: Vec<MissingJob>) -> O
             // row there (at ratio 1), and as `reference` under every job.
             let own = row.toolchain == tc && matches!(row.role, Role::Row | Role::Reference);
             if own {
-                rows.insert(name.clone(), CellRow { job: tc.clone(), row: row.clone() });
+                rows.insert(
+                    name.clone(),
+                    CellRow {
+                        job: tc.clone(),
+                        row: row.clone(),
+                    },
+                );
             }
         }
         let reference = j.rows.get(&j.protocol.reference).cloned();
@@ -135,10 +145,19 @@ fn merge_cell(run: &RunInfo, jobs: Vec<JobInput>, missing: Vec<MissingJob>) -> O
 pub fn write_run_dir(dir: &Path, cells: &[MergedCell]) -> std::io::Result<()> {
     for c in cells {
         let cdir = dir.join(c.result.cell.id.as_str());
-        cell_schema::write_atomic(&cdir.join("results.json"), cell_schema::to_json(&c.result).as_bytes())?;
-        cell_schema::write_atomic(&cdir.join("RESULTS.md"), cell_report::cell_markdown(&c.result).as_bytes())?;
+        cell_schema::write_atomic(
+            &cdir.join("results.json"),
+            cell_schema::to_json(&c.result).as_bytes(),
+        )?;
+        cell_schema::write_atomic(
+            &cdir.join("RESULTS.md"),
+            cell_report::cell_markdown(&c.result).as_bytes(),
+        )?;
         for (tc, f) in &c.facts {
-            cell_schema::write_atomic(&cdir.join("facts").join(format!("{tc}.json")), cell_schema::to_json(f).as_bytes())?;
+            cell_schema::write_atomic(
+                &cdir.join("facts").join(format!("{tc}.json")),
+                cell_schema::to_json(f).as_bytes(),
+            )?;
         }
     }
     Ok(())

@@ -57,7 +57,9 @@ impl VersionsEnv {
             let Some((key, value)) = raw.split_once('=') else {
                 return Err(err(
                     line,
-                    format!("`{trimmed}` has no `=`: write KEY=value (or start the line with # for a comment)"),
+                    format!(
+                        "`{trimmed}` has no `=`: write KEY=value (or start the line with # for a comment)"
+                    ),
                 ));
             };
             if key.is_empty() {
@@ -66,19 +68,30 @@ impl VersionsEnv {
             if !is_key(key) {
                 return Err(err(
                     line,
-                    format!("`{key}` is not a key: use letters, digits and _ only, not starting with a digit, with no spaces around `=` (e.g. REPS=11)"),
+                    format!(
+                        "`{key}` is not a key: use letters, digits and _ only, not starting with a digit, with no spaces around `=` (e.g. REPS=11)"
+                    ),
                 ));
             }
-            if let Some(bad) = value.chars().find(|c| !c.is_ascii_alphanumeric() && !LITERAL_PUNCT.contains(*c)) {
+            if let Some(bad) = value
+                .chars()
+                .find(|c| !c.is_ascii_alphanumeric() && !LITERAL_PUNCT.contains(*c))
+            {
                 return Err(err(
                     line,
-                    format!("{key}: the value has `{}`, which sh would not take literally: write a bare value with no quotes, spaces, `$` or `#` (allowed: letters, digits and {LITERAL_PUNCT})", bad.escape_default()),
+                    format!(
+                        "{key}: the value has `{}`, which sh would not take literally: write a bare value with no quotes, spaces, `$` or `#` (allowed: letters, digits and {LITERAL_PUNCT})",
+                        bad.escape_default()
+                    ),
                 ));
             }
             if let Some(prev) = entries.get(key) {
                 return Err(err(
                     line,
-                    format!("{key} is already set on line {}: keep one of the two lines", prev.line),
+                    format!(
+                        "{key} is already set on line {}: keep one of the two lines",
+                        prev.line
+                    ),
                 ));
             }
             entries.insert(
@@ -142,12 +155,31 @@ mod tests {
 
     #[test]
     fn errors_name_file_and_line() {
-        assert!(parse("A=1\nnope\n").unwrap_err().starts_with("versions.env:2: `nope` has no `=`"));
-        assert!(parse("A=1\n=2\n").unwrap_err().starts_with("versions.env:2: empty key"));
+        assert!(
+            parse("A=1\nnope\n")
+                .unwrap_err()
+                .starts_with("versions.env:2: `nope` has no `=`")
+        );
+        assert!(
+            parse("A=1\n=2\n")
+                .unwrap_err()
+                .starts_with("versions.env:2: empty key")
+        );
         let dup = parse("A=1\nB=2\nA=3\n").unwrap_err();
-        assert!(dup.starts_with("versions.env:3: A is already set on line 1"), "{dup}");
-        assert!(parse("A=\"x\"\n").unwrap_err().starts_with("versions.env:1: A: the value has `\\\"`"));
-        assert!(parse("A = 1\n").unwrap_err().starts_with("versions.env:1: `A ` is not a key"));
+        assert!(
+            dup.starts_with("versions.env:3: A is already set on line 1"),
+            "{dup}"
+        );
+        assert!(
+            parse("A=\"x\"\n")
+                .unwrap_err()
+                .starts_with("versions.env:1: A: the value has `\\\"`")
+        );
+        assert!(
+            parse("A = 1\n")
+                .unwrap_err()
+                .starts_with("versions.env:1: `A ` is not a key")
+        );
         assert!(parse("A=$HOME\n").unwrap_err().contains("`$`"));
     }
 }

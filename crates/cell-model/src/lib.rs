@@ -185,7 +185,10 @@ impl Plan {
     /// Loads `versions.env` and `cell/cell.toml` under `root`, validates, resolves.
     pub fn load(root: &Path) -> Result<Self, ConfigError> {
         // Every path the plan hands out is absolute, so builds work from any cwd.
-        let root = &std::path::absolute(root).map_err(|source| ConfigError::Io { path: root.to_owned(), source })?;
+        let root = &std::path::absolute(root).map_err(|source| ConfigError::Io {
+            path: root.to_owned(),
+            source,
+        })?;
         let env = VersionsEnv::load(&root.join(VERSIONS_ENV))?;
         let toml_path = root.join(CELL_TOML);
         let text = std::fs::read_to_string(&toml_path).map_err(|source| ConfigError::Io {
@@ -199,6 +202,10 @@ impl Plan {
         Self::resolve(root, env, &toml_path, raw)
     }
 
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one linear list of checks, each with its own message"
+    )]
     fn resolve(
         root: &Path,
         env: VersionsEnv,
@@ -213,7 +220,10 @@ impl Plan {
         let settings = Settings::from_env(&env)?;
         let key = |f: &str, k: &str| -> Result<String, ConfigError> {
             env.get(k).map(str::to_owned).ok_or_else(|| {
-                field(f.to_owned(), format!("versions.env has no {k}: add a line {k}=..."))
+                field(
+                    f.to_owned(),
+                    format!("versions.env has no {k}: add a line {k}=..."),
+                )
             })
         };
 
@@ -222,14 +232,25 @@ impl Plan {
             if !settings.phases.iter().any(|p| p.as_str() == phase) {
                 return Err(field(
                     format!("expect.{phase}"),
-                    format!("`{phase}` is not in PHASES of versions.env ({})", join(&settings.phases)),
+                    format!(
+                        "`{phase}` is not in PHASES of versions.env ({})",
+                        join(&settings.phases)
+                    ),
                 ));
             }
-            expect.insert(Phase::from(phase.as_str()), format!("{}\n", answer.trim_end()));
+            expect.insert(
+                Phase::from(phase.as_str()),
+                format!("{}\n", answer.trim_end()),
+            );
         }
         for p in &settings.phases {
             if !expect.contains_key(p) {
-                return Err(field(format!("expect.{p}"), format!("no expected answer for phase `{p}`: add `{p} = \"...\"` under [expect]")));
+                return Err(field(
+                    format!("expect.{p}"),
+                    format!(
+                        "no expected answer for phase `{p}`: add `{p} = \"...\"` under [expect]"
+                    ),
+                ));
             }
         }
 
@@ -249,11 +270,24 @@ impl Plan {
                     };
                     Install::Apt { package, version }
                 }
-                raw::RawInstall::Setup { action, input, version } => {
+                raw::RawInstall::Setup {
+                    action,
+                    input,
+                    version,
+                } => {
                     pin_keys.push(version.clone());
-                    Install::Setup { action, input, version: key(&f("install.setup.version"), &version)? }
+                    Install::Setup {
+                        action,
+                        input,
+                        version: key(&f("install.setup.version"), &version)?,
+                    }
                 }
-                raw::RawInstall::Tarball { url, sha256, version, strip } => {
+                raw::RawInstall::Tarball {
+                    url,
+                    sha256,
+                    version,
+                    strip,
+                } => {
                     let version = match version {
                         Some(k) => {
                             pin_keys.push(k.clone());
@@ -261,7 +295,12 @@ impl Plan {
                         }
                         None => None,
                     };
-                    Install::Tarball { url_key: url, sha256_key: sha256, version, strip }
+                    Install::Tarball {
+                        url_key: url,
+                        sha256_key: sha256,
+                        version,
+                        strip,
+                    }
                 }
                 raw::RawInstall::Preinstalled {} => Install::Preinstalled,
             };
@@ -270,7 +309,10 @@ impl Plan {
                 pin_keys.push(k.clone());
             }
             if t.tools.is_empty() {
-                return Err(field(f("tools"), "a toolchain needs at least one tool".into()));
+                return Err(field(
+                    f("tools"),
+                    "a toolchain needs at least one tool".into(),
+                ));
             }
             let tools = t
                 .tools
@@ -287,13 +329,22 @@ impl Plan {
             let hint = t.hint.unwrap_or_else(|| match &install {
                 Install::Apt { package, .. } => format!("apt-get install {package}"),
                 Install::Setup { action, .. } => format!("install it (the workflow uses {action})"),
-                Install::Tarball { url_key, .. } => format!("cell fetch the tarball at {url_key} in versions.env"),
+                Install::Tarball { url_key, .. } => {
+                    format!("cell fetch the tarball at {url_key} in versions.env")
+                }
                 Install::Preinstalled => "install it".to_owned(),
             });
             let tname = ToolchainName::from(name.as_str());
             toolchains.insert(
                 tname.clone(),
-                Toolchain { name: tname, install, tools, rows: Vec::new(), hint, pin_keys },
+                Toolchain {
+                    name: tname,
+                    install,
+                    tools,
+                    rows: Vec::new(),
+                    hint,
+                    pin_keys,
+                },
             );
         }
 
@@ -303,63 +354,128 @@ impl Plan {
             let f = |s: &str| format!("rows.{name}.{s}");
             check_name(&name).map_err(|m| field(format!("rows.{name}"), m))?;
             if name == CONTROL_ROW {
-                return Err(field(format!("rows.{name}"), format!("`{CONTROL_ROW}` is reserved for the A/A control: rename the row")));
+                return Err(field(
+                    format!("rows.{name}"),
+                    format!("`{CONTROL_ROW}` is reserved for the A/A control: rename the row"),
+                ));
             }
             let tc_name = ToolchainName::from(r.toolchain.as_str());
             let Some(tc) = toolchains.get_mut(&tc_name) else {
-                return Err(field(f("toolchain"), format!("unknown toolchain `{}`: known: {}", r.toolchain, join(toolchains.keys()))));
+                return Err(field(
+                    f("toolchain"),
+                    format!(
+                        "unknown toolchain `{}`: known: {}",
+                        r.toolchain,
+                        join(toolchains.keys())
+                    ),
+                ));
             };
             let parse = |list: &[String], which: &str| -> Result<Vec<Arg>, ConfigError> {
                 if list.is_empty() {
                     return Err(field(f(which), "empty argv".into()));
                 }
-                list.iter().map(|a| Arg::parse(a).map_err(|m| field(f(which), m))).collect()
+                list.iter()
+                    .map(|a| Arg::parse(a).map_err(|m| field(f(which), m)))
+                    .collect()
             };
             let build = parse(&r.build, "build")?;
             let run = parse(&r.run, "run")?;
             if !build.iter().any(|a| a.has(&Piece::Out)) {
-                return Err(field(f("build"), "the build never names {out}: the binary must be written to {out}".into()));
+                return Err(field(
+                    f("build"),
+                    "the build never names {out}: the binary must be written to {out}".into(),
+                ));
             }
-            if build.iter().chain(&run).any(|a| a.has(&Piece::Phase)) && !run.iter().any(|a| a.has(&Piece::Phase)) {
-                return Err(field(f("build"), "{phase} belongs in run, not build".into()));
+            if build.iter().chain(&run).any(|a| a.has(&Piece::Phase))
+                && !run.iter().any(|a| a.has(&Piece::Phase))
+            {
+                return Err(field(
+                    f("build"),
+                    "{phase} belongs in run, not build".into(),
+                ));
             }
             if !run.iter().any(|a| a.has(&Piece::Bin)) {
-                return Err(field(f("run"), "the run never names {bin}: it must run the built binary".into()));
+                return Err(field(
+                    f("run"),
+                    "the run never names {bin}: it must run the built binary".into(),
+                ));
             }
             if !run.iter().any(|a| a.has(&Piece::Phase)) {
-                return Err(field(f("run"), "the run never names {phase}: the workload needs it as argv[1]".into()));
+                return Err(field(
+                    f("run"),
+                    "the run never names {phase}: the workload needs it as argv[1]".into(),
+                ));
             }
             for a in build.iter().chain(&run) {
                 for t in a.tools() {
                     if !tc.tools.contains_key(t) {
-                        return Err(field(f("build"), format!("{{tool:{t}}} is not a tool of toolchain `{}`: its tools are {}", tc.name, join(tc.tools.keys()))));
+                        return Err(field(
+                            f("build"),
+                            format!(
+                                "{{tool:{t}}} is not a tool of toolchain `{}`: its tools are {}",
+                                tc.name,
+                                join(tc.tools.keys())
+                            ),
+                        ));
                     }
                 }
             }
             let source = workload.join(&r.source);
             if !source.is_dir() {
-                return Err(field(f("source"), format!("{} is not a directory", source.display())));
+                return Err(field(
+                    f("source"),
+                    format!("{} is not a directory", source.display()),
+                ));
             }
             let clock = match r.clock.as_deref() {
                 None => None,
                 Some("cpu") => Some(Clock::Cpu),
                 Some("wall") => Some(Clock::Wall),
-                Some(other) => return Err(field(f("clock"), format!("`{other}`: write \"cpu\" or \"wall\""))),
+                Some(other) => {
+                    return Err(field(
+                        f("clock"),
+                        format!("`{other}`: write \"cpu\" or \"wall\""),
+                    ));
+                }
             };
             let rname = RowName::from(name.as_str());
             tc.rows.push(rname.clone());
-            rows.insert(rname.clone(), Row { name: rname, toolchain: tc_name, label: r.label, source, build, run, clock });
+            rows.insert(
+                rname.clone(),
+                Row {
+                    name: rname,
+                    toolchain: tc_name,
+                    label: r.label,
+                    source,
+                    build,
+                    run,
+                    clock,
+                },
+            );
         }
         if !rows.contains_key(&settings.reference) {
-            return Err(env.error_at("REFERENCE", format!("REFERENCE={} is not a row of cell/cell.toml: rows are {}", settings.reference, join(rows.keys()))));
+            return Err(env.error_at(
+                "REFERENCE",
+                format!(
+                    "REFERENCE={} is not a row of cell/cell.toml: rows are {}",
+                    settings.reference,
+                    join(rows.keys())
+                ),
+            ));
         }
         for (which, r) in [("slow", &raw.tooth.slow), ("fast", &raw.tooth.fast)] {
             if !rows.contains_key(r.as_str()) {
-                return Err(field(format!("tooth.{which}"), format!("unknown row `{r}`: rows are {}", join(rows.keys()))));
+                return Err(field(
+                    format!("tooth.{which}"),
+                    format!("unknown row `{r}`: rows are {}", join(rows.keys())),
+                ));
             }
         }
         if raw.tooth.slow == raw.tooth.fast {
-            return Err(field("tooth".into(), "slow and fast are the same row".into()));
+            return Err(field(
+                "tooth".into(),
+                "slow and fast are the same row".into(),
+            ));
         }
 
         let mut cells = BTreeMap::new();
@@ -370,16 +486,34 @@ impl Plan {
             let os = c.os.or_else(|| known.map(|k| k.0.to_owned()));
             let arch = c.arch.or_else(|| known.map(|k| k.1.to_owned()));
             let (Some(os), Some(arch)) = (os, arch) else {
-                return Err(field(f, format!("`{label}` is not a GitHub-hosted label cell knows: give its os and arch, e.g. os = \"linux\", arch = \"x86_64\"")));
+                return Err(field(
+                    f,
+                    format!(
+                        "`{label}` is not a GitHub-hosted label cell knows: give its os and arch, e.g. os = \"linux\", arch = \"x86_64\""
+                    ),
+                ));
             };
             if !matches!(os.as_str(), "linux" | "macos" | "windows") {
-                return Err(field(format!("{f}.os"), format!("`{os}`: write linux, macos or windows")));
+                return Err(field(
+                    format!("{f}.os"),
+                    format!("`{os}`: write linux, macos or windows"),
+                ));
             }
             if !matches!(arch.as_str(), "x86_64" | "aarch64") {
-                return Err(field(format!("{f}.arch"), format!("`{arch}`: write x86_64 or aarch64")));
+                return Err(field(
+                    format!("{f}.arch"),
+                    format!("`{arch}`: write x86_64 or aarch64"),
+                ));
             }
             let cl = CellLabel::from(label.as_str());
-            cells.insert(cl.clone(), Cell { label: cl, os, arch });
+            cells.insert(
+                cl.clone(),
+                Cell {
+                    label: cl,
+                    os,
+                    arch,
+                },
+            );
         }
 
         let plan = Self {
@@ -390,13 +524,21 @@ impl Plan {
             toolchains,
             rows,
             cells,
-            tooth: ToothDef { slow: RowName::from(raw.tooth.slow.as_str()), fast: RowName::from(raw.tooth.fast.as_str()) },
+            tooth: ToothDef {
+                slow: RowName::from(raw.tooth.slow.as_str()),
+                fast: RowName::from(raw.tooth.fast.as_str()),
+            },
             allow_dirty: raw.allow_dirty,
         };
         for cell in plan.cells.values() {
             for tc in plan.toolchains.values() {
                 if matches!(tc.install, Install::Tarball { .. }) {
-                    plan.tarball(tc, &cell.arch).map_err(|m| field(format!("toolchains.{}.install.tarball", tc.name), format!("cell `{}`: {m}", cell.label)))?;
+                    plan.tarball(tc, &cell.arch).map_err(|m| {
+                        field(
+                            format!("toolchains.{}.install.tarball", tc.name),
+                            format!("cell `{}`: {m}", cell.label),
+                        )
+                    })?;
                 }
             }
         }
@@ -415,7 +557,12 @@ impl Plan {
 
     /// A toolchain by name.
     pub fn toolchain(&self, name: &str) -> Result<&Toolchain, String> {
-        self.toolchains.get(name).ok_or_else(|| format!("unknown toolchain `{name}`: cell/cell.toml has {}", join(self.toolchains.keys())))
+        self.toolchains.get(name).ok_or_else(|| {
+            format!(
+                "unknown toolchain `{name}`: cell/cell.toml has {}",
+                join(self.toolchains.keys())
+            )
+        })
     }
 
     /// The reference row.
@@ -429,9 +576,21 @@ impl Plan {
     }
 
     /// URL and SHA-256 of a tarball install on an architecture (`<KEY>_<ARCH>`, else `<KEY>`).
-    pub fn tarball(&self, tc: &Toolchain, arch: &str) -> Result<(String, cell_schema::Sha256), String> {
-        let Install::Tarball { url_key, sha256_key, .. } = &tc.install else {
-            return Err(format!("toolchain `{}` is not installed from a tarball", tc.name));
+    pub fn tarball(
+        &self,
+        tc: &Toolchain,
+        arch: &str,
+    ) -> Result<(String, cell_schema::Sha256), String> {
+        let Install::Tarball {
+            url_key,
+            sha256_key,
+            ..
+        } = &tc.install
+        else {
+            return Err(format!(
+                "toolchain `{}` is not installed from a tarball",
+                tc.name
+            ));
         };
         let look = |k: &str| {
             let arch_key = format!("{k}_{}", arch.to_ascii_uppercase());
@@ -439,7 +598,9 @@ impl Plan {
                 .get(&arch_key)
                 .or_else(|| self.env.get(k))
                 .map(str::to_owned)
-                .ok_or_else(|| format!("versions.env has neither {arch_key} nor {k}: add {arch_key}=..."))
+                .ok_or_else(|| {
+                    format!("versions.env has neither {arch_key} nor {k}: add {arch_key}=...")
+                })
         };
         let url = look(url_key)?;
         let sha = look(sha256_key)?;
@@ -450,13 +611,22 @@ impl Plan {
     /// The `versions.env` pins of a toolchain, as written (arch-specific keys included).
     pub fn pins(&self, tc: &Toolchain) -> BTreeMap<String, String> {
         let mut keys = tc.pin_keys.clone();
-        if let Install::Tarball { url_key, sha256_key, .. } = &tc.install {
+        if let Install::Tarball {
+            url_key,
+            sha256_key,
+            ..
+        } = &tc.install
+        {
             keys.push(url_key.clone());
             keys.push(sha256_key.clone());
         }
         let mut out = BTreeMap::new();
         for (k, e) in &self.env.entries {
-            if keys.iter().any(|p| k == p || k.strip_prefix(p.as_str()).is_some_and(|s| s.starts_with('_'))) {
+            if keys.iter().any(|p| {
+                k == p
+                    || k.strip_prefix(p.as_str())
+                        .is_some_and(|s| s.starts_with('_'))
+            }) {
                 out.insert(k.clone(), e.value.clone());
             }
         }
@@ -471,16 +641,24 @@ impl Plan {
 
 fn check_name(name: &str) -> Result<(), String> {
     if !name.is_empty()
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
         && !name.starts_with(['.', '-'])
     {
         Ok(())
     } else {
-        Err(format!("`{name}`: names use letters, digits, `.`, `_` and `-` only"))
+        Err(format!(
+            "`{name}`: names use letters, digits, `.`, `_` and `-` only"
+        ))
     }
 }
 
 fn join<T: std::fmt::Display>(items: impl IntoIterator<Item = T>) -> String {
     let v: Vec<String> = items.into_iter().map(|t| t.to_string()).collect();
-    if v.is_empty() { "none".to_owned() } else { v.join(", ") }
+    if v.is_empty() {
+        "none".to_owned()
+    } else {
+        v.join(", ")
+    }
 }

@@ -7,24 +7,80 @@ use crate::{ConfigError, VersionsEnv};
 /// The defaults, defined once: key, default value, what it means. `docs/` and `cell` read
 /// this table; nothing else in the code repeats a default.
 pub const DEFAULTS: &[(&str, &str, &str)] = &[
-    ("REPS", "11", "repetitions a job starts with for every row and phase, DROP of them warm-up"),
+    (
+        "REPS",
+        "11",
+        "repetitions a job starts with for every row and phase, DROP of them warm-up",
+    ),
     ("DROP", "1", "leading warm-up rounds, recorded and excluded"),
-    ("REPS_MAX", "31", "repetitions the adaptive budget may reach"),
-    ("REPS_STEP", "5", "repetitions added while a CI is wider than CI_TARGET"),
-    ("ROWS_PER_REFERENCE", "3", "at most this many rows between two reference runs in a round"),
+    (
+        "REPS_MAX",
+        "31",
+        "repetitions the adaptive budget may reach",
+    ),
+    (
+        "REPS_STEP",
+        "5",
+        "repetitions added while a CI is wider than CI_TARGET",
+    ),
+    (
+        "ROWS_PER_REFERENCE",
+        "3",
+        "at most this many rows between two reference runs in a round",
+    ),
     ("REFERENCE", "c-O2", "the row every ratio divides by"),
     ("PHASES", "mix,primes,fib", "phases timed, comma-separated"),
-    ("TOOTH_PHASE", "mix", "phase the tooth (slow row / fast row) is read on"),
-    ("TOOTH_MIN", "1.5", "floor of the tooth ratio; TOOTH_MIN_<ARCH> overrides per architecture"),
-    ("TOLERANCE", "0.02", "gate band: a ratio may move this fraction before it can fail"),
-    ("CI_TARGET", "0.007", "CI half-width (fraction) the adaptive budget aims for"),
+    (
+        "TOOTH_PHASE",
+        "mix",
+        "phase the tooth (slow row / fast row) is read on",
+    ),
+    (
+        "TOOTH_MIN",
+        "1.5",
+        "floor of the tooth ratio; TOOTH_MIN_<ARCH> overrides per architecture",
+    ),
+    (
+        "TOLERANCE",
+        "0.02",
+        "gate band: a ratio may move this fraction before it can fail",
+    ),
+    (
+        "CI_TARGET",
+        "0.007",
+        "CI half-width (fraction) the adaptive budget aims for",
+    ),
     ("CI_LEVEL", "0.95", "confidence level of every interval"),
-    ("HEALTH_THRESHOLD", "0.15", "reference median moving more than this fraction is a notice"),
-    ("CONTENTION_MAX", "1.10", "median wall/cpu above which a job is marked contended"),
-    ("CLOCK", "cpu", "verdict clock (cpu or wall); CLOCK_<OS> overrides per OS"),
-    ("TIME_CAP_S", "900", "seconds of timing after which a job stops adding rounds"),
-    ("RUN_TIMEOUT_S", "300", "seconds one timed process may run before it is killed"),
-    ("BUILD_TIMEOUT_S", "600", "seconds one build may run before it is killed"),
+    (
+        "HEALTH_THRESHOLD",
+        "0.15",
+        "reference median moving more than this fraction is a notice",
+    ),
+    (
+        "CONTENTION_MAX",
+        "1.10",
+        "median wall/cpu above which a job is marked contended",
+    ),
+    (
+        "CLOCK",
+        "cpu",
+        "verdict clock (cpu or wall); CLOCK_<OS> overrides per OS",
+    ),
+    (
+        "TIME_CAP_S",
+        "900",
+        "seconds of timing after which a job stops adding rounds",
+    ),
+    (
+        "RUN_TIMEOUT_S",
+        "300",
+        "seconds one timed process may run before it is killed",
+    ),
+    (
+        "BUILD_TIMEOUT_S",
+        "600",
+        "seconds one build may run before it is killed",
+    ),
 ];
 
 /// The default of a key from [`DEFAULTS`].
@@ -79,19 +135,41 @@ pub struct Settings {
 
 impl Settings {
     /// Reads every setting, falling back to [`DEFAULTS`].
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one linear list of settings, each checked once"
+    )]
     pub fn from_env(env: &VersionsEnv) -> Result<Self, ConfigError> {
         let raw = |key: &str| env.get(key).unwrap_or_else(|| default_of(key));
         let int = |key: &str| -> Result<u32, ConfigError> {
             raw(key).parse::<u32>().map_err(|_| {
-                env.error_at(key, format!("{key}={} is not a whole number: write e.g. {key}={}", raw(key), default_of(key)))
+                env.error_at(
+                    key,
+                    format!(
+                        "{key}={} is not a whole number: write e.g. {key}={}",
+                        raw(key),
+                        default_of(key)
+                    ),
+                )
             })
         };
         let num = |key: &str, lo: f64, hi: f64| -> Result<f64, ConfigError> {
             let v = raw(key);
             match v.parse::<f64>() {
                 Ok(x) if x.is_finite() && x > lo && x < hi => Ok(x),
-                Ok(_) => Err(env.error_at(key, format!("{key}={v} is out of range: it must lie strictly between {lo} and {hi}"))),
-                Err(_) => Err(env.error_at(key, format!("{key}={v} is not a number: write e.g. {key}={}", default_of(key)))),
+                Ok(_) => Err(env.error_at(
+                    key,
+                    format!(
+                        "{key}={v} is out of range: it must lie strictly between {lo} and {hi}"
+                    ),
+                )),
+                Err(_) => Err(env.error_at(
+                    key,
+                    format!(
+                        "{key}={v} is not a number: write e.g. {key}={}",
+                        default_of(key)
+                    ),
+                )),
             }
         };
         let clock = |key: &str, v: &str| -> Result<Clock, ConfigError> {
@@ -105,7 +183,11 @@ impl Settings {
         let reps = int("REPS")?;
         let drop = int("DROP")?;
         if reps <= drop {
-            let key = if env.get("REPS").is_some() { "REPS" } else { "DROP" };
+            let key = if env.get("REPS").is_some() {
+                "REPS"
+            } else {
+                "DROP"
+            };
             return Err(env.error_at(
                 key,
                 format!("REPS={reps} with DROP={drop} leaves no measured repetition: REPS must exceed DROP (e.g. REPS={} for DROP={drop})", drop + 10),
@@ -116,20 +198,36 @@ impl Settings {
         }
         let reps_max = int("REPS_MAX")?;
         if reps_max < reps {
-            return Err(env.error_at("REPS_MAX", format!("REPS_MAX={reps_max} is below REPS={reps}: write REPS_MAX={reps} or more")));
+            return Err(env.error_at(
+                "REPS_MAX",
+                format!("REPS_MAX={reps_max} is below REPS={reps}: write REPS_MAX={reps} or more"),
+            ));
         }
         let reps_step = int("REPS_STEP")?;
         if reps_step == 0 {
-            return Err(env.error_at("REPS_STEP", "REPS_STEP=0 never adds a repetition: write 1 or more".into()));
+            return Err(env.error_at(
+                "REPS_STEP",
+                "REPS_STEP=0 never adds a repetition: write 1 or more".into(),
+            ));
         }
         let rows_per_reference = int("ROWS_PER_REFERENCE")?;
         if rows_per_reference == 0 {
-            return Err(env.error_at("ROWS_PER_REFERENCE", "ROWS_PER_REFERENCE must be 1 or more".into()));
+            return Err(env.error_at(
+                "ROWS_PER_REFERENCE",
+                "ROWS_PER_REFERENCE must be 1 or more".into(),
+            ));
         }
 
-        let phases: Vec<Phase> = raw("PHASES").split(',').filter(|p| !p.is_empty()).map(Phase::from).collect();
+        let phases: Vec<Phase> = raw("PHASES")
+            .split(',')
+            .filter(|p| !p.is_empty())
+            .map(Phase::from)
+            .collect();
         if phases.is_empty() {
-            return Err(env.error_at("PHASES", "PHASES is empty: list the phases, e.g. PHASES=mix,primes,fib".into()));
+            return Err(env.error_at(
+                "PHASES",
+                "PHASES is empty: list the phases, e.g. PHASES=mix,primes,fib".into(),
+            ));
         }
         for (i, p) in phases.iter().enumerate() {
             if phases[..i].contains(p) {
@@ -138,7 +236,13 @@ impl Settings {
         }
         let tooth_phase = Phase::from(raw("TOOTH_PHASE"));
         if !phases.contains(&tooth_phase) {
-            return Err(env.error_at("TOOTH_PHASE", format!("TOOTH_PHASE={tooth_phase} is not one of PHASES ({})", raw("PHASES"))));
+            return Err(env.error_at(
+                "TOOTH_PHASE",
+                format!(
+                    "TOOTH_PHASE={tooth_phase} is not one of PHASES ({})",
+                    raw("PHASES")
+                ),
+            ));
         }
 
         let tooth_min = num("TOOTH_MIN", 1.0, f64::INFINITY)?;
@@ -235,7 +339,10 @@ mod tests {
     #[test]
     fn threshold_not_a_number_names_the_line() {
         let e = settings("TOLERANCE=abc\n").unwrap_err();
-        assert!(e.starts_with("versions.env:1: TOLERANCE=abc is not a number"), "{e}");
+        assert!(
+            e.starts_with("versions.env:1: TOLERANCE=abc is not a number"),
+            "{e}"
+        );
     }
 
     #[test]

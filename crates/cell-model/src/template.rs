@@ -131,11 +131,21 @@ mod tests {
     fn parse_and_render() {
         let a = Arg::parse("-femit-bin={out}").unwrap();
         let tool = |t: &ToolName| format!("/usr/bin/{t}");
-        let v = Vars { src: "/s", bin: "/b/x", work: "/w", phase: "mix", tool: &tool };
+        let v = Vars {
+            src: "/s",
+            bin: "/b/x",
+            work: "/w",
+            phase: "mix",
+            tool: &tool,
+        };
         assert_eq!(a.render(&v), "-femit-bin=/b/x");
         assert_eq!(Arg::parse("{tool:zig}").unwrap().render(&v), "/usr/bin/zig");
         assert_eq!(a.to_string(), "-femit-bin={out}");
-        assert!(Arg::parse("{nope}").unwrap_err().contains("unknown placeholder `{nope}`"));
+        assert!(
+            Arg::parse("{nope}")
+                .unwrap_err()
+                .contains("unknown placeholder `{nope}`")
+        );
         assert!(Arg::parse("{src").is_err());
     }
 }

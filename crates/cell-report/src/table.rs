@@ -1,5 +1,7 @@
 //! One table, two markups: GitHub Markdown and aligned plain text.
 
+use std::fmt::Write as _;
+
 /// Column alignment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Align {
@@ -19,7 +21,10 @@ pub struct Table {
 impl Table {
     /// A table with these columns.
     pub fn new(head: &[(&str, Align)]) -> Self {
-        Self { head: head.iter().map(|(h, a)| ((*h).to_owned(), *a)).collect(), rows: Vec::new() }
+        Self {
+            head: head.iter().map(|(h, a)| ((*h).to_owned(), *a)).collect(),
+            rows: Vec::new(),
+        }
     }
 
     /// Adds a row (as many cells as columns).
@@ -38,11 +43,16 @@ impl Table {
     /// GitHub-flavoured Markdown, `|` in cells escaped.
     pub fn markdown(&self) -> String {
         let esc = |s: &str| s.replace('|', "\\|");
-        let mut out = String::new();
-        out.push_str(&format!("| {} |\n", self.head.iter().map(|(h, _)| esc(h)).collect::<Vec<_>>().join(" | ")));
-        out.push_str(&format!("|{}|\n", self.head.iter().map(|(_, a)| if *a == Align::Right { "---:" } else { "---" }).collect::<Vec<_>>().join("|")));
+        let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
+        let mut out = line(self.head.iter().map(|(h, _)| esc(h)).collect());
+        let rule: Vec<&str> = self
+            .head
+            .iter()
+            .map(|(_, a)| if *a == Align::Right { "---:" } else { "---" })
+            .collect();
+        let _ = writeln!(out, "|{}|", rule.join("|"));
         for r in &self.rows {
-            out.push_str(&format!("| {} |\n", r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | ")));
+            out += &line(r.iter().map(|c| esc(c)).collect());
         }
         out
     }
@@ -50,7 +60,12 @@ impl Table {
     /// Columns padded to their widest cell.
     pub fn text(&self) -> String {
         let width = |i: usize| {
-            self.rows.iter().map(|r| r[i].chars().count()).chain([self.head[i].0.chars().count()]).max().unwrap_or(0)
+            self.rows
+                .iter()
+                .map(|r| r[i].chars().count())
+                .chain([self.head[i].0.chars().count()])
+                .max()
+                .unwrap_or(0)
         };
         let widths: Vec<usize> = (0..self.head.len()).map(width).collect();
         let line = |cells: Vec<&str>| {
@@ -84,7 +99,13 @@ mod tests {
         let mut t = Table::new(&[("row", Align::Left), ("ratio", Align::Right)]);
         t.row(vec!["c|O2".into(), "1.0000".into()]);
         t.row(vec!["zig-debug".into(), "12.5".into()]);
-        assert_eq!(t.markdown(), "| row | ratio |\n|---|---:|\n| c\\|O2 | 1.0000 |\n| zig-debug | 12.5 |\n");
-        assert_eq!(t.text(), "  row         ratio\n  c|O2       1.0000\n  zig-debug    12.5\n");
+        assert_eq!(
+            t.markdown(),
+            "| row | ratio |\n|---|---:|\n| c\\|O2 | 1.0000 |\n| zig-debug | 12.5 |\n"
+        );
+        assert_eq!(
+            t.text(),
+            "  row         ratio\n  c|O2       1.0000\n  zig-debug    12.5\n"
+        );
     }
 }

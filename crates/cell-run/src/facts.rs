@@ -8,7 +8,8 @@ use cell_schema::{Machine, RunnerImage};
 pub fn machine(pinned_cpu: Option<u32>) -> Machine {
     Machine {
         cpu_model: cpu_model(),
-        nproc: std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(u32::MAX)),
+        nproc: std::thread::available_parallelism()
+            .map_or(1, |n| u32::try_from(n.get()).unwrap_or(u32::MAX)),
         memory_bytes: memory_bytes(),
         kernel: kernel(),
         os_release: os_release(),
@@ -25,7 +26,9 @@ fn runner_image() -> Option<RunnerImage> {
 
 fn capture(program: &str, args: &[&str]) -> Option<String> {
     let out = Command::new(program).args(args).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
 /// `key : value` lines (cpuinfo, lscpu, meminfo, os-release with `=`).
@@ -38,7 +41,8 @@ fn field<'a>(text: &'a str, key: &str, sep: char) -> Option<&'a str> {
 
 fn cpu_model() -> String {
     if cfg!(target_os = "macos") {
-        return capture("sysctl", &["-n", "machdep.cpu.brand_string"]).unwrap_or_else(|| "unknown".into());
+        return capture("sysctl", &["-n", "machdep.cpu.brand_string"])
+            .unwrap_or_else(|| "unknown".into());
     }
     let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     cpu_model_from(&info, || capture("lscpu", &[]))
@@ -50,7 +54,10 @@ pub fn cpu_model_from(cpuinfo: &str, lscpu: impl FnOnce() -> Option<String>) -> 
     if let Some(m) = field(cpuinfo, "model name", ':') {
         return m.to_owned();
     }
-    if let (Some(imp), Some(part)) = (field(cpuinfo, "CPU implementer", ':'), field(cpuinfo, "CPU part", ':')) {
+    if let (Some(imp), Some(part)) = (
+        field(cpuinfo, "CPU implementer", ':'),
+        field(cpuinfo, "CPU part", ':'),
+    ) {
         let name = arm_part_name(imp, part);
         return match name {
             Some(n) => format!("{n} (implementer {imp}, part {part})"),
@@ -83,7 +90,9 @@ fn arm_part_name(implementer: &str, part: &str) -> Option<&'static str> {
 
 fn memory_bytes() -> u64 {
     if cfg!(target_os = "macos") {
-        return capture("sysctl", &["-n", "hw.memsize"]).and_then(|s| s.parse().ok()).unwrap_or(0);
+        return capture("sysctl", &["-n", "hw.memsize"])
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
     }
     let info = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
     field(&info, "MemTotal", ':')
@@ -98,10 +107,20 @@ fn kernel() -> String {
         return "unknown".into();
     }
     let s = |f: &[libc::c_char]| {
-        let bytes: Vec<u8> = f.iter().take_while(|c| **c != 0).map(|c| c.to_ne_bytes()[0]).collect();
+        let bytes: Vec<u8> = f
+            .iter()
+            .take_while(|c| **c != 0)
+            .map(|c| c.to_ne_bytes()[0])
+            .collect();
         String::from_utf8_lossy(&bytes).into_owned()
     };
-    format!("{} {} {} {}", s(&u.sysname), s(&u.release), s(&u.version), s(&u.machine))
+    format!(
+        "{} {} {} {}",
+        s(&u.sysname),
+        s(&u.release),
+        s(&u.version),
+        s(&u.machine)
+    )
 }
 
 fn os_release() -> String {
@@ -111,7 +130,9 @@ fn os_release() -> String {
         return format!("{name} {ver}").trim().to_owned();
     }
     let text = std::fs::read_to_string("/etc/os-release").unwrap_or_default();
-    field(&text, "PRETTY_NAME", '=').unwrap_or("unknown").to_owned()
+    field(&text, "PRETTY_NAME", '=')
+        .unwrap_or("unknown")
+        .to_owned()
 }
 
 #[cfg(test)]
@@ -121,20 +142,32 @@ mod tests {
     #[test]
     fn x86_model_name() {
         let info = "processor\t: 0\nmodel name\t: AMD EPYC 7763 64-Core Processor\n";
-        assert_eq!(cpu_model_from(info, || None), "AMD EPYC 7763 64-Core Processor");
+        assert_eq!(
+            cpu_model_from(info, || None),
+            "AMD EPYC 7763 64-Core Processor"
+        );
     }
 
     #[test]
     fn arm64_falls_back_to_implementer_part() {
-        let info = "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n";
-        assert_eq!(cpu_model_from(info, || None), "Arm Neoverse-N1 (implementer 0x41, part 0xd0c)");
+        let info =
+            "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n";
+        assert_eq!(
+            cpu_model_from(info, || None),
+            "Arm Neoverse-N1 (implementer 0x41, part 0xd0c)"
+        );
         let unknown = "CPU implementer\t: 0x61\nCPU part\t: 0x022\n";
-        assert_eq!(cpu_model_from(unknown, || None), "arm64 implementer 0x61, part 0x022");
+        assert_eq!(
+            cpu_model_from(unknown, || None),
+            "arm64 implementer 0x61, part 0x022"
+        );
     }
 
     #[test]
     fn falls_back_to_lscpu() {
-        let got = cpu_model_from("processor : 0\n", || Some("Architecture: aarch64\nModel name:  Neoverse-V2\n".into()));
+        let got = cpu_model_from("processor : 0\n", || {
+            Some("Architecture: aarch64\nModel name:  Neoverse-V2\n".into())
+        });
         assert_eq!(got, "Neoverse-V2");
     }
 

@@ -85,19 +85,37 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> JobError {
 }
 
 /// Runs one (cell, toolchain) job and writes `results.json`, `facts.json` and `RESULTS.md`.
-pub fn run_job(plan: &Plan, cell_label: &str, toolchain: &str, opts: &JobOptions, on: &mut dyn FnMut(Event)) -> Result<JobResult, JobError> {
+#[expect(
+    clippy::too_many_lines,
+    reason = "the job's stages in order: probe, build, time, judge, write"
+)]
+pub fn run_job(
+    plan: &Plan,
+    cell_label: &str,
+    toolchain: &str,
+    opts: &JobOptions,
+    on: &mut dyn FnMut(Event),
+) -> Result<JobResult, JobError> {
     let t0 = Instant::now();
     let cell = plan.cell(cell_label).map_err(JobError::Usage)?;
     let tc = plan.toolchain(toolchain).map_err(JobError::Usage)?.clone();
-    let out = std::path::absolute(&opts.out).map_err(io(format!("resolving {}", opts.out.display())))?;
+    let out =
+        std::path::absolute(&opts.out).map_err(io(format!("resolving {}", opts.out.display())))?;
     let bin_dir = out.join("build").join("bin");
     std::fs::create_dir_all(&bin_dir).map_err(io(format!("creating {}", bin_dir.display())))?;
 
     // Probe: the reference toolchain must be here; the job's toolchain may be absent.
     let reference = plan.reference().clone();
     let ref_tc = plan.reference_toolchain().clone();
-    let ref_probe = tools::probe(&ref_tc).map_err(|missing| JobError::ReferenceMissing { row: reference.name.clone(), missing })?;
-    let job_probe = if tc.name == ref_tc.name { Ok(ref_probe.clone()) } else { tools::probe(&tc) };
+    let ref_probe = tools::probe(&ref_tc).map_err(|missing| JobError::ReferenceMissing {
+        row: reference.name.clone(),
+        missing,
+    })?;
+    let job_probe = if tc.name == ref_tc.name {
+        Ok(ref_probe.clone())
+    } else {
+        tools::probe(&tc)
+    };
     let mut versions = ref_probe.versions.clone();
     if let Ok(p) = &job_probe {
         versions.extend(p.versions.clone());
@@ -109,7 +127,13 @@ pub fn run_job(plan: &Plan, cell_label: &str, toolchain: &str, opts: &JobOptions
     let mut skipped = Vec::new();
     let ref_build = match build_row(plan, &reference, &ref_probe, &out) {
         Ok(b) => b,
-        Err(f) => return Err(JobError::ReferenceBuild { row: reference.name.clone(), code: f.exit_code, tail: f.log_tail.join("\n") }),
+        Err(f) => {
+            return Err(JobError::ReferenceBuild {
+                row: reference.name.clone(),
+                code: f.exit_code,
+                tail: f.log_tail.join("\n"),
+            });
+        }
     };
     on(Event::Building(reference.name.clone()));
     let control_name = RowName::from(cell_model::CONTROL_ROW);
@@ -117,8 +141,24 @@ pub fn run_job(plan: &Plan, cell_label: &str, toolchain: &str, opts: &JobOptions
 
     let default_clock = plan.settings.clock(&cell.os);
     let mut timed: Vec<Timed> = vec![
-        Timed { name: reference.name.clone(), role: Role::Reference, row: reference.clone(), build: ref_build.clone(), phases: plan.settings.phases.clone(), clock: default_clock, paths: ref_probe.paths.clone() },
-        Timed { name: control_name, role: Role::Control, row: reference.clone(), build: control_build, phases: plan.settings.phases.clone(), clock: default_clock, paths: ref_probe.paths.clone() },
+        Timed {
+            name: reference.name.clone(),
+            role: Role::Reference,
+            row: reference.clone(),
+            build: ref_build.clone(),
+            phases: plan.settings.phases.clone(),
+            clock: default_clock,
+            paths: ref_probe.paths.clone(),
+        },
+        Timed {
+            name: control_name,
+            role: Role::Control,
+            row: reference.clone(),
+            build: control_build,
+            phases: plan.settings.phases.clone(),
+            clock: default_clock,
+            paths: ref_probe.paths.clone(),
+        },
     ];
     for rname in &tc.rows {
         let row = &plan.rows[rname];
@@ -128,7 +168,14 @@ pub fn run_job(plan: &Plan, cell_label: &str, toolchain: &str, opts: &JobOptions
         let probe = match &job_probe {
             Ok(p) => p,
             Err(missing) => {
-                let s = Skipped { row: rname.clone(), toolchain: tc.name.clone(), reason: SkipReason::NotInstalled, message: missing.to_string(), exit_code: None, log_tail: vec![] };
+                let s = Skipped {
+                    row: rname.clone(),
+                    toolchain: tc.name.clone(),
+                    reason: SkipReason::NotInstalled,
+                    message: missing.to_string(),
+                    exit_code: None,
+                    log_tail: vec![],
+                };
                 on(Event::Skipped(s.clone()));
                 skipped.push(s);
                 continue;
@@ -136,9 +183,24 @@ pub fn run_job(plan: &Plan, cell_label: &str, toolchain: &str, opts: &JobOptions
         };
         on(Event::Building(rname.clone()));
         match build_row(plan, row, probe, &out) {
-            Ok(build) => timed.push(Timed { name: rname.clone(), role: Role::Row, row: row.clone(), build, phases: plan.settings.phases.clone(), clock: row.clock.unwrap_or(default_clock), paths: probe.paths.clone() }),
+            Ok(build) => timed.push(Timed {
+                name: rname.clone(),
+                role: Role::Row,
+                row: row.clone(),
+                build,
+                phases: plan.settings.phases.clone(),
+                clock: row.clock.unwrap_or(default_clock),
+                paths: probe.paths.clone(),
+            }),
             Err(f) => {
-                let s = Skipped { row: rname.clone(), toolchain: tc.name.clone(), reason: SkipReason::BuildFailed, message: f.message, exit_code: f.exit_code, log_tail: f.log_tail };
+                let s = Skipped {
+                    row: rname.clone(),
+                    toolchain: tc.name.clone(),
+                    reason: SkipReason::BuildFailed,
+                    message: f.message,
+                    exit_code: f.exit_code,
+                    log_tail: f.log_tail,
+                };
                 on(Event::Skipped(s.clone()));
                 skipped.push(s);
             }
@@ -147,15 +209,28 @@ pub fn run_job(plan: &Plan, cell_label: &str, toolchain: &str, opts: &JobOptions
     // The tooth's rows are timed in every job that can build them, so every job proves the
     // harness can see a known difference.
     for tooth_row in [&plan.tooth.slow, &plan.tooth.fast] {
-        if timed.iter().any(|t| &t.name == tooth_row) || skipped.iter().any(|s| &s.row == tooth_row) {
+        if timed.iter().any(|t| &t.name == tooth_row) || skipped.iter().any(|s| &s.row == tooth_row)
+        {
             continue;
         }
         let row = &plan.rows[tooth_row];
-        let probe = if row.toolchain == ref_tc.name { Some(&ref_probe) } else { job_probe.as_ref().ok().filter(|_| row.toolchain == tc.name) };
+        let probe = if row.toolchain == ref_tc.name {
+            Some(&ref_probe)
+        } else {
+            job_probe.as_ref().ok().filter(|_| row.toolchain == tc.name)
+        };
         if let Some(probe) = probe {
             on(Event::Building(tooth_row.clone()));
             if let Ok(build) = build_row(plan, row, probe, &out) {
-                timed.push(Timed { name: tooth_row.clone(), role: Role::Tooth, row: row.clone(), build, phases: vec![plan.settings.tooth_phase.clone()], clock: default_clock, paths: probe.paths.clone() });
+                timed.push(Timed {
+                    name: tooth_row.clone(),
+                    role: Role::Tooth,
+                    row: row.clone(),
+                    build,
+                    phases: vec![plan.settings.tooth_phase.clone()],
+                    clock: default_clock,
+                    paths: probe.paths.clone(),
+                });
             }
         }
     }
@@ -178,9 +253,20 @@ pub fn run_job(plan: &Plan, cell_label: &str, toolchain: &str, opts: &JobOptions
         time_cap_s: plan.settings.time_cap_s,
         seed: opts.seed,
     };
-    let units: Vec<Unit> = timed.iter().map(|t| Unit { phases: t.phases.clone(), clock: t.clock }).collect();
+    let units: Vec<Unit> = timed
+        .iter()
+        .map(|t| Unit {
+            phases: t.phases.clone(),
+            clock: t.clock,
+        })
+        .collect();
     on(Event::Timing { units: units.len() });
-    let mut exec = RealExecutor { engine: &mut engine, timed: &timed, plan, scratch: &scratch };
+    let mut exec = RealExecutor {
+        engine: &mut engine,
+        timed: &timed,
+        plan,
+        scratch: &scratch,
+    };
     let outcome = protocol::run(&units, &params, &mut exec, &mut |r| on(Event::Round(r)));
     let pinned = engine.pinned_cpu();
     drop(engine);
@@ -196,36 +282,77 @@ pub fn run_job(plan: &Plan, cell_label: &str, toolchain: &str, opts: &JobOptions
             let f = protocol::figures(&outcome, i, p, plan.settings.ci_level);
             contentions.extend(f.contentions.iter().copied());
             if !f.all_ok {
-                reasons_failed.push(format!("wrong answer: row `{}` on phase `{p}`: {}", t.name, f.wrong.clone().unwrap_or_default()));
+                reasons_failed.push(format!(
+                    "wrong answer: row `{}` on phase `{p}`: {}",
+                    t.name,
+                    f.wrong.clone().unwrap_or_default()
+                ));
             }
-            phases.insert(p.clone(), PhaseResult { expected: plan.expect[p].clone(), answer_ok: f.all_ok, wrong: f.wrong, runs: f.runs, stats: f.stats, ratio: f.ratio, contention: f.contention });
+            phases.insert(
+                p.clone(),
+                PhaseResult {
+                    expected: plan.expect[p].clone(),
+                    answer_ok: f.all_ok,
+                    wrong: f.wrong,
+                    runs: f.runs,
+                    stats: f.stats,
+                    ratio: f.ratio,
+                    contention: f.contention,
+                },
+            );
         }
-        rows.insert(t.name.clone(), RowResult { label: t.row.label.clone(), toolchain: t.row.toolchain.clone(), role: t.role, verdict_clock: t.clock, build: t.build.clone(), phases });
+        rows.insert(
+            t.name.clone(),
+            RowResult {
+                label: t.row.label.clone(),
+                toolchain: t.row.toolchain.clone(),
+                role: t.role,
+                verdict_clock: t.clock,
+                build: t.build.clone(),
+                phases,
+            },
+        );
     }
     if outcome.stopped == "reference_timed_out" {
-        reasons_failed.push(format!("the reference `{}` hit RUN_TIMEOUT_S", reference.name));
+        reasons_failed.push(format!(
+            "the reference `{}` hit RUN_TIMEOUT_S",
+            reference.name
+        ));
     }
 
     let tooth = tooth(plan, &cell, &timed, &outcome, default_clock);
-    if let Some(t) = &tooth {
-        if !t.ok {
-            match &t.ratio {
+    if let Some(t) = &tooth
+        && !t.ok
+    {
+        match &t.ratio {
                 Some(r) => reasons_failed.push(format!("tooth: {}/{} on {} is {:.4} (CI {:.4}–{:.4}), below the floor {} for {}: the harness cannot see a known difference", t.slow, t.fast, t.phase, r.median, r.lo, r.hi, t.floor, cell.arch)),
                 None => reasons_failed.push(format!("tooth: {}/{} on {} has no measurement: a tooth row is missing", t.slow, t.fast, t.phase)),
             }
-        }
     }
 
     let contention = (!contentions.is_empty()).then(|| {
         let med = median(&contentions);
-        Contention { median: round_ratio(med), max: round_ratio(contentions.iter().copied().fold(0.0, f64::max)), threshold: plan.settings.contention_max, contended: med > plan.settings.contention_max }
+        Contention {
+            median: round_ratio(med),
+            max: round_ratio(contentions.iter().copied().fold(0.0, f64::max)),
+            threshold: plan.settings.contention_max,
+            contended: med > plan.settings.contention_max,
+        }
     });
 
     let mut reasons_noisy = Vec::new();
     let control = &rows[cell_model::CONTROL_ROW];
     let half_tol = plan.settings.tolerance / 2.0;
     for (p, pr) in &control.phases {
-        let Some(r) = pr.ratio.as_ref().map(|r| if default_clock == Clock::Cpu { &r.cpu } else { &r.wall }) else { continue };
+        let Some(r) = pr.ratio.as_ref().map(|r| {
+            if default_clock == Clock::Cpu {
+                &r.cpu
+            } else {
+                &r.wall
+            }
+        }) else {
+            continue;
+        };
         let off = (r.median - 1.0).abs();
         let half = (r.hi - r.lo) / 2.0;
         if r.lo > 1.0 || r.hi < 1.0 || off > half_tol || half > half_tol {
@@ -234,10 +361,13 @@ pub fn run_job(plan: &Plan, cell_label: &str, toolchain: &str, opts: &JobOptions
     }
 
     let mut notes = Vec::new();
-    if let Some(c) = &contention {
-        if c.contended {
-            notes.push(format!("contended: median wall/cpu {:.4} exceeds {}", c.median, c.threshold));
-        }
+    if let Some(c) = &contention
+        && c.contended
+    {
+        notes.push(format!(
+            "contended: median wall/cpu {:.4} exceeds {}",
+            c.median, c.threshold
+        ));
     }
     let (status, mut reasons) = if !reasons_failed.is_empty() {
         (Status::Failed, reasons_failed)
@@ -251,7 +381,12 @@ pub fn run_job(plan: &Plan, cell_label: &str, toolchain: &str, opts: &JobOptions
     let result = JobResult {
         schema_version: SCHEMA_VERSION,
         kind: JobKind::Job,
-        cell: CellInfo { id: cell.id(), label: cell.label.clone(), os: cell.os.clone(), arch: cell.arch.clone() },
+        cell: CellInfo {
+            id: cell.id(),
+            label: cell.label.clone(),
+            os: cell.os.clone(),
+            arch: cell.arch.clone(),
+        },
         toolchain: tc.name.clone(),
         machine: crate::facts::machine(pinned),
         pins: pins(plan, &tc, &ref_tc),
@@ -282,7 +417,12 @@ pub fn run_job(plan: &Plan, cell_label: &str, toolchain: &str, opts: &JobOptions
         tooth,
         contention,
         verdict: Verdict { status, reasons },
-        cost: JobCost { probe_s: round_time(probe_s), build_s: round_time(build_s), timing_s: round_time(timing_s), total_s: round_time(t0.elapsed().as_secs_f64()) },
+        cost: JobCost {
+            probe_s: round_time(probe_s),
+            build_s: round_time(build_s),
+            timing_s: round_time(timing_s),
+            total_s: round_time(t0.elapsed().as_secs_f64()),
+        },
     };
     write_job_dir(&out, &result)?;
     Ok(result)
@@ -290,9 +430,18 @@ pub fn run_job(plan: &Plan, cell_label: &str, toolchain: &str, opts: &JobOptions
 
 /// Writes `results.json`, `facts.json` and `RESULTS.md` into `dir`, each atomically.
 pub fn write_job_dir(dir: &Path, result: &JobResult) -> Result<(), JobError> {
-    write_atomic(&dir.join("results.json"), cell_schema::to_json(result).as_bytes())?;
-    write_atomic(&dir.join("facts.json"), cell_schema::to_json(&result.facts()).as_bytes())?;
-    write_atomic(&dir.join("RESULTS.md"), cell_report::job_markdown(result).as_bytes())
+    write_atomic(
+        &dir.join("results.json"),
+        cell_schema::to_json(result).as_bytes(),
+    )?;
+    write_atomic(
+        &dir.join("facts.json"),
+        cell_schema::to_json(&result.facts()).as_bytes(),
+    )?;
+    write_atomic(
+        &dir.join("RESULTS.md"),
+        cell_report::job_markdown(result).as_bytes(),
+    )
 }
 
 /// Writes a file atomically, mapping the error to a [`JobError`].
@@ -329,41 +478,94 @@ impl Executor for RealExecutor<'_> {
         let src = t.row.source.display().to_string();
         let work = self.scratch.display().to_string();
         let tool = |n: &ToolName| t.paths[n].display().to_string();
-        let vars = Vars { src: &src, bin: &t.build.binary, work: &work, phase: phase.as_str(), tool: &tool };
+        let vars = Vars {
+            src: &src,
+            bin: &t.build.binary,
+            work: &work,
+            phase: phase.as_str(),
+            tool: &tool,
+        };
         let argv: Vec<String> = t.row.run.iter().map(|a| a.render(&vars)).collect();
         let expected = self.plan.expect[phase].as_bytes();
-        match self.engine.run(&argv, self.scratch, Duration::from_secs_f64(self.plan.settings.run_timeout_s)) {
+        match self.engine.run(
+            &argv,
+            self.scratch,
+            Duration::from_secs_f64(self.plan.settings.run_timeout_s),
+        ) {
             Ok(m) => {
                 let wrong = match &m.exit {
                     ExitKind::Code(0) if m.stdout == expected => None,
-                    ExitKind::Code(0) => Some(format!("printed {:?}, expected {:?}", String::from_utf8_lossy(&m.stdout), String::from_utf8_lossy(expected))),
+                    ExitKind::Code(0) => Some(format!(
+                        "printed {:?}, expected {:?}",
+                        String::from_utf8_lossy(&m.stdout),
+                        String::from_utf8_lossy(expected)
+                    )),
                     ExitKind::Code(c) => Some(format!("exited with {c}")),
                     ExitKind::Signal(s) => Some(format!("killed by signal {s}")),
-                    ExitKind::TimedOut => Some(format!("killed after RUN_TIMEOUT_S={}", self.plan.settings.run_timeout_s)),
+                    ExitKind::TimedOut => Some(format!(
+                        "killed after RUN_TIMEOUT_S={}",
+                        self.plan.settings.run_timeout_s
+                    )),
                 };
-                Sample { wall_s: m.wall_s, cpu_s: m.cpu_s, maxrss_kib: m.maxrss_kib, ok: wrong.is_none(), wrong, timed_out: m.exit == ExitKind::TimedOut }
+                Sample {
+                    wall_s: m.wall_s,
+                    cpu_s: m.cpu_s,
+                    maxrss_kib: m.maxrss_kib,
+                    ok: wrong.is_none(),
+                    wrong,
+                    timed_out: m.exit == ExitKind::TimedOut,
+                }
             }
-            Err(e) => Sample { wall_s: 0.0, cpu_s: 0.0, maxrss_kib: 0, ok: false, wrong: Some(format!("could not start {}: {e}", argv[0])), timed_out: true },
+            Err(e) => Sample {
+                wall_s: 0.0,
+                cpu_s: 0.0,
+                maxrss_kib: 0,
+                ok: false,
+                wrong: Some(format!("could not start {}: {e}", argv[0])),
+                timed_out: true,
+            },
         }
     }
 }
 
-fn tooth(plan: &Plan, cell: &Cell, timed: &[Timed], outcome: &protocol::Outcome, clock: Clock) -> Option<Tooth> {
+fn tooth(
+    plan: &Plan,
+    cell: &Cell,
+    timed: &[Timed],
+    outcome: &protocol::Outcome,
+    clock: Clock,
+) -> Option<Tooth> {
     let idx = |n: &RowName| timed.iter().position(|t| &t.name == n);
     let (slow, fast) = (idx(&plan.tooth.slow), idx(&plan.tooth.fast));
     // A job that could not even try to build the tooth's rows has no tooth; one that tried and
     // failed has a tooth with no ratio, which fails.
-    let buildable = |n: &RowName| plan.rows[n].toolchain == plan.reference().toolchain || timed.iter().any(|t| t.row.toolchain == plan.rows[n].toolchain);
+    let buildable = |n: &RowName| {
+        plan.rows[n].toolchain == plan.reference().toolchain
+            || timed
+                .iter()
+                .any(|t| t.row.toolchain == plan.rows[n].toolchain)
+    };
     if !(buildable(&plan.tooth.slow) && buildable(&plan.tooth.fast)) {
         return None;
     }
     let phase = plan.settings.tooth_phase.clone();
     let floor = plan.tooth_floor(&cell.arch);
     let ratio = match (slow, fast) {
-        (Some(s), Some(f)) => protocol::ratio_ci(&protocol::ratio_of_ratios(&outcome.runs, outcome.warmup, s, f, &phase, clock), plan.settings.ci_level),
+        (Some(s), Some(f)) => protocol::ratio_ci(
+            &protocol::ratio_of_ratios(&outcome.runs, outcome.warmup, s, f, &phase, clock),
+            plan.settings.ci_level,
+        ),
         _ => None,
     };
-    Some(Tooth { slow: plan.tooth.slow.clone(), fast: plan.tooth.fast.clone(), phase, clock, floor, ok: ratio.as_ref().is_some_and(|r| r.median >= floor), ratio })
+    Some(Tooth {
+        slow: plan.tooth.slow.clone(),
+        fast: plan.tooth.fast.clone(),
+        phase,
+        clock,
+        floor,
+        ok: ratio.as_ref().is_some_and(|r| r.median >= floor),
+        ratio,
+    })
 }
 
 struct BuildFailure {
@@ -375,15 +577,31 @@ struct BuildFailure {
 fn build_row(plan: &Plan, row: &Row, probe: &Probed, out: &Path) -> Result<Build, BuildFailure> {
     let work = out.join("build").join(row.name.as_str());
     let bin = out.join("build").join("bin").join(row.name.as_str());
-    let fail = |message: String| BuildFailure { message, exit_code: None, log_tail: vec![] };
-    std::fs::create_dir_all(&work).map_err(|e| fail(format!("creating {}: {e}", work.display())))?;
+    let fail = |message: String| BuildFailure {
+        message,
+        exit_code: None,
+        log_tail: vec![],
+    };
+    std::fs::create_dir_all(&work)
+        .map_err(|e| fail(format!("creating {}: {e}", work.display())))?;
     let _ = std::fs::remove_file(&bin);
-    let (src, binary, workdir) = (row.source.display().to_string(), bin.display().to_string(), work.display().to_string());
+    let (src, binary, workdir) = (
+        row.source.display().to_string(),
+        bin.display().to_string(),
+        work.display().to_string(),
+    );
     let tool = |n: &ToolName| probe.paths[n].display().to_string();
-    let vars = Vars { src: &src, bin: &binary, work: &workdir, phase: "", tool: &tool };
+    let vars = Vars {
+        src: &src,
+        bin: &binary,
+        work: &workdir,
+        phase: "",
+        tool: &tool,
+    };
     let argv: Vec<String> = row.build.iter().map(|a| a.render(&vars)).collect();
     let log_path = work.join("build.log");
-    let log = std::fs::File::create(&log_path).map_err(|e| fail(format!("creating {}: {e}", log_path.display())))?;
+    let log = std::fs::File::create(&log_path)
+        .map_err(|e| fail(format!("creating {}: {e}", log_path.display())))?;
     let t = Instant::now();
     let mut child = Command::new(&argv[0])
         .args(&argv[1..])
@@ -413,18 +631,64 @@ fn build_row(plan: &Plan, row: &Row, probe: &Probed, out: &Path) -> Result<Build
         lines[lines.len().saturating_sub(20)..].to_vec()
     };
     match status {
-        None => return Err(BuildFailure { message: format!("build of `{}` killed after BUILD_TIMEOUT_S={}", row.name, plan.settings.build_timeout_s), exit_code: None, log_tail: tail() }),
-        Some(s) if !s.success() => return Err(BuildFailure { message: format!("build of `{}` failed with {s}: {}", row.name, argv.join(" ")), exit_code: s.code(), log_tail: tail() }),
+        None => {
+            return Err(BuildFailure {
+                message: format!(
+                    "build of `{}` killed after BUILD_TIMEOUT_S={}",
+                    row.name, plan.settings.build_timeout_s
+                ),
+                exit_code: None,
+                log_tail: tail(),
+            });
+        }
+        Some(s) if !s.success() => {
+            return Err(BuildFailure {
+                message: format!(
+                    "build of `{}` failed with {s}: {}",
+                    row.name,
+                    argv.join(" ")
+                ),
+                exit_code: s.code(),
+                log_tail: tail(),
+            });
+        }
         Some(_) => {}
     }
-    let (bytes, sha256) = hash_file(&bin).map_err(|e| BuildFailure { message: format!("build of `{}` exited 0 but wrote no binary at {}: {e}", row.name, bin.display()), exit_code: Some(0), log_tail: tail() })?;
-    Ok(Build { argv, cwd: workdir, compile_s: round_time(compile_s), binary, binary_bytes: bytes, sha256 })
+    let (bytes, sha256) = hash_file(&bin).map_err(|e| BuildFailure {
+        message: format!(
+            "build of `{}` exited 0 but wrote no binary at {}: {e}",
+            row.name,
+            bin.display()
+        ),
+        exit_code: Some(0),
+        log_tail: tail(),
+    })?;
+    Ok(Build {
+        argv,
+        cwd: workdir,
+        compile_s: round_time(compile_s),
+        binary,
+        binary_bytes: bytes,
+        sha256,
+    })
 }
 
 fn copy_control(reference: &Build, to: &Path) -> Result<Build, JobError> {
-    std::fs::copy(&reference.binary, to).map_err(io(format!("copying the reference to {}", to.display())))?;
+    std::fs::copy(&reference.binary, to)
+        .map_err(io(format!("copying the reference to {}", to.display())))?;
     let (bytes, sha256) = hash_file(to).map_err(io(format!("hashing {}", to.display())))?;
-    Ok(Build { argv: vec!["copy".into(), reference.binary.clone(), to.display().to_string()], cwd: reference.cwd.clone(), compile_s: 0.0, binary: to.display().to_string(), binary_bytes: bytes, sha256 })
+    Ok(Build {
+        argv: vec![
+            "copy".into(),
+            reference.binary.clone(),
+            to.display().to_string(),
+        ],
+        cwd: reference.cwd.clone(),
+        compile_s: 0.0,
+        binary: to.display().to_string(),
+        binary_bytes: bytes,
+        sha256,
+    })
 }
 
 /// Size and SHA-256 of a file.

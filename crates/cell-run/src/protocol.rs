@@ -8,7 +8,9 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use cell_schema::{Clock, ClockStats, Phase, RatioCi, Ratios, Run, Summary, round_ratio, round_time};
+use cell_schema::{
+    Clock, ClockStats, Phase, RatioCi, Ratios, Run, Summary, round_ratio, round_time,
+};
 use cell_stats::{SplitMix64, median, median_ci, shuffle, summary};
 
 /// One measurement as an executor reports it.
@@ -108,7 +110,12 @@ pub struct RoundDone {
 }
 
 /// Runs the protocol. Unit 0 is the reference.
-pub fn run(units: &[Unit], params: &Params, exec: &mut dyn Executor, progress: &mut dyn FnMut(RoundDone)) -> Outcome {
+pub fn run(
+    units: &[Unit],
+    params: &Params,
+    exec: &mut dyn Executor,
+    progress: &mut dyn FnMut(RoundDone),
+) -> Outcome {
     let mut rng = SplitMix64::new(params.seed);
     let mut runs: Vec<Recorded> = Vec::new();
     let mut dead = vec![false; units.len()];
@@ -129,18 +136,25 @@ pub fn run(units: &[Unit], params: &Params, exec: &mut dyn Executor, progress: &
             }
             target = (target + params.step).min(params.warmup + params.max_rounds);
         }
-        if round >= params.warmup + params.min_rounds.min(1) && started.elapsed().as_secs_f64() > params.time_cap_s {
+        if round >= params.warmup + params.min_rounds.min(1)
+            && started.elapsed().as_secs_f64() > params.time_cap_s
+        {
             break "time_cap";
         }
         let mut phases = params.phases.clone();
         shuffle(&mut phases, &mut rng);
         for phase in &phases {
-            let rows: Vec<usize> = (1..units.len()).filter(|&u| !dead[u] && units[u].phases.contains(phase)).collect();
+            let rows: Vec<usize> = (1..units.len())
+                .filter(|&u| !dead[u] && units[u].phases.contains(phase))
+                .collect();
             let mut seq = 0;
             for slot in order(&rows, params.rows_per_reference, &mut rng) {
                 let (unit, paired) = match slot {
                     Slot::Reference => (0, None),
-                    Slot::Row { unit, reference_seq } => (unit, Some(reference_seq)),
+                    Slot::Row {
+                        unit,
+                        reference_seq,
+                    } => (unit, Some(reference_seq)),
                 };
                 if dead[unit] {
                     seq += 1;
@@ -148,17 +162,32 @@ pub fn run(units: &[Unit], params: &Params, exec: &mut dyn Executor, progress: &
                 }
                 let sample = exec.run(unit, phase);
                 dead[unit] |= sample.timed_out;
-                runs.push(Recorded { unit, phase: phase.clone(), round, seq, sample, paired_with: paired });
+                runs.push(Recorded {
+                    unit,
+                    phase: phase.clone(),
+                    round,
+                    seq,
+                    sample,
+                    paired_with: paired,
+                });
                 seq += 1;
             }
         }
         round += 1;
-        progress(RoundDone { done: round, planned: target });
+        progress(RoundDone {
+            done: round,
+            planned: target,
+        });
         if dead[0] {
             break "reference_timed_out";
         }
     };
-    Outcome { runs, measured_rounds: round.saturating_sub(params.warmup), stopped, warmup: params.warmup }
+    Outcome {
+        runs,
+        measured_rounds: round.saturating_sub(params.warmup),
+        stopped,
+        warmup: params.warmup,
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -190,7 +219,10 @@ fn order(rows: &[usize], k: u32, rng: &mut SplitMix64) -> Vec<Slot> {
             if i == at {
                 out.push(Slot::Reference);
             }
-            out.push(Slot::Row { unit, reference_seq: ref_seq });
+            out.push(Slot::Row {
+                unit,
+                reference_seq: ref_seq,
+            });
         }
         if at == chunk.len() {
             out.push(Slot::Reference);
@@ -200,11 +232,26 @@ fn order(rows: &[usize], k: u32, rng: &mut SplitMix64) -> Vec<Slot> {
 }
 
 /// Per-round ratios of `unit` on `phase` against its paired reference run, on `clock`.
-pub fn ratios(runs: &[Recorded], warmup: u32, unit: usize, phase: &Phase, clock: Clock) -> Vec<f64> {
-    ratios_by_round(runs, warmup, unit, phase, clock).into_iter().map(|(_, r)| r).collect()
+pub fn ratios(
+    runs: &[Recorded],
+    warmup: u32,
+    unit: usize,
+    phase: &Phase,
+    clock: Clock,
+) -> Vec<f64> {
+    ratios_by_round(runs, warmup, unit, phase, clock)
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect()
 }
 
-fn ratios_by_round(runs: &[Recorded], warmup: u32, unit: usize, phase: &Phase, clock: Clock) -> Vec<(u32, f64)> {
+fn ratios_by_round(
+    runs: &[Recorded],
+    warmup: u32,
+    unit: usize,
+    phase: &Phase,
+    clock: Clock,
+) -> Vec<(u32, f64)> {
     let pick = |s: &Sample| match clock {
         Clock::Cpu => s.cpu_s,
         Clock::Wall => s.wall_s,
@@ -213,7 +260,9 @@ fn ratios_by_round(runs: &[Recorded], warmup: u32, unit: usize, phase: &Phase, c
         .filter(|r| r.unit == unit && &r.phase == phase && r.round >= warmup)
         .filter_map(|r| {
             let seq = r.paired_with?;
-            let reference = runs.iter().find(|x| x.unit == 0 && &x.phase == phase && x.round == r.round && x.seq == seq)?;
+            let reference = runs
+                .iter()
+                .find(|x| x.unit == 0 && &x.phase == phase && x.round == r.round && x.seq == seq)?;
             let denom = pick(&reference.sample);
             (denom > 0.0).then(|| (r.round, pick(&r.sample) / denom))
         })
@@ -222,11 +271,20 @@ fn ratios_by_round(runs: &[Recorded], warmup: u32, unit: usize, phase: &Phase, c
 
 /// Per-round ratio of two units' ratios (`a/ref ÷ b/ref`) in the same rounds: the tooth when
 /// its fast row is not the reference.
-pub fn ratio_of_ratios(runs: &[Recorded], warmup: u32, a: usize, b: usize, phase: &Phase, clock: Clock) -> Vec<f64> {
+pub fn ratio_of_ratios(
+    runs: &[Recorded],
+    warmup: u32,
+    a: usize,
+    b: usize,
+    phase: &Phase,
+    clock: Clock,
+) -> Vec<f64> {
     if b == 0 {
         return ratios(runs, warmup, a, phase, clock);
     }
-    let rb: BTreeMap<u32, f64> = ratios_by_round(runs, warmup, b, phase, clock).into_iter().collect();
+    let rb: BTreeMap<u32, f64> = ratios_by_round(runs, warmup, b, phase, clock)
+        .into_iter()
+        .collect();
     ratios_by_round(runs, warmup, a, phase, clock)
         .into_iter()
         .filter_map(|(round, x)| rb.get(&round).map(|y| x / y))
@@ -277,7 +335,11 @@ pub struct PhaseFigures {
 
 /// Computes the figures of `unit` on `phase`.
 pub fn figures(out: &Outcome, unit: usize, phase: &Phase, level: f64) -> PhaseFigures {
-    let mine: Vec<&Recorded> = out.runs.iter().filter(|r| r.unit == unit && &r.phase == phase).collect();
+    let mine: Vec<&Recorded> = out
+        .runs
+        .iter()
+        .filter(|r| r.unit == unit && &r.phase == phase)
+        .collect();
     let runs: Vec<Run> = mine
         .iter()
         .map(|r| Run {
@@ -291,19 +353,39 @@ pub fn figures(out: &Outcome, unit: usize, phase: &Phase, level: f64) -> PhaseFi
             paired_with: r.paired_with,
         })
         .collect();
-    let measured: Vec<&Recorded> = mine.iter().copied().filter(|r| r.round >= out.warmup).collect();
+    let measured: Vec<&Recorded> = mine
+        .iter()
+        .copied()
+        .filter(|r| r.round >= out.warmup)
+        .collect();
     let wall: Vec<f64> = measured.iter().map(|r| r.sample.wall_s).collect();
     let cpu: Vec<f64> = measured.iter().map(|r| r.sample.cpu_s).collect();
-    let stats = (!measured.is_empty()).then(|| ClockStats { cpu: wire_summary(&cpu), wall: wire_summary(&wall) });
+    let stats = (!measured.is_empty()).then(|| ClockStats {
+        cpu: wire_summary(&cpu),
+        wall: wire_summary(&wall),
+    });
     let ratio = if unit == 0 {
         let ones = vec![1.0; measured.len()];
-        ratio_ci(&ones, level).map(|r| Ratios { cpu: r.clone(), wall: r })
+        ratio_ci(&ones, level).map(|r| Ratios {
+            cpu: r.clone(),
+            wall: r,
+        })
     } else {
-        let c = ratio_ci(&ratios(&out.runs, out.warmup, unit, phase, Clock::Cpu), level);
-        let w = ratio_ci(&ratios(&out.runs, out.warmup, unit, phase, Clock::Wall), level);
+        let c = ratio_ci(
+            &ratios(&out.runs, out.warmup, unit, phase, Clock::Cpu),
+            level,
+        );
+        let w = ratio_ci(
+            &ratios(&out.runs, out.warmup, unit, phase, Clock::Wall),
+            level,
+        );
         c.zip(w).map(|(cpu, wall)| Ratios { cpu, wall })
     };
-    let contentions: Vec<f64> = measured.iter().filter(|r| r.sample.cpu_s > 0.0).map(|r| r.sample.wall_s / r.sample.cpu_s).collect();
+    let contentions: Vec<f64> = measured
+        .iter()
+        .filter(|r| r.sample.cpu_s > 0.0)
+        .map(|r| r.sample.wall_s / r.sample.cpu_s)
+        .collect();
     let contention = (!contentions.is_empty()).then(|| round_ratio(median(&contentions)));
     PhaseFigures {
         runs,
@@ -345,7 +427,14 @@ mod tests {
             self.calls.push((unit, phase.clone()));
             let j = 1.0 + self.spread * (self.jitter.below(1000) as f64 / 1000.0 - 0.5);
             let t = self.base[unit] * j;
-            Sample { wall_s: t * 1.01, cpu_s: t, maxrss_kib: 1000, ok: true, wrong: None, timed_out: false }
+            Sample {
+                wall_s: t * 1.01,
+                cpu_s: t,
+                maxrss_kib: 1000,
+                ok: true,
+                wrong: None,
+                timed_out: false,
+            }
         }
     }
 
@@ -365,18 +454,32 @@ mod tests {
     }
 
     fn units(n: usize) -> Vec<Unit> {
-        (0..n).map(|_| Unit { phases: vec![Phase::from("mix"), Phase::from("fib")], clock: Clock::Cpu }).collect()
+        (0..n)
+            .map(|_| Unit {
+                phases: vec![Phase::from("mix"), Phase::from("fib")],
+                clock: Clock::Cpu,
+            })
+            .collect()
     }
 
     #[test]
     fn every_round_runs_every_unit_once_and_the_reference_per_chunk() {
-        let mut ex = Scripted { base: vec![1.0, 2.0, 1.5, 1.0, 3.0, 0.5, 0.7], calls: vec![], jitter: SplitMix64::new(1), spread: 0.0 };
+        let mut ex = Scripted {
+            base: vec![1.0, 2.0, 1.5, 1.0, 3.0, 0.5, 0.7],
+            calls: vec![],
+            jitter: SplitMix64::new(1),
+            spread: 0.0,
+        };
         let out = run(&units(7), &params(4, 4), &mut ex, &mut |_| {});
         assert_eq!(out.stopped, "fixed");
         assert_eq!(out.measured_rounds, 4);
         for round in 0..5 {
             for phase in ["mix", "fib"] {
-                let in_round: Vec<&Recorded> = out.runs.iter().filter(|r| r.round == round && r.phase.as_str() == phase).collect();
+                let in_round: Vec<&Recorded> = out
+                    .runs
+                    .iter()
+                    .filter(|r| r.round == round && r.phase.as_str() == phase)
+                    .collect();
                 // 6 rows in chunks of 3 → 2 reference runs
                 assert_eq!(in_round.iter().filter(|r| r.unit == 0).count(), 2);
                 for u in 1..7 {
@@ -393,7 +496,12 @@ mod tests {
     #[test]
     fn orders_differ_between_rounds_and_replay_from_the_seed() {
         let go = |seed| {
-            let mut ex = Scripted { base: vec![1.0; 6], calls: vec![], jitter: SplitMix64::new(1), spread: 0.0 };
+            let mut ex = Scripted {
+                base: vec![1.0; 6],
+                calls: vec![],
+                jitter: SplitMix64::new(1),
+                spread: 0.0,
+            };
             let mut p = params(6, 6);
             p.seed = seed;
             run(&units(6), &p, &mut ex, &mut |_| {});
@@ -405,12 +513,22 @@ mod tests {
 
     #[test]
     fn adaptive_budget_adds_rounds_while_wide_and_stops_at_max() {
-        let mut ex = Scripted { base: vec![1.0, 1.0], calls: vec![], jitter: SplitMix64::new(3), spread: 0.2 };
+        let mut ex = Scripted {
+            base: vec![1.0, 1.0],
+            calls: vec![],
+            jitter: SplitMix64::new(3),
+            spread: 0.2,
+        };
         let out = run(&units(2), &params(10, 30), &mut ex, &mut |_| {});
         assert_eq!(out.stopped, "max_rounds");
         assert_eq!(out.measured_rounds, 30);
 
-        let mut quiet = Scripted { base: vec![1.0, 1.0], calls: vec![], jitter: SplitMix64::new(3), spread: 0.001 };
+        let mut quiet = Scripted {
+            base: vec![1.0, 1.0],
+            calls: vec![],
+            jitter: SplitMix64::new(3),
+            spread: 0.001,
+        };
         let out = run(&units(2), &params(10, 30), &mut quiet, &mut |_| {});
         assert_eq!(out.stopped, "converged");
         assert_eq!(out.measured_rounds, 10);
@@ -418,7 +536,12 @@ mod tests {
 
     #[test]
     fn warmup_is_recorded_but_excluded() {
-        let mut ex = Scripted { base: vec![1.0, 2.0], calls: vec![], jitter: SplitMix64::new(1), spread: 0.0 };
+        let mut ex = Scripted {
+            base: vec![1.0, 2.0],
+            calls: vec![],
+            jitter: SplitMix64::new(1),
+            spread: 0.0,
+        };
         let out = run(&units(2), &params(3, 3), &mut ex, &mut |_| {});
         let f = figures(&out, 1, &Phase::from("mix"), 0.95);
         assert_eq!(f.runs.len(), 4);

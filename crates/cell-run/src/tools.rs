@@ -27,7 +27,11 @@ pub struct Missing {
 
 impl std::fmt::Display for Missing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "not installed: `{}` is not on PATH ({})", self.tool, self.hint)
+        write!(
+            f,
+            "not installed: `{}` is not on PATH ({})",
+            self.tool, self.hint
+        )
     }
 }
 
@@ -46,7 +50,8 @@ pub fn which(program: &str) -> Option<PathBuf> {
 
 fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt as _;
-    p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    p.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// Finds every tool of a toolchain and asks each for its version.
@@ -55,7 +60,10 @@ pub fn probe(tc: &Toolchain) -> Result<Probed, Missing> {
     let mut versions = BTreeMap::new();
     for tool in tc.tools.values() {
         let Some(path) = which(&tool.program) else {
-            return Err(Missing { tool: tool.program.clone(), hint: tc.hint.clone() });
+            return Err(Missing {
+                tool: tool.program.clone(),
+                hint: tc.hint.clone(),
+            });
         };
         versions.insert(tool.name.clone(), version(tool, &path));
         paths.insert(tool.name.clone(), path);
@@ -65,11 +73,18 @@ pub fn probe(tc: &Toolchain) -> Result<Probed, Missing> {
 
 /// Runs the version command of `tool` at `path`: stdout if it printed any, else stderr.
 fn version(tool: &Tool, path: &Path) -> ToolVersion {
-    let out = Command::new(path).args(&tool.version_args).stdin(Stdio::null()).output();
+    let out = Command::new(path)
+        .args(&tool.version_args)
+        .stdin(Stdio::null())
+        .output();
     let printed = match out {
         Ok(o) => {
             let stdout = String::from_utf8_lossy(&o.stdout).trim().to_owned();
-            if stdout.is_empty() { String::from_utf8_lossy(&o.stderr).trim().to_owned() } else { stdout }
+            if stdout.is_empty() {
+                String::from_utf8_lossy(&o.stderr).trim().to_owned()
+            } else {
+                stdout
+            }
         }
         Err(e) => format!("(version command failed: {e})"),
     };
@@ -77,7 +92,10 @@ fn version(tool: &Tool, path: &Path) -> ToolVersion {
     argv.extend(tool.version_args.iter().cloned());
     ToolVersion {
         path: path.display().to_string(),
-        resolved: std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned()).display().to_string(),
+        resolved: std::fs::canonicalize(path)
+            .unwrap_or_else(|_| path.to_owned())
+            .display()
+            .to_string(),
         argv,
         printed,
     }

@@ -84,7 +84,9 @@ impl fmt::Display for RunId {
 }
 
 /// A SHA-256 digest: 64 lowercase hex digits.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(try_from = "String", into = "String")]
 #[schemars(with = "Sha256Repr")]
 pub struct Sha256(String);

@@ -121,7 +121,9 @@ pub struct Subject {
 }
 
 /// Which clock a verdict is read from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Clock {
     /// User + system CPU time of the process (`wait4` rusage).
@@ -367,7 +369,9 @@ pub struct Contention {
 }
 
 /// The outcome of a job or a cell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Every answer right, the tooth seen, the control quiet.

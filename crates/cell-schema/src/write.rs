@@ -19,6 +19,21 @@ pub fn to_json<T: Serialize>(value: &T) -> String {
     s
 }
 
+/// Writes a file through a temporary sibling and a rename, so no reader ever sees half of it
+/// and a failure leaves the old file (or none) in place.
+pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut tmp, bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -28,16 +43,4 @@ mod tests {
         assert!((round_time(0.123_456_789) - 0.123_456_8).abs() < 1e-12);
         assert!((round_ratio(1.234_56) - 1.2346).abs() < 1e-12);
     }
-}
-
-/// Writes a file through a temporary sibling and a rename, so no reader ever sees half of it
-/// and a failure leaves the old file (or none) in place.
-pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut tmp, bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }

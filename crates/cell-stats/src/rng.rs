@@ -1,7 +1,7 @@
 //! A tiny seeded generator: the same seed gives the same orders on every platform and every
 //! version of `cell`, which an external crate's generator does not promise.
 
-/// SplitMix64 (Steele, Lea, Flood 2014).
+/// `SplitMix64` (Steele, Lea, Flood 2014).
 #[derive(Clone, Debug)]
 pub struct SplitMix64 {
     state: u64,

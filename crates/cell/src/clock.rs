@@ -4,11 +4,16 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// `(YYYY-MM-DD, HHMMSS)` of now, UTC.
 pub fn utc_now() -> (String, String) {
-    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
     let days = i64::try_from(secs / 86_400).unwrap_or(0);
     let rem = secs % 86_400;
     let (y, m, d) = civil_from_days(days);
-    (format!("{y:04}-{m:02}-{d:02}"), format!("{:02}{:02}{:02}", rem / 3600, rem % 3600 / 60, rem % 60))
+    (
+        format!("{y:04}-{m:02}-{d:02}"),
+        format!("{:02}{:02}{:02}", rem / 3600, rem % 3600 / 60, rem % 60),
+    )
 }
 
 /// Days since 1970-01-01 → proleptic Gregorian (year, month, day), by 400-year eras.
@@ -27,7 +32,9 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 
 /// A seed from the clock, for runs that do not pass `--seed` (it is recorded either way).
 pub fn clock_seed() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_nanos() % u128::from(u64::MAX)).unwrap_or(0))
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| {
+        u64::try_from(d.as_nanos() % u128::from(u64::MAX)).unwrap_or(0)
+    })
 }
 
 #[cfg(test)]

@@ -21,11 +21,20 @@ impl Progress {
         let tty = std::io::stderr().is_terminal();
         let bar = (tty && !cli.quiet).then(|| {
             let b = ProgressBar::new(0);
-            b.set_style(ProgressStyle::with_template("{prefix:>8} [{bar:30}] {pos}/{len} rounds {msg}").expect("static template").progress_chars("=> "));
+            b.set_style(
+                ProgressStyle::with_template("{prefix:>8} [{bar:30}] {pos}/{len} rounds {msg}")
+                    .expect("static template")
+                    .progress_chars("=> "),
+            );
             b.set_prefix(job.to_owned());
             b
         });
-        Self { job: job.to_owned(), bar, quiet: cli.quiet, verbose: cli.verbose }
+        Self {
+            job: job.to_owned(),
+            bar,
+            quiet: cli.quiet,
+            verbose: cli.verbose,
+        }
     }
 
     /// Shows one event.
@@ -40,8 +49,12 @@ impl Progress {
                     eprintln!("[{}] building {r}", self.job);
                 }
             }
-            (Event::Skipped(s), Some(b)) => b.println(format!("[{}] skipped {}: {}", self.job, s.row, s.message)),
-            (Event::Skipped(s), None) => eprintln!("[{}] skipped {}: {}", self.job, s.row, s.message),
+            (Event::Skipped(s), Some(b)) => {
+                b.println(format!("[{}] skipped {}: {}", self.job, s.row, s.message));
+            }
+            (Event::Skipped(s), None) => {
+                eprintln!("[{}] skipped {}: {}", self.job, s.row, s.message);
+            }
             (Event::Timing { units }, Some(b)) => b.set_message(format!("timing {units} binaries")),
             (Event::Timing { units }, None) => eprintln!("[{}] timing {units} binaries", self.job),
             (Event::Round(r), Some(b)) => {

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{assert_valid, cell, project, read_json, repo_root, VERSIONS};
+use common::{VERSIONS, assert_valid, cell, project, read_json, repo_root};
 use predicates::prelude::*;
 
 #[test]
@@ -10,23 +10,52 @@ fn a_job_writes_results_facts_and_markdown_that_validate() {
     let tmp = tempfile::tempdir().unwrap();
     let root = project(tmp.path(), VERSIONS, "");
     let out = tmp.path().join("job");
-    cell().args(["run", "--cell", "local", "--toolchain", "clang", "--seed", "7"]).arg("--root").arg(&root).arg("--out").arg(&out)
+    cell()
+        .args([
+            "run",
+            "--cell",
+            "local",
+            "--toolchain",
+            "clang",
+            "--seed",
+            "7",
+        ])
+        .arg("--root")
+        .arg(&root)
+        .arg("--out")
+        .arg(&out)
         .assert()
         .success()
         .stdout(predicate::str::contains("c-slow"));
     let results = read_json(&out.join("results.json"));
     assert_valid("results", &results);
     assert_valid("facts", &read_json(&out.join("facts.json")));
-    assert!(std::fs::read_to_string(out.join("RESULTS.md")).unwrap().contains("## mix"));
+    assert!(
+        std::fs::read_to_string(out.join("RESULTS.md"))
+            .unwrap()
+            .contains("## mix")
+    );
     assert_eq!(results["schema_version"], 1);
     assert_eq!(results["protocol"]["seed"], 7);
     assert_eq!(results["protocol"]["measured_rounds"], 3);
     // The reference and the control are byte-identical binaries under different paths.
     let rows = &results["rows"];
-    assert_eq!(rows["c-fast"]["build"]["sha256"], rows["control"]["build"]["sha256"]);
-    assert_ne!(rows["c-fast"]["build"]["binary"], rows["control"]["build"]["binary"]);
+    assert_eq!(
+        rows["c-fast"]["build"]["sha256"],
+        rows["control"]["build"]["sha256"]
+    );
+    assert_ne!(
+        rows["c-fast"]["build"]["binary"],
+        rows["control"]["build"]["binary"]
+    );
     // Every repetition is kept, warm-up included, and the tooth sees 10x the work.
-    assert_eq!(rows["c-slow"]["phases"]["mix"]["runs"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        rows["c-slow"]["phases"]["mix"]["runs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        4
+    );
     let tooth = results["tooth"]["ratio"]["median"].as_f64().unwrap();
     assert!(tooth > 3.0, "tooth {tooth}");
     // The version is the one printed by the clang that built, recorded with its path.
@@ -48,10 +77,17 @@ run = ["{bin}", "{phase}"]
 "#;
     let root = project(tmp.path(), VERSIONS, extra);
     let out = tmp.path().join("job");
-    cell().args(["run", "--cell", "local", "--toolchain", "clang"]).arg("--root").arg(&root).arg("--out").arg(&out)
+    cell()
+        .args(["run", "--cell", "local", "--toolchain", "clang"])
+        .arg("--root")
+        .arg(&root)
+        .arg("--out")
+        .arg(&out)
         .assert()
         .code(1)
-        .stdout(predicate::str::contains("wrong answer: row `c-wrong` on phase `mix`"));
+        .stdout(predicate::str::contains(
+            "wrong answer: row `c-wrong` on phase `mix`",
+        ));
     let results = read_json(&out.join("results.json"));
     assert_valid("results", &results);
     let mix = &results["rows"]["c-wrong"]["phases"]["mix"];
@@ -59,22 +95,46 @@ run = ["{bin}", "{phase}"]
     assert!(mix["wrong"].as_str().unwrap().contains("41"));
     assert_eq!(mix["runs"].as_array().unwrap().len(), 4);
     assert!(mix["stats"]["cpu"]["median"].as_f64().unwrap() > 0.0);
-    assert_eq!(results["rows"]["c-wrong"]["phases"]["fib"]["answer_ok"], true);
+    assert_eq!(
+        results["rows"]["c-wrong"]["phases"]["fib"]["answer_ok"],
+        true
+    );
     assert_eq!(results["verdict"]["status"], "failed");
 }
 
 #[test]
 fn a_relative_out_dir_builds_every_row_of_the_real_workload() {
     let tmp = tempfile::tempdir().unwrap();
-    cell().current_dir(tmp.path()).args(["run", "--cell", "local", "--toolchain", "clang", "--reps", "1", "--out", "rel/dir"]).arg("--root").arg(repo_root())
+    cell()
+        .current_dir(tmp.path())
+        .args([
+            "run",
+            "--cell",
+            "local",
+            "--toolchain",
+            "clang",
+            "--reps",
+            "1",
+            "--out",
+            "rel/dir",
+        ])
+        .arg("--root")
+        .arg(repo_root())
         .assert()
         .success();
     let results = read_json(&tmp.path().join("rel/dir/results.json"));
     assert_valid("results", &results);
     for row in ["c-O2", "c-O0", "control"] {
         let bin = results["rows"][row]["build"]["binary"].as_str().unwrap();
-        assert!(std::path::Path::new(bin).is_absolute() && std::path::Path::new(bin).exists(), "{row}: {bin}");
-        assert!(results["rows"][row]["phases"]["mix"]["answer_ok"].as_bool().unwrap());
+        assert!(
+            std::path::Path::new(bin).is_absolute() && std::path::Path::new(bin).exists(),
+            "{row}: {bin}"
+        );
+        assert!(
+            results["rows"][row]["phases"]["mix"]["answer_ok"]
+                .as_bool()
+                .unwrap()
+        );
     }
 }
 
@@ -129,22 +189,55 @@ run = ["{bin}", "{phase}"]
 "#;
     let root = project(tmp.path(), VERSIONS, extra);
     let out = tmp.path().join("job");
-    cell().args(["run", "--cell", "local", "--toolchain", "clang", "--reps", "2"]).arg("--root").arg(&root).arg("--out").arg(&out).assert().success();
+    cell()
+        .args([
+            "run",
+            "--cell",
+            "local",
+            "--toolchain",
+            "clang",
+            "--reps",
+            "2",
+        ])
+        .arg("--root")
+        .arg(&root)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
     let results = read_json(&out.join("results.json"));
     let s = &results["skipped"][0];
     assert_eq!(s["reason"], "build_failed");
     assert_eq!(s["exit_code"], 1);
-    assert!(s["log_tail"].as_array().unwrap().iter().any(|l| l.as_str().unwrap().contains("error")));
+    assert!(
+        s["log_tail"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l.as_str().unwrap().contains("error"))
+    );
 }
 
 #[test]
 fn unknown_cell_or_toolchain_is_exit_2_listing_the_known_ones() {
-    cell().args(["run", "--cell", "nowhere", "--toolchain", "clang"]).arg("--root").arg(repo_root())
+    cell()
+        .args(["run", "--cell", "nowhere", "--toolchain", "clang"])
+        .arg("--root")
+        .arg(repo_root())
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("unknown cell `nowhere`").and(predicate::str::contains("ubuntu-24.04")));
-    cell().args(["run", "--cell", "local", "--toolchain", "fortran"]).arg("--root").arg(repo_root())
+        .stderr(
+            predicate::str::contains("unknown cell `nowhere`")
+                .and(predicate::str::contains("ubuntu-24.04")),
+        );
+    cell()
+        .args(["run", "--cell", "local", "--toolchain", "fortran"])
+        .arg("--root")
+        .arg(repo_root())
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("unknown toolchain `fortran`").and(predicate::str::contains("clang, cs, gcc, go, rust, zig")));
+        .stderr(
+            predicate::str::contains("unknown toolchain `fortran`")
+                .and(predicate::str::contains("clang, cs, gcc, go, rust, zig")),
+        );
 }

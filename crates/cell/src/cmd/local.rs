@@ -15,14 +15,21 @@ use crate::progress::Progress;
 pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let plan = super::load_plan(cli)?;
     let cell = Cell::local();
-    let names: Vec<String> = if args.toolchains.is_empty() { plan.toolchains.keys().map(ToString::to_string).collect() } else { args.toolchains.clone() };
+    let names: Vec<String> = if args.toolchains.is_empty() {
+        plan.toolchains.keys().map(ToString::to_string).collect()
+    } else {
+        args.toolchains.clone()
+    };
     for n in &names {
         plan.toolchain(n).map_err(anyhow::Error::msg)?;
     }
     // The reference must be here: without it no ratio exists.
     let ref_tc = plan.reference_toolchain();
     if let Err(missing) = cell_run::tools::probe(ref_tc) {
-        anyhow::bail!("the reference row `{}` cannot be built: {missing}", plan.settings.reference);
+        anyhow::bail!(
+            "the reference row `{}` cannot be built: {missing}",
+            plan.settings.reference
+        );
     }
 
     let (date, stamp) = crate::clock::utc_now();
@@ -39,32 +46,61 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
             if !cli.quiet {
                 eprintln!("[{name}] {m}");
             }
-            missing.push(MissingJob { toolchain: tc.name.clone(), conclusion: m.to_string() });
+            missing.push(MissingJob {
+                toolchain: tc.name.clone(),
+                conclusion: m.to_string(),
+            });
             continue;
         }
         let out = jobs_dir.join(format!("cell-{}-{name}-a1", cell.id()));
-        let opts = cell_run::JobOptions { out: out.clone(), reps: args.reps, seed };
+        let opts = cell_run::JobOptions {
+            out: out.clone(),
+            reps: args.reps,
+            seed,
+        };
         let mut progress = Progress::new(cli, name);
-        let result = cell_run::run_job(&plan, cell_model::LOCAL_LABEL, name, &opts, &mut |e| progress.event(&e))
-            .with_context(|| format!("job {name}"))?;
+        let result = cell_run::run_job(&plan, cell_model::LOCAL_LABEL, name, &opts, &mut |e| {
+            progress.event(&e);
+        })
+        .with_context(|| format!("job {name}"))?;
         progress.finish();
         if !cli.quiet {
-            eprintln!("[{name}] {:?} in {:.1} s ({} measured rounds)", result.verdict.status, result.cost.total_s, result.protocol.measured_rounds);
+            eprintln!(
+                "[{name}] {:?} in {:.1} s ({} measured rounds)",
+                result.verdict.status, result.cost.total_s, result.protocol.measured_rounds
+            );
         }
         inputs.push(JobInput { result, attempt: 1 });
     }
 
-    let run = RunInfo { id: format!("local-{stamp}"), date, source: "local".into(), head_sha: None, attempt: None, partial: false };
+    let run = RunInfo {
+        id: format!("local-{stamp}"),
+        date,
+        source: "local".into(),
+        head_sha: None,
+        attempt: None,
+        partial: false,
+    };
     let missing_by_cell = BTreeMap::from([(cell.id(), missing)]);
     let cells = cell_collect::merge_run(&run, inputs, &missing_by_cell);
-    cell_collect::write_run_dir(&run_dir, &cells).with_context(|| format!("writing {}", run_dir.display()))?;
+    cell_collect::write_run_dir(&run_dir, &cells)
+        .with_context(|| format!("writing {}", run_dir.display()))?;
     let results: Vec<_> = cells.iter().map(|c| c.result.clone()).collect();
     match cli.format {
         Format::Json => print!("{}", cell_schema::to_json(&results)),
         Format::Human => print!("{}", cell_report::text_summary(&results)),
     }
     if !cli.quiet {
-        eprintln!("wrote {}", std::path::absolute(&run_dir).unwrap_or(run_dir).display());
+        eprintln!(
+            "wrote {}",
+            std::path::absolute(&run_dir).unwrap_or(run_dir).display()
+        );
     }
-    Ok(if results.iter().any(|c| c.verdict.status == Status::Failed) { Exit::Gate } else { Exit::Ok })
+    Ok(
+        if results.iter().any(|c| c.verdict.status == Status::Failed) {
+            Exit::Gate
+        } else {
+            Exit::Ok
+        },
+    )
 }

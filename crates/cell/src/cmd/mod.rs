@@ -28,5 +28,6 @@ pub fn dispatch(cli: &Cli) -> anyhow::Result<Exit> {
 
 /// Loads and resolves the plan under `--root`.
 pub fn load_plan(cli: &Cli) -> anyhow::Result<cell_model::Plan> {
-    cell_model::Plan::load(&cli.root).with_context(|| format!("loading the cell definition under {}", cli.root.display()))
+    cell_model::Plan::load(&cli.root)
+        .with_context(|| format!("loading the cell definition under {}", cli.root.display()))
 }

@@ -9,17 +9,37 @@ use crate::progress::Progress;
 /// Runs one job and prints its table.
 pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let plan = super::load_plan(cli)?;
-    let opts = cell_run::JobOptions { out: args.out.clone(), reps: args.reps, seed: args.seed.unwrap_or_else(crate::clock::clock_seed) };
+    let opts = cell_run::JobOptions {
+        out: args.out.clone(),
+        reps: args.reps,
+        seed: args.seed.unwrap_or_else(crate::clock::clock_seed),
+    };
     let mut progress = Progress::new(cli, &args.toolchain);
-    let result = cell_run::run_job(&plan, &args.cell, &args.toolchain, &opts, &mut |e| progress.event(&e))
-        .with_context(|| format!("cell run --cell {} --toolchain {}", args.cell, args.toolchain))?;
+    let result = cell_run::run_job(&plan, &args.cell, &args.toolchain, &opts, &mut |e| {
+        progress.event(&e);
+    })
+    .with_context(|| {
+        format!(
+            "cell run --cell {} --toolchain {}",
+            args.cell, args.toolchain
+        )
+    })?;
     progress.finish();
     match cli.format {
         Format::Json => print!("{}", cell_schema::to_json(&result)),
         Format::Human => print!("{}", cell_report::job_text(&result)),
     }
     if !cli.quiet {
-        eprintln!("wrote {}", std::path::absolute(&args.out).unwrap_or_else(|_| args.out.clone()).display());
+        eprintln!(
+            "wrote {}",
+            std::path::absolute(&args.out)
+                .unwrap_or_else(|_| args.out.clone())
+                .display()
+        );
     }
-    Ok(if result.verdict.status == cell_schema::Status::Failed { Exit::Gate } else { Exit::Ok })
+    Ok(if result.verdict.status == cell_schema::Status::Failed {
+        Exit::Gate
+    } else {
+        Exit::Ok
+    })
 }

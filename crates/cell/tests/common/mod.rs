@@ -27,7 +27,8 @@ int main(int argc, char **argv) {
 }
 "#;
 
-pub const VERSIONS: &str = "REPS=4\nDROP=1\nREPS_MAX=4\nPHASES=mix,fib\nTOOTH_PHASE=mix\nTOOTH_MIN=2\nREFERENCE=c-fast\n";
+pub const VERSIONS: &str =
+    "REPS=4\nDROP=1\nREPS_MAX=4\nPHASES=mix,fib\nTOOTH_PHASE=mix\nTOOTH_MIN=2\nREFERENCE=c-fast\n";
 
 pub const BASE_TOML: &str = r#"
 workload = "bench/workload"
@@ -65,14 +66,21 @@ pub fn project(dir: &Path, versions: &str, extra_toml: &str) -> PathBuf {
     std::fs::create_dir_all(root.join("cell")).unwrap();
     std::fs::create_dir_all(root.join("bench/workload/c")).unwrap();
     std::fs::write(root.join("versions.env"), versions).unwrap();
-    std::fs::write(root.join("cell/cell.toml"), format!("{BASE_TOML}\n{extra_toml}")).unwrap();
+    std::fs::write(
+        root.join("cell/cell.toml"),
+        format!("{BASE_TOML}\n{extra_toml}"),
+    )
+    .unwrap();
     std::fs::write(root.join("bench/workload/c/main.c"), TINY_C).unwrap();
     root
 }
 
 /// The repository root (two levels above this crate).
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 /// `cell` as a command.
@@ -88,10 +96,20 @@ pub fn assert_valid(kind: &str, value: &serde_json::Value) {
     assert!(out.status.success());
     let schema: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let validator = jsonschema::validator_for(&schema).expect("the emitted schema compiles");
-    let errors: Vec<String> = validator.iter_errors(value).map(|e| format!("{} at {}", e, e.instance_path)).collect();
-    assert!(errors.is_empty(), "{kind} does not validate:\n{}", errors.join("\n"));
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{kind} does not validate:\n{}",
+        errors.join("\n")
+    );
 }
 
 pub fn read_json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+    serde_json::from_str(
+        &std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap()
 }
