@@ -1,5 +1,6 @@
 //! `cell_run::fetch` as a library: `.tar.xz`, the caps, links that stay inside, and `unpack`
 //! on its own (no network), plus `fetch` against a loopback HTTP/1.1 server.
+#![cfg(unix)]
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Write};
@@ -357,6 +358,26 @@ fn refusals_name_the_entry_and_are_integrity_failures() {
             "{entry}: something was left"
         );
     }
+}
+
+#[test]
+fn parents_created_for_a_refused_archive_are_removed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = put(
+        tmp.path(),
+        "bad.tar.gz",
+        &gz(&tar(&[Entry::File("../x", b"", 0o644)])),
+    );
+    let dest = tmp.path().join("new/deeper/out");
+    let err = unpack(
+        &archive,
+        ArchiveKind::TarGz,
+        &dest,
+        &UnpackOptions::default(),
+    )
+    .unwrap_err();
+    assert!(err.is_integrity(), "{err}");
+    assert_eq!(names(tmp.path()), ["bad.tar.gz"]);
 }
 
 #[test]

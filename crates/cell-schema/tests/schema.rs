@@ -1,0 +1,28 @@
+//! The emitted JSON Schemas are snapshotted, so a change to the wire format shows in review;
+//! the copies under docs/schema/ must match what `cell schema` prints.
+
+#[test]
+fn results_schema_snapshot() {
+    insta::assert_json_snapshot!("results.schema", cell_schema::results_schema());
+}
+
+#[test]
+fn facts_schema_snapshot() {
+    insta::assert_json_snapshot!("facts.schema", cell_schema::facts_schema());
+}
+
+#[test]
+fn docs_copies_are_current() {
+    let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/schema");
+    for (file, schema) in [("results.schema.json", cell_schema::results_schema()), ("facts.schema.json", cell_schema::facts_schema())] {
+        let committed = std::fs::read_to_string(docs.join(file)).unwrap_or_default();
+        assert_eq!(committed, cell_schema::to_json(&schema), "docs/schema/{file} is stale: run `cargo run -p cell -- schema {} > docs/schema/{file}`", file.split('.').next().unwrap());
+    }
+}
+
+#[test]
+fn a_newer_schema_version_is_refused() {
+    let err = cell_schema::read_results(r#"{"schema_version": 2, "kind": "job"}"#).unwrap_err();
+    assert!(err.to_string().contains("schema_version 2 is newer than this cell understands (1): upgrade cell"), "{err}");
+    assert!(cell_schema::read_results(r#"{"kind": "job"}"#).is_err());
+}
