@@ -14,15 +14,27 @@ fn facts_schema_snapshot() {
 #[test]
 fn docs_copies_are_current() {
     let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/schema");
-    for (file, schema) in [("results.schema.json", cell_schema::results_schema()), ("facts.schema.json", cell_schema::facts_schema())] {
+    for (file, schema) in [
+        ("results.schema.json", cell_schema::results_schema()),
+        ("facts.schema.json", cell_schema::facts_schema()),
+    ] {
         let committed = std::fs::read_to_string(docs.join(file)).unwrap_or_default();
-        assert_eq!(committed, cell_schema::to_json(&schema), "docs/schema/{file} is stale: run `cargo run -p cell -- schema {} > docs/schema/{file}`", file.split('.').next().unwrap());
+        assert_eq!(
+            committed,
+            cell_schema::to_json(&schema),
+            "docs/schema/{file} is stale: run `cargo run -p cell -- schema {} > docs/schema/{file}`",
+            file.split('.').next().unwrap()
+        );
     }
 }
 
 #[test]
 fn a_newer_schema_version_is_refused() {
     let err = cell_schema::read_results(r#"{"schema_version": 2, "kind": "job"}"#).unwrap_err();
-    assert!(err.to_string().contains("schema_version 2 is newer than this cell understands (1): upgrade cell"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("schema_version 2 is newer than this cell understands (1): upgrade cell"),
+        "{err}"
+    );
     assert!(cell_schema::read_results(r#"{"kind": "job"}"#).is_err());
 }

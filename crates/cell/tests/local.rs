@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{assert_valid, cell, project, read_json, VERSIONS};
+use common::{VERSIONS, assert_valid, cell, project, read_json};
 use predicates::prelude::*;
 
 const TWO_TOOLCHAINS: &str = r#"
@@ -34,16 +34,30 @@ fn local_runs_every_installed_job_and_merges_them_per_cell() {
     let tmp = tempfile::tempdir().unwrap();
     let root = project(tmp.path(), VERSIONS, TWO_TOOLCHAINS);
     let out = tmp.path().join("runs");
-    let assert = cell().args(["local", "--seed", "3"]).arg("--root").arg(&root).arg("--out").arg(&out).assert().success();
+    let assert = cell()
+        .args(["local", "--seed", "3"])
+        .arg("--root")
+        .arg(&root)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
     let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
     // Per phase, every row with its ratio and CI; the absent toolchain listed, not fatal.
     for needle in ["mix", "fib", "c-fast", "c-slow", "gcc-O2", "ratio", "CI"] {
         assert!(stdout.contains(needle), "stdout lacks {needle}:\n{stdout}");
     }
-    assert!(stderr.contains("[ghost] not installed: `ghostc` is not on PATH"), "{stderr}");
+    assert!(
+        stderr.contains("[ghost] not installed: `ghostc` is not on PATH"),
+        "{stderr}"
+    );
 
-    let runs: Vec<_> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).filter(|n| n != "jobs").collect();
+    let runs: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n != "jobs")
+        .collect();
     assert_eq!(runs.len(), 1, "{runs:?}");
     assert!(runs[0].contains("-local-"), "{}", runs[0]);
     let cell_id = format!("{}-{}-local", std::env::consts::OS, std::env::consts::ARCH);
@@ -52,23 +66,37 @@ fn local_runs_every_installed_job_and_merges_them_per_cell() {
     assert_valid("results", &merged);
     assert!(dir.join("RESULTS.md").is_file());
     for tc in ["clang", "gcc"] {
-        assert_valid("facts", &read_json(&dir.join("facts").join(format!("{tc}.json"))));
+        assert_valid(
+            "facts",
+            &read_json(&dir.join("facts").join(format!("{tc}.json"))),
+        );
     }
     assert_eq!(merged["kind"], "cell");
     // Each row keeps the ratio of its own job; the reference is listed per job, never averaged.
     assert_eq!(merged["rows"]["gcc-O2"]["job"], "gcc");
     assert_eq!(merged["rows"]["c-slow"]["job"], "clang");
     assert_eq!(merged["rows"]["c-fast"]["job"], "clang");
-    assert_eq!(merged["rows"]["c-fast"]["phases"]["mix"]["ratio"]["cpu"]["median"], 1.0);
+    assert_eq!(
+        merged["rows"]["c-fast"]["phases"]["mix"]["ratio"]["cpu"]["median"],
+        1.0
+    );
     assert!(merged["rows"].get("control").is_none());
     for tc in ["clang", "gcc"] {
-        assert!(merged["jobs"][tc]["reference"]["phases"]["mix"]["stats"]["cpu"]["median"].as_f64().unwrap() > 0.0);
+        assert!(
+            merged["jobs"][tc]["reference"]["phases"]["mix"]["stats"]["cpu"]["median"]
+                .as_f64()
+                .unwrap()
+                > 0.0
+        );
         assert!(merged["jobs"][tc]["versions"].get(tc).is_some());
     }
     // gcc's job used clang only for the reference: its versions list both, clang's job not gcc.
     assert!(merged["jobs"]["clang"]["versions"].get("gcc").is_none());
     assert_eq!(merged["missing"][0]["toolchain"], "ghost");
-    let total: f64 = ["clang", "gcc"].iter().map(|t| merged["cost"]["jobs_s"][t].as_f64().unwrap()).sum();
+    let total: f64 = ["clang", "gcc"]
+        .iter()
+        .map(|t| merged["cost"]["jobs_s"][t].as_f64().unwrap())
+        .sum();
     assert!((merged["cost"]["total_s"].as_f64().unwrap() - total).abs() < 1e-6);
 }
 
@@ -76,7 +104,12 @@ fn local_runs_every_installed_job_and_merges_them_per_cell() {
 fn local_with_an_unknown_toolchain_is_exit_2() {
     let tmp = tempfile::tempdir().unwrap();
     let root = project(tmp.path(), VERSIONS, "");
-    cell().args(["local", "--toolchains", "clang,cobol"]).arg("--root").arg(&root).arg("--out").arg(tmp.path().join("o"))
+    cell()
+        .args(["local", "--toolchains", "clang,cobol"])
+        .arg("--root")
+        .arg(&root)
+        .arg("--out")
+        .arg(tmp.path().join("o"))
         .assert()
         .code(2)
         .stderr(predicate::str::contains("unknown toolchain `cobol`"));

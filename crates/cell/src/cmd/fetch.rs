@@ -1,15 +1,107 @@
 //! `cell fetch`.
 
-use clap::Args;
+use std::io::Write as _;
+use std::path::PathBuf;
 
-use crate::cli::Cli;
+use cell_run::fetch::{
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_UNPACKED_BYTES, Expected, FetchRequest,
+    Fetched, UnpackOptions, fetch,
+};
+use cell_schema::Sha256;
+use clap::{ArgGroup, Args};
+
+use crate::cli::{Cli, Format};
 use crate::exit::Exit;
 
 /// `cell fetch --url URL (--sha256 HEX | --sha256-url URL) --into DIR`.
 #[derive(Debug, Args)]
-pub struct FetchArgs {}
+#[command(group(ArgGroup::new("digest").required(true).args(["sha256", "sha256_url"])))]
+pub struct FetchArgs {
+    /// Archive to download (http or https; redirects are followed). Its file name picks the
+    /// format: .tar.gz/.tgz, .tar.xz/.txz or .zip.
+    #[arg(long, value_name = "URL")]
+    pub url: String,
+    /// Expected SHA-256 of the archive: 64 hex digits.
+    #[arg(long, value_name = "HEX", value_parser = Sha256::parse)]
+    pub sha256: Option<Sha256>,
+    /// URL of a .sha256 file (sha256sum format) holding the expected digest; when it lists
+    /// several files, the line naming the archive's file name is used.
+    #[arg(long, value_name = "URL")]
+    pub sha256_url: Option<String>,
+    /// Directory to unpack into; it must not exist or be empty.
+    #[arg(long, value_name = "DIR")]
+    pub into: PathBuf,
+    /// Drop this many leading path components from every entry (like tar); entries with no
+    /// more components than that are skipped.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub strip_components: usize,
+    /// Abort the download past this many bytes.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_BYTES)]
+    pub max_bytes: u64,
+    /// Refuse an archive that unpacks to more than this many bytes.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_UNPACKED_BYTES)]
+    pub max_unpacked_bytes: u64,
+    /// Refuse an archive with more than this many entries.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ENTRIES)]
+    pub max_entries: usize,
+}
 
-/// Runs `cell fetch`.
-pub fn run(_args: &FetchArgs, _cli: &Cli) -> anyhow::Result<Exit> {
-    anyhow::bail!("not written yet")
+impl FetchArgs {
+    /// The library request these arguments describe.
+    fn request(&self) -> FetchRequest {
+        let expected = match (&self.sha256, &self.sha256_url) {
+            (Some(digest), _) => Expected::Digest(digest.clone()),
+            (None, Some(url)) => Expected::DigestUrl(url.clone()),
+            (None, None) => unreachable!("clap requires --sha256 or --sha256-url"),
+        };
+        FetchRequest {
+            max_bytes: self.max_bytes,
+            unpack: UnpackOptions {
+                strip_components: self.strip_components,
+                max_unpacked_bytes: self.max_unpacked_bytes,
+                max_entries: self.max_entries,
+            },
+            ..FetchRequest::new(self.url.clone(), expected, self.into.clone())
+        }
+    }
+}
+
+/// Runs `cell fetch`: exit 0 verified and unpacked, 1 digest mismatch or unsafe archive,
+/// 2 anything else (network, HTTP status, disk, caps, arguments).
+pub fn run(args: &FetchArgs, cli: &Cli) -> anyhow::Result<Exit> {
+    match fetch(&args.request()) {
+        Ok(done) => {
+            if !cli.quiet {
+                eprintln!(
+                    "verified sha256 {} ({} bytes); unpacked {} entries into {}",
+                    done.sha256,
+                    done.bytes,
+                    done.entries,
+                    done.into.display()
+                );
+            }
+            if cli.format == Format::Json {
+                writeln!(std::io::stdout().lock(), "{}", to_json(&done))?;
+            }
+            Ok(Exit::Ok)
+        }
+        Err(err) => {
+            eprintln!("Error: {err}");
+            Ok(if err.is_integrity() {
+                Exit::Gate
+            } else {
+                Exit::Infra
+            })
+        }
+    }
+}
+
+fn to_json(done: &Fetched) -> serde_json::Value {
+    serde_json::json!({
+        "url": done.url,
+        "sha256": done.sha256.as_str(),
+        "bytes": done.bytes,
+        "entries": done.entries,
+        "into": done.into.to_string_lossy(),
+    })
 }

@@ -1,0 +1,137 @@
+//! `cell fetch`: download an archive, verify its SHA-256, and only then unpack it.
+//!
+//! The download streams into a temporary file next to the destination while it is hashed, and
+//! stops past a size cap. A digest mismatch leaves the destination exactly as it was. The
+//! archive is unpacked by [`unpack`], which refuses entries that would write outside the
+//! destination and moves the result into place with one rename.
+
+mod digest_file;
+mod download;
+mod error;
+mod unpack;
+mod url;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use cell_schema::Sha256;
+
+pub use self::error::{FetchError, Unsafe};
+pub use self::unpack::{
+    ArchiveKind, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_UNPACKED_BYTES, UnpackOptions, unpack,
+};
+
+/// The default cap on the download size: 2 GiB.
+pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
+
+/// Where the expected digest comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expected {
+    /// Given outright.
+    Digest(Sha256),
+    /// In a `.sha256` file (`sha256sum` format) at this URL.
+    DigestUrl(String),
+}
+
+/// One `cell fetch`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FetchRequest {
+    /// The archive's URL (http or https); its file name picks the archive format.
+    pub url: String,
+    /// The digest the download must have.
+    pub expected: Expected,
+    /// Where to unpack; must not exist or be an empty directory.
+    pub into: PathBuf,
+    /// Cap on the download size in bytes.
+    pub max_bytes: u64,
+    /// Caps and `--strip-components` for the unpack.
+    pub unpack: UnpackOptions,
+}
+
+impl FetchRequest {
+    /// A request with the default caps and no stripping.
+    pub fn new(url: impl Into<String>, expected: Expected, into: impl Into<PathBuf>) -> Self {
+        Self {
+            url: url.into(),
+            expected,
+            into: into.into(),
+            max_bytes: DEFAULT_MAX_BYTES,
+            unpack: UnpackOptions::default(),
+        }
+    }
+}
+
+/// What a successful fetch did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fetched {
+    /// The URL (credentials removed).
+    pub url: String,
+    /// The verified digest.
+    pub sha256: Sha256,
+    /// Bytes downloaded.
+    pub bytes: u64,
+    /// Entries unpacked.
+    pub entries: usize,
+    /// Where they are.
+    pub into: PathBuf,
+}
+
+/// Downloads `req.url`, verifies its SHA-256, and unpacks it into `req.into`.
+///
+/// Nothing is unpacked unless the digest matches; on any error `req.into` is left as it was
+/// and no temporary file or directory remains.
+pub fn fetch(req: &FetchRequest) -> Result<Fetched, FetchError> {
+    for url in std::iter::once(&req.url).chain(match &req.expected {
+        Expected::DigestUrl(u) => Some(u),
+        Expected::Digest(_) => None,
+    }) {
+        if !url::is_http(url) {
+            return Err(FetchError::Usage(format!(
+                "`{}` is not an http:// or https:// URL",
+                url::redact(url)
+            )));
+        }
+    }
+    let name = url::file_name(&req.url).ok_or_else(|| {
+        FetchError::Usage(format!(
+            "`{}` does not end in a file name, so the archive type is unknown",
+            url::redact(&req.url)
+        ))
+    })?;
+    let kind = ArchiveKind::from_file_name(&name)?;
+    unpack::check_destination(&req.into)?;
+
+    let agent = download::agent();
+    let expected = match &req.expected {
+        Expected::Digest(d) => d.clone(),
+        Expected::DigestUrl(u) => digest_file::fetch_expected(&agent, u, &name)?,
+    };
+    let downloaded =
+        download::to_temp_file(&agent, &req.url, req.max_bytes, &download_dir(&req.into))?;
+    if downloaded.sha256 != expected {
+        return Err(FetchError::Mismatch {
+            url: url::redact(&req.url),
+            expected,
+            actual: downloaded.sha256,
+        });
+    }
+    let entries = unpack(downloaded.file.path(), kind, &req.into, &req.unpack)?;
+    Ok(Fetched {
+        url: url::redact(&req.url),
+        sha256: downloaded.sha256,
+        bytes: downloaded.bytes,
+        entries,
+        into: req.into.clone(),
+    })
+}
+
+/// Next to the destination when its parent exists (same file system as the unpack), else the
+/// system's temporary directory: a failed fetch must not create the destination's parents.
+fn download_dir(into: &Path) -> PathBuf {
+    let parent = unpack::parent_dir(into);
+    if fs::metadata(parent).is_ok_and(|m| m.is_dir()) {
+        parent.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    }
+}

@@ -1,0 +1,152 @@
+//! `.sha256` files: `sha256sum` output (`HEX  NAME`, `HEX *NAME`, a bare `HEX`), and the BSD
+//! form `SHA256 (NAME) = HEX`.
+
+use cell_schema::Sha256;
+
+use super::download;
+use super::error::FetchError;
+use super::url::redact;
+
+/// A digest file larger than this is not a digest file.
+const MAX_DIGEST_FILE: u64 = 1 << 20;
+
+/// Downloads the digest file at `url` and picks the digest of `archive_name`.
+pub(super) fn fetch_expected(
+    agent: &ureq::Agent,
+    url: &str,
+    archive_name: &str,
+) -> Result<Sha256, FetchError> {
+    let mut body = download::get(agent, url)?;
+    let text = body
+        .with_config()
+        .limit(MAX_DIGEST_FILE)
+        .read_to_string()
+        .map_err(|e| match e {
+            ureq::Error::BodyExceedsLimit(_) => FetchError::DigestFile {
+                url: redact(url),
+                msg: format!("larger than {MAX_DIGEST_FILE} bytes; is it really a .sha256 file?"),
+            },
+            other => FetchError::Network {
+                url: redact(url),
+                source: Box::new(other),
+            },
+        })?;
+    pick(&text, archive_name).map_err(|msg| FetchError::DigestFile {
+        url: redact(url),
+        msg,
+    })
+}
+
+/// The digest for `archive_name` in the text of a digest file: the only one if there is one
+/// line, else the line naming `archive_name` (or a path ending in it).
+pub(super) fn pick(text: &str, archive_name: &str) -> Result<Sha256, String> {
+    let mut lines = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim_start_matches('\u{feff}').trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let parsed = parse_line(line).ok_or_else(|| {
+            let shown: String = line.chars().take(80).collect();
+            format!(
+                "line {}: expected `HEX  NAME`, `HEX *NAME`, a bare `HEX` or \
+                 `SHA256 (NAME) = HEX`, found `{shown}`",
+                i + 1
+            )
+        })?;
+        lines.push(parsed);
+    }
+    match lines.as_slice() {
+        [] => Err("no SHA-256 digest in the file".to_owned()),
+        [(digest, _)] => Ok(digest.clone()),
+        many => {
+            let names =
+                |n: &str| n == archive_name || n.rsplit(['/', '\\']).next() == Some(archive_name);
+            let mut hits = many.iter().filter(|(_, n)| n.as_deref().is_some_and(names));
+            let Some((first, _)) = hits.next() else {
+                return Err(format!(
+                    "it lists {} digests but none for `{archive_name}`; pass --sha256 instead",
+                    many.len()
+                ));
+            };
+            if hits.any(|(d, _)| d != first) {
+                return Err(format!(
+                    "it lists `{archive_name}` twice with different digests"
+                ));
+            }
+            Ok(first.clone())
+        }
+    }
+}
+
+/// One line: the digest and the file name, if any.
+fn parse_line(line: &str) -> Option<(Sha256, Option<String>)> {
+    if let Some(rest) = line.strip_prefix("SHA256 (") {
+        let (name, hex) = rest.rsplit_once(") = ")?;
+        return Some((Sha256::parse(hex).ok()?, Some(name.to_owned())));
+    }
+    // sha256sum prefixes a line with `\` when it escaped the name.
+    let line = line.strip_prefix('\\').unwrap_or(line);
+    let (hex, rest) = match line.find(char::is_whitespace) {
+        Some(i) => (&line[..i], line[i..].trim_start()),
+        None => (line, ""),
+    };
+    let digest = Sha256::parse(hex).ok()?;
+    let name = rest.strip_prefix('*').unwrap_or(rest);
+    Some((digest, (!name.is_empty()).then(|| name.to_owned())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(c: char) -> String {
+        c.to_string().repeat(64)
+    }
+
+    #[test]
+    fn bare_and_single_lines() {
+        assert_eq!(
+            pick(&format!("{}\n", hex('a')), "x.tgz").unwrap().as_str(),
+            hex('a')
+        );
+        assert_eq!(
+            pick(&format!("{}  other.tgz\n", hex('b')), "x.tgz")
+                .unwrap()
+                .as_str(),
+            hex('b')
+        );
+        assert_eq!(
+            pick(&format!("{} *x.tgz", hex('C')), "x.tgz")
+                .unwrap()
+                .as_str(),
+            hex('c')
+        );
+    }
+
+    #[test]
+    fn several_names_pick_ours() {
+        let text = format!(
+            "# digests\n{}  a.zip\n{} *dist/x.tgz\n{}  y.tgz\n",
+            hex('1'),
+            hex('2'),
+            hex('3')
+        );
+        assert_eq!(pick(&text, "x.tgz").unwrap().as_str(), hex('2'));
+        let err = pick(&text, "z.tgz").unwrap_err();
+        assert!(err.contains("none for `z.tgz`"), "{err}");
+        let bsd = format!(
+            "SHA256 (a.zip) = {}\nSHA256 (x.tgz) = {}\n",
+            hex('4'),
+            hex('5')
+        );
+        assert_eq!(pick(&bsd, "x.tgz").unwrap().as_str(), hex('5'));
+    }
+
+    #[test]
+    fn garbage_is_named() {
+        let err = pick("not a digest  x.tgz\n", "x.tgz").unwrap_err();
+        assert!(err.starts_with("line 1:"), "{err}");
+        assert!(pick("\n# nothing\n", "x.tgz").is_err());
+    }
+}
