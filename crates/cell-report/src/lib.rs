@@ -55,7 +55,7 @@ fn phase_table<'a>(rows: impl Iterator<Item = (&'a str, &'a RowResult)>, phase: 
         ("clock", Align::Left),
         ("median s", Align::Right),
         ("ratio", Align::Right),
-        ("95% CI", Align::Right),
+        ("CI", Align::Right),
         ("cpu ratio", Align::Right),
         ("wall ratio", Align::Right),
         ("n", Align::Right),
@@ -121,8 +121,8 @@ pub fn job_markdown(job: &JobResult) -> String {
     }
     let _ = writeln!(
         md,
-        "\nRatios are the median of per-round ratios to `{}` timed in this job, with their confidence interval; the verdict clock is each row's own.\n",
-        job.protocol.reference
+        "\nRatios are the median of per-round ratios to `{}` timed in this job, with a distribution-free confidence interval (level {} from 6 rounds on; below that `[min, max]`, whose level results.json gives); the verdict clock is each row's own.\n",
+        job.protocol.reference, job.protocol.ci_level
     );
     for phase in &job.protocol.phases {
         let _ = writeln!(md, "## {phase}\n");
