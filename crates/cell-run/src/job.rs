@@ -125,6 +125,7 @@ pub fn run_job(
     // Build: reference, control copy, the toolchain's rows, the tooth's slow row.
     let t_build = Instant::now();
     let mut skipped = Vec::new();
+    on(Event::Building(reference.name.clone()));
     let ref_build = match build_row(plan, &reference, &ref_probe, &out) {
         Ok(b) => b,
         Err(f) => {
@@ -135,7 +136,6 @@ pub fn run_job(
             });
         }
     };
-    on(Event::Building(reference.name.clone()));
     let control_name = RowName::from(cell_model::CONTROL_ROW);
     let control_build = copy_control(&ref_build, &bin_dir.join(control_name.as_str()))?;
 
