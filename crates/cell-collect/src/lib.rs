@@ -1,6 +1,10 @@
-//! Bringing job results home: the merge of DESIGN §5 and the run directory it writes.
-//! (The GitHub client and the git commit join this crate with `cell collect`.)
+//! Bringing a run home: the GitHub client, the merge of DESIGN §5, the atomic and idempotent
+//! run directory under `results/`, and the git commit and push.
 
+pub mod collect;
+pub mod git;
+pub mod github;
 pub mod merge;
 
+pub use collect::{CollectError, Collected, Options, Source, Written, collect};
 pub use merge::{JobInput, MergedCell, merge_run, write_run_dir};

@@ -33,9 +33,9 @@ const LITERAL_PUNCT: &str = "._-+,:/@%=^~";
 impl VersionsEnv {
     /// Reads and parses a file.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Io {
             path: path.to_owned(),
-            source,
+            error,
         })?;
         Self::parse(path, &text)
     }

@@ -6,12 +6,12 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The file cannot be read.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {error} (run cell from the repository root, or pass --root DIR)", path.display())]
     Io {
         /// The file.
         path: PathBuf,
-        /// What the OS said.
-        source: std::io::Error,
+        /// What the OS said (not a `source`: the message already shows it once).
+        error: std::io::Error,
     },
     /// A `versions.env` line is wrong.
     #[error("{}:{line}: {msg}", path.display())]

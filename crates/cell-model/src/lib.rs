@@ -27,6 +27,10 @@ pub const CELL_TOML: &str = "cell/cell.toml";
 pub const LOCAL_LABEL: &str = "local";
 /// The A/A control row's name (reserved).
 pub const CONTROL_ROW: &str = "control";
+/// Generated files `allow_dirty` may name.
+pub const DIRTY_FILES: &[&str] = &["workflow"];
+/// The `versions.env` key of the Rust that builds cell on a runner, unless `[workflow] rust` says.
+pub const DEFAULT_WORKFLOW_RUST: &str = "RUST_VERSION";
 
 /// A runner: label, OS, architecture.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -158,6 +162,21 @@ pub struct ToothDef {
     pub fast: RowName,
 }
 
+/// `[workflow]`: when the generated workflow runs, validated.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WorkflowDef {
+    /// Cron lines of the `schedule` trigger, five fields each.
+    pub schedule: Vec<String>,
+    /// Branches of the `push` trigger; empty: every branch.
+    pub branches: Vec<String>,
+    /// Paths of the `push` trigger; empty: no push trigger.
+    pub paths: Vec<String>,
+    /// The `versions.env` key of the Rust that builds cell on a runner.
+    pub rust_key: String,
+    /// Its value, when `versions.env` has it (`cell plan` requires it; `cell run` does not).
+    pub rust: Option<String>,
+}
+
 /// Everything `cell` needs, validated.
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -179,21 +198,23 @@ pub struct Plan {
     pub tooth: ToothDef,
     /// Generated files a user edits by hand.
     pub allow_dirty: Vec<String>,
+    /// When the generated workflow runs.
+    pub workflow: WorkflowDef,
 }
 
 impl Plan {
     /// Loads `versions.env` and `cell/cell.toml` under `root`, validates, resolves.
     pub fn load(root: &Path) -> Result<Self, ConfigError> {
         // Every path the plan hands out is absolute, so builds work from any cwd.
-        let root = &std::path::absolute(root).map_err(|source| ConfigError::Io {
+        let root = &std::path::absolute(root).map_err(|error| ConfigError::Io {
             path: root.to_owned(),
-            source,
+            error,
         })?;
         let env = VersionsEnv::load(&root.join(VERSIONS_ENV))?;
         let toml_path = root.join(CELL_TOML);
-        let text = std::fs::read_to_string(&toml_path).map_err(|source| ConfigError::Io {
+        let text = std::fs::read_to_string(&toml_path).map_err(|error| ConfigError::Io {
             path: toml_path.clone(),
-            source,
+            error,
         })?;
         let raw: raw::RawConfig = toml::from_str(&text).map_err(|e| ConfigError::Toml {
             path: toml_path.clone(),
@@ -516,6 +537,19 @@ impl Plan {
             );
         }
 
+        for (i, name) in raw.allow_dirty.iter().enumerate() {
+            if !DIRTY_FILES.contains(&name.as_str()) {
+                return Err(field(
+                    format!("allow_dirty[{i}]"),
+                    format!(
+                        "`{name}` is not a generated file: write {}",
+                        join(DIRTY_FILES.iter().map(|f| format!("\"{f}\"")))
+                    ),
+                ));
+            }
+        }
+        let workflow = resolve_workflow(&env, raw.workflow).map_err(|(f, m)| field(f, m))?;
+
         let plan = Self {
             root: root.to_owned(),
             env,
@@ -529,7 +563,9 @@ impl Plan {
                 fast: RowName::from(raw.tooth.fast.as_str()),
             },
             allow_dirty: raw.allow_dirty,
+            workflow,
         };
+        plan.check_env_keys()?;
         for cell in plan.cells.values() {
             for tc in plan.toolchains.values() {
                 if matches!(tc.install, Install::Tarball { .. }) {
@@ -637,6 +673,124 @@ impl Plan {
     pub fn tooth_floor(&self, arch: &str) -> f64 {
         self.settings.tooth_min(arch)
     }
+}
+
+/// Validates `[workflow]`; an error is (field, message).
+fn resolve_workflow(
+    env: &VersionsEnv,
+    raw: raw::RawWorkflow,
+) -> Result<WorkflowDef, (String, String)> {
+    for (i, cron) in raw.schedule.iter().enumerate() {
+        let fields = cron.split_whitespace().count();
+        if fields != 5 {
+            return Err((
+                format!("workflow.schedule[{i}]"),
+                format!(
+                    "`{cron}` has {fields} fields: write five (minute hour day-of-month month day-of-week), e.g. \"17 4 * * 1\""
+                ),
+            ));
+        }
+    }
+    for (list, name) in [(&raw.branches, "branches"), (&raw.paths, "paths")] {
+        if let Some(i) = list.iter().position(|p| p.trim().is_empty()) {
+            return Err((
+                format!("workflow.{name}[{i}]"),
+                "empty pattern: write a glob such as \"cell/**\"".into(),
+            ));
+        }
+    }
+    let rust_key = raw
+        .rust
+        .clone()
+        .unwrap_or_else(|| DEFAULT_WORKFLOW_RUST.to_owned());
+    let rust = env.get(&rust_key).map(str::to_owned);
+    if raw.rust.is_some() && rust.is_none() {
+        return Err((
+            "workflow.rust".into(),
+            format!("versions.env has no {rust_key}: add a line {rust_key}=<rust version>"),
+        ));
+    }
+    Ok(WorkflowDef {
+        schedule: raw.schedule,
+        branches: raw.branches,
+        paths: raw.paths,
+        rust_key,
+        rust,
+    })
+}
+
+impl Plan {
+    /// Every `versions.env` key must be a setting or a pin something refers to: a typo such
+    /// as `TOLERENCE=0.5` would otherwise be ignored while the default silently applies.
+    fn check_env_keys(&self) -> Result<(), ConfigError> {
+        let mut referenced: Vec<&str> = DEFAULTS.iter().map(|(k, _, _)| *k).collect();
+        referenced.push(&self.workflow.rust_key);
+        for tc in self.toolchains.values() {
+            referenced.extend(tc.pin_keys.iter().map(String::as_str));
+            if let Install::Tarball {
+                url_key,
+                sha256_key,
+                ..
+            } = &tc.install
+            {
+                referenced.push(url_key);
+                referenced.push(sha256_key);
+            }
+        }
+        for (key, entry) in &self.env.entries {
+            let per_arch = |base: &str| {
+                key.strip_prefix(base)
+                    .is_some_and(|rest| matches!(rest, "_X86_64" | "_AARCH64"))
+            };
+            let known = referenced.iter().any(|r| key == r || per_arch(r))
+                || key
+                    .strip_prefix("TOOTH_MIN_")
+                    .is_some_and(|a| matches!(a, "X86_64" | "AARCH64"))
+                || key
+                    .strip_prefix("CLOCK_")
+                    .is_some_and(|o| matches!(o, "LINUX" | "MACOS" | "WINDOWS"));
+            if !known {
+                let hint = referenced
+                    .iter()
+                    .chain(&[
+                        "TOOTH_MIN_X86_64",
+                        "TOOTH_MIN_AARCH64",
+                        "CLOCK_LINUX",
+                        "CLOCK_MACOS",
+                    ])
+                    .map(|r| (edit_distance(key, r), *r))
+                    .min()
+                    .filter(|(d, _)| *d <= 2)
+                    .map_or(String::new(), |(_, r)| format!(" (did you mean {r}?)"));
+                return Err(ConfigError::Line {
+                    path: self.env.path.clone(),
+                    line: entry.line,
+                    msg: format!(
+                        "unknown key `{key}`{hint}: it is not a setting and nothing in cell/cell.toml refers to it; fix the name or remove the line"
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Levenshtein distance, for "did you mean".
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur.push(
+                (prev[j] + usize::from(ca != *cb))
+                    .min(prev[j + 1] + 1)
+                    .min(cur[j] + 1),
+            );
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
 
 fn check_name(name: &str) -> Result<(), String> {

@@ -25,10 +25,30 @@ pub struct RawConfig {
     /// Generated files a user may edit by hand (`"workflow"`).
     #[serde(default)]
     pub allow_dirty: Vec<String>,
+    /// When the generated workflow runs.
+    #[serde(default)]
+    pub workflow: RawWorkflow,
 }
 
 fn default_workload() -> String {
     "bench/workload".to_owned()
+}
+
+/// `[workflow]`: the triggers of the generated `.github/workflows/cell.yml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWorkflow {
+    /// Cron lines of the `schedule` trigger (none: no schedule).
+    #[serde(default)]
+    pub schedule: Vec<String>,
+    /// Branches of the `push` trigger (none: every branch).
+    #[serde(default)]
+    pub branches: Vec<String>,
+    /// Paths of the `push` trigger (none: no push trigger).
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// `versions.env` key of the Rust that builds cell on a runner (default `RUST_VERSION`).
+    pub rust: Option<String>,
 }
 
 /// `[tooth]`.

@@ -81,6 +81,11 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
         "600",
         "seconds one build may run before it is killed",
     ),
+    (
+        "BASELINE",
+        "",
+        "run (<date>-<run-id>) the gate compares against; empty: the newest committed run",
+    ),
 ];
 
 /// The default of a key from [`DEFAULTS`].
@@ -127,6 +132,8 @@ pub struct Settings {
     pub run_timeout_s: f64,
     /// Per-build timeout, seconds.
     pub build_timeout_s: f64,
+    /// The run the gate compares against, when pinned.
+    pub baseline: Option<String>,
     tooth_min: f64,
     tooth_min_arch: Vec<(String, f64)>,
     clock: Clock,
@@ -135,10 +142,6 @@ pub struct Settings {
 
 impl Settings {
     /// Reads every setting, falling back to [`DEFAULTS`].
-    #[expect(
-        clippy::too_many_lines,
-        reason = "one linear list of settings, each checked once"
-    )]
     pub fn from_env(env: &VersionsEnv) -> Result<Self, ConfigError> {
         let raw = |key: &str| env.get(key).unwrap_or_else(|| default_of(key));
         let int = |key: &str| -> Result<u32, ConfigError> {
@@ -273,6 +276,7 @@ impl Settings {
             time_cap_s: num("TIME_CAP_S", 0.0, f64::INFINITY)?,
             run_timeout_s: num("RUN_TIMEOUT_S", 0.0, f64::INFINITY)?,
             build_timeout_s: num("BUILD_TIMEOUT_S", 0.0, f64::INFINITY)?,
+            baseline: Some(raw("BASELINE").to_owned()).filter(|b| !b.is_empty()),
             tooth_min,
             tooth_min_arch,
             clock: clock("CLOCK", raw("CLOCK"))?,

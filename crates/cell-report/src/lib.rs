@@ -2,6 +2,9 @@
 //! cell, and the plain-text tables `cell local` prints. Markdown and text share one
 //! [`Table`], so the two never disagree on a figure.
 
+pub mod gate;
+pub mod history;
+pub mod report;
 mod table;
 
 use std::fmt::Write as _;

@@ -97,6 +97,7 @@ pub fn run_job(
     on: &mut dyn FnMut(Event),
 ) -> Result<JobResult, JobError> {
     let t0 = Instant::now();
+    let started_at = cell_schema::time::format_utc(cell_schema::time::now_secs());
     let cell = plan.cell(cell_label).map_err(JobError::Usage)?;
     let tc = plan.toolchain(toolchain).map_err(JobError::Usage)?.clone();
     let out =
@@ -137,7 +138,11 @@ pub fn run_job(
         }
     };
     let control_name = RowName::from(cell_model::CONTROL_ROW);
-    let control_build = copy_control(&ref_build, &bin_dir.join(control_name.as_str()))?;
+    // Same file name and same path length as the reference: argv[0] and the environment sit
+    // on the stack, and a longer path shifts the layout the reference runs with.
+    let ctl_dir = out.join("build").join("ctl");
+    std::fs::create_dir_all(&ctl_dir).map_err(io(format!("creating {}", ctl_dir.display())))?;
+    let control_build = copy_control(&ref_build, &ctl_dir.join(reference.name.as_str()))?;
 
     let default_clock = plan.settings.clock(&cell.os);
     let mut timed: Vec<Timed> = vec![
@@ -240,6 +245,8 @@ pub fn run_job(
     let t_time = Instant::now();
     let scratch = out.join("build").join("run");
     std::fs::create_dir_all(&scratch).map_err(io(format!("creating {}", scratch.display())))?;
+    // Facts first: once the engine pins this thread, it sees a single CPU.
+    let machine = crate::facts::machine(None);
     let mut engine = Engine::new(&scratch).map_err(io("starting the timing engine"))?;
     let params = Params {
         phases: plan.settings.phases.clone(),
@@ -340,23 +347,36 @@ pub fn run_job(
         }
     });
 
+    // The control is judged on every clock some row's verdict reads: a wall-clock row on a
+    // machine whose wall clock is noisy is as inconclusive as a cpu row on a noisy cpu clock.
+    let mut clocks: Vec<Clock> = timed
+        .iter()
+        .filter(|t| t.role == Role::Row)
+        .map(|t| t.clock)
+        .chain([default_clock])
+        .collect();
+    clocks.sort();
+    clocks.dedup();
     let mut reasons_noisy = Vec::new();
     let control = &rows[cell_model::CONTROL_ROW];
     let half_tol = plan.settings.tolerance / 2.0;
     for (p, pr) in &control.phases {
-        let Some(r) = pr.ratio.as_ref().map(|r| {
-            if default_clock == Clock::Cpu {
-                &r.cpu
-            } else {
-                &r.wall
-            }
-        }) else {
+        let Some(ratios) = pr.ratio.as_ref() else {
             continue;
         };
-        let off = (r.median - 1.0).abs();
-        let half = (r.hi - r.lo) / 2.0;
-        if r.lo > 1.0 || r.hi < 1.0 || off > half_tol || half > half_tol {
-            reasons_noisy.push(format!("too noisy to gate: the A/A control on {p} is {:.4} (CI {:.4}–{:.4}); it must contain 1.0 and stay within ±{half_tol:.4}", r.median, r.lo, r.hi));
+        for clock in &clocks {
+            let (r, name) = match clock {
+                Clock::Cpu => (&ratios.cpu, "cpu"),
+                Clock::Wall => (&ratios.wall, "wall"),
+            };
+            let off = (r.median - 1.0).abs();
+            let half = (r.hi - r.lo) / 2.0;
+            if r.lo > 1.0 || r.hi < 1.0 || off > half_tol || half > half_tol {
+                reasons_noisy.push(format!(
+                    "too noisy to gate: the A/A control on {p} ({name} time) is {:.4} (CI {:.4}–{:.4}); it must contain 1.0 and stay within ±{half_tol:.4}",
+                    r.median, r.lo, r.hi
+                ));
+            }
         }
     }
 
@@ -388,7 +408,10 @@ pub fn run_job(
             arch: cell.arch.clone(),
         },
         toolchain: tc.name.clone(),
-        machine: crate::facts::machine(pinned),
+        machine: cell_schema::Machine {
+            pinned_cpu: pinned,
+            ..machine
+        },
         pins: pins(plan, &tc, &ref_tc),
         versions,
         subject: None,
@@ -417,6 +440,8 @@ pub fn run_job(
         tooth,
         contention,
         verdict: Verdict { status, reasons },
+        started_at,
+        github: github_context(),
         cost: JobCost {
             probe_s: round_time(probe_s),
             build_s: round_time(build_s),
@@ -447,6 +472,20 @@ pub fn write_job_dir(dir: &Path, result: &JobResult) -> Result<(), JobError> {
 /// Writes a file atomically, mapping the error to a [`JobError`].
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), JobError> {
     cell_schema::write_atomic(path, bytes).map_err(io(format!("writing {}", path.display())))
+}
+
+/// The GitHub Actions run from the runner's environment, when this job runs in one.
+fn github_context() -> Option<cell_schema::GithubJob> {
+    if std::env::var("GITHUB_ACTIONS").as_deref() != Ok("true") {
+        return None;
+    }
+    let var = |k: &str| std::env::var(k).unwrap_or_default();
+    Some(cell_schema::GithubJob {
+        repository: var("GITHUB_REPOSITORY"),
+        run_id: cell_schema::RunId(var("GITHUB_RUN_ID").parse().unwrap_or(0)),
+        run_attempt: var("GITHUB_RUN_ATTEMPT").parse().unwrap_or(1),
+        sha: var("GITHUB_SHA"),
+    })
 }
 
 fn pins(plan: &Plan, tc: &Toolchain, ref_tc: &Toolchain) -> BTreeMap<String, String> {
@@ -698,4 +737,143 @@ pub fn hash_file(path: &Path) -> std::io::Result<(u64, Sha256)> {
     let mut h = sha2::Sha256::new();
     let n = std::io::copy(&mut f, &mut h)?;
     Ok((n, Sha256::from_bytes(&h.finalize())))
+}
+
+/// `cell calibrate`: the A/A noise of this machine. Times the reference against its
+/// byte-identical control for `rounds` measured rounds on every phase and reports, per phase
+/// and clock, the control's ratio, the CI half-width (the smallest change this machine can
+/// call at this budget) and the MAD of the per-round ratios.
+pub fn calibrate(
+    plan: &Plan,
+    out: &Path,
+    rounds: u32,
+    seed: u64,
+    on: &mut dyn FnMut(Event),
+) -> Result<cell_schema::Calibration, JobError> {
+    let cell = Cell::local();
+    let out = std::path::absolute(out).map_err(io(format!("resolving {}", out.display())))?;
+    let reference = plan.reference().clone();
+    let probe =
+        tools::probe(plan.reference_toolchain()).map_err(|missing| JobError::ReferenceMissing {
+            row: reference.name.clone(),
+            missing,
+        })?;
+    on(Event::Building(reference.name.clone()));
+    std::fs::create_dir_all(out.join("build").join("bin"))
+        .map_err(io(format!("creating {}", out.display())))?;
+    let build =
+        build_row(plan, &reference, &probe, &out).map_err(|f| JobError::ReferenceBuild {
+            row: reference.name.clone(),
+            code: f.exit_code,
+            tail: f.log_tail.join("\n"),
+        })?;
+    let ctl_dir = out.join("build").join("ctl");
+    std::fs::create_dir_all(&ctl_dir).map_err(io(format!("creating {}", ctl_dir.display())))?;
+    let control = copy_control(&build, &ctl_dir.join(reference.name.as_str()))?;
+    let phases = plan.settings.phases.clone();
+    let mk = |name: &str, role, b: &Build| Timed {
+        name: RowName::from(name),
+        role,
+        row: reference.clone(),
+        build: b.clone(),
+        phases: phases.clone(),
+        clock: Clock::Cpu,
+        paths: probe.paths.clone(),
+    };
+    let timed = vec![
+        mk(reference.name.as_str(), Role::Reference, &build),
+        mk(cell_model::CONTROL_ROW, Role::Control, &control),
+    ];
+    let scratch = out.join("build").join("run");
+    std::fs::create_dir_all(&scratch).map_err(io(format!("creating {}", scratch.display())))?;
+    let machine = crate::facts::machine(None);
+    let mut engine = Engine::new(&scratch).map_err(io("starting the timing engine"))?;
+    let params = Params {
+        phases: phases.clone(),
+        warmup: plan.settings.drop,
+        min_rounds: rounds,
+        max_rounds: rounds,
+        step: 1,
+        ci_target: 0.0,
+        ci_level: plan.settings.ci_level,
+        rows_per_reference: 1,
+        time_cap_s: f64::INFINITY,
+        seed,
+    };
+    let units: Vec<Unit> = timed
+        .iter()
+        .map(|t| Unit {
+            phases: t.phases.clone(),
+            clock: t.clock,
+        })
+        .collect();
+    on(Event::Timing { units: 2 });
+    let outcome = {
+        let mut exec = RealExecutor {
+            engine: &mut engine,
+            timed: &timed,
+            plan,
+            scratch: &scratch,
+        };
+        protocol::run(&units, &params, &mut exec, &mut |r| on(Event::Round(r)))
+    };
+    let pinned = engine.pinned_cpu();
+    drop(engine);
+    let (by_phase, quieter_clock) = noise(&outcome, &phases, plan.settings.ci_level);
+    Ok(cell_schema::Calibration {
+        schema_version: SCHEMA_VERSION,
+        kind: cell_schema::CalibrationKind::Calibration,
+        cell: CellInfo {
+            id: cell.id(),
+            label: cell.label.clone(),
+            os: cell.os.clone(),
+            arch: cell.arch.clone(),
+        },
+        machine: cell_schema::Machine {
+            pinned_cpu: pinned,
+            ..machine
+        },
+        measured_at: cell_schema::time::format_utc(cell_schema::time::now_secs()),
+        rounds: outcome.measured_rounds,
+        seed,
+        phases: by_phase,
+        quieter_clock,
+    })
+}
+
+/// Per phase and clock, the control's (unit 1's) noise; and the quieter clock overall.
+fn noise(
+    outcome: &protocol::Outcome,
+    phases: &[Phase],
+    level: f64,
+) -> (BTreeMap<Phase, BTreeMap<Clock, cell_schema::Noise>>, Clock) {
+    let mut by_phase = BTreeMap::new();
+    let mut totals = [(Clock::Cpu, 0.0), (Clock::Wall, 0.0)];
+    for p in phases {
+        let mut clocks = BTreeMap::new();
+        for (clock, total) in &mut totals {
+            let rs = protocol::ratios(&outcome.runs, outcome.warmup, 1, p, *clock);
+            let Some(ratio) = protocol::ratio_ci(&rs, level) else {
+                continue;
+            };
+            let half_width = round_ratio((ratio.hi - ratio.lo) / 2.0 / ratio.median);
+            let mad = round_ratio(cell_stats::mad(&rs) / ratio.median);
+            *total += half_width;
+            clocks.insert(
+                *clock,
+                cell_schema::Noise {
+                    ratio,
+                    half_width,
+                    mad,
+                },
+            );
+        }
+        by_phase.insert(p.clone(), clocks);
+    }
+    let quieter_clock = if totals[0].1 <= totals[1].1 {
+        Clock::Cpu
+    } else {
+        Clock::Wall
+    };
+    (by_phase, quieter_clock)
 }

@@ -39,6 +39,16 @@ pub struct Engine {
     err: File,
     watchdog: Watchdog,
     pinned: Option<u32>,
+    restore: Option<Affinity>,
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        // Builds and later jobs in the same process get every CPU back.
+        if let Some(a) = self.restore.take() {
+            a.apply();
+        }
+    }
 }
 
 impl Engine {
@@ -49,12 +59,14 @@ impl Engine {
         let err = tempfile::tempfile_in(scratch)?;
         // The watchdog thread starts before pinning so it does not share the timed CPU.
         let watchdog = Watchdog::start();
+        let restore = Affinity::current();
         let pinned = pin_self();
         Ok(Self {
             out,
             err,
             watchdog,
             pinned,
+            restore,
         })
     }
 
@@ -139,6 +151,41 @@ fn wait4(pid: libc::pid_t) -> std::io::Result<(libc::c_int, libc::rusage)> {
             return Err(e);
         }
     }
+}
+
+/// The calling thread's CPU set, to put back when timing ends.
+#[cfg(target_os = "linux")]
+struct Affinity(libc::cpu_set_t);
+
+#[cfg(target_os = "linux")]
+impl Affinity {
+    fn current() -> Option<Self> {
+        // SAFETY: cpu_set_t is plain data filled by the kernel.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            (libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw mut set) == 0)
+                .then_some(Self(set))
+        }
+    }
+
+    fn apply(&self) {
+        // SAFETY: a set the kernel gave us for this thread.
+        unsafe {
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw const self.0);
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+struct Affinity;
+
+#[cfg(not(target_os = "linux"))]
+impl Affinity {
+    fn current() -> Option<Self> {
+        None
+    }
+
+    fn apply(&self) {}
 }
 
 #[cfg(target_os = "linux")]
@@ -283,6 +330,18 @@ mod tests {
             .run(&["/bin/true".into()], dir.path(), Duration::from_secs(10))
             .unwrap();
         assert_eq!(m.exit, ExitKind::Code(0));
+    }
+
+    #[test]
+    fn dropping_the_engine_gives_the_cpus_back() {
+        let before = std::thread::available_parallelism().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let e = Engine::new(dir.path()).unwrap();
+        if e.pinned_cpu().is_some() {
+            assert_eq!(std::thread::available_parallelism().unwrap().get(), 1);
+        }
+        drop(e);
+        assert_eq!(std::thread::available_parallelism().unwrap(), before);
     }
 
     #[test]

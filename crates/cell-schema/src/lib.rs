@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 
 mod ids;
+pub mod time;
 mod write;
 
 use std::collections::BTreeMap;
@@ -437,6 +438,23 @@ pub struct JobResult {
     pub verdict: Verdict,
     /// Cost.
     pub cost: JobCost,
+    /// When the job started, UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+    pub started_at: String,
+    /// The GitHub Actions run this job belonged to, when it ran in one.
+    pub github: Option<GithubJob>,
+}
+
+/// Where a job ran on GitHub Actions (from the runner's environment).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GithubJob {
+    /// `GITHUB_REPOSITORY`.
+    pub repository: String,
+    /// `GITHUB_RUN_ID`.
+    pub run_id: RunId,
+    /// `GITHUB_RUN_ATTEMPT`.
+    pub run_attempt: u32,
+    /// `GITHUB_SHA`.
+    pub sha: String,
 }
 
 /// What a job's `facts.json` holds: the machine and the tools, nothing timed.
@@ -541,7 +559,8 @@ pub struct MissingJob {
     pub conclusion: String,
 }
 
-/// What a run cost, in seconds, computed from the jobs.
+/// What a cell of a run cost: each job's own `cell run` seconds (GitHub's runner seconds,
+/// installs included, are in the run's `run.json`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CellCost {
     /// Per job.
@@ -575,6 +594,193 @@ pub struct CellResult {
     pub verdict: Verdict,
     /// Cost.
     pub cost: CellCost,
+}
+
+/// Marks a run record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RunKind {
+    /// `"run"`
+    Run,
+}
+
+/// One GitHub job of a run as the collector saw it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunJob {
+    /// The job's display name.
+    pub name: String,
+    /// Its conclusion (`success`, `failure`, `cancelled`, …), or its status while unfinished.
+    pub conclusion: String,
+    /// Seconds from start to completion on its runner, installs included.
+    pub seconds: Option<f64>,
+    /// Runner labels.
+    pub labels: Vec<String>,
+}
+
+/// `run.json`: the run-level record beside the cell directories.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunRecord {
+    /// Always [`SCHEMA_VERSION`] when written by this build.
+    pub schema_version: u32,
+    /// `"run"`.
+    pub kind: RunKind,
+    /// The run.
+    pub run: RunInfo,
+    /// The run's conclusion as GitHub reports it, when collected through the API.
+    pub conclusion: Option<String>,
+    /// Artifacts merged, by name.
+    pub artifacts: Vec<String>,
+    /// Every job of the run (empty when collected from a directory).
+    pub jobs: Vec<RunJob>,
+    /// Sum of the jobs' runner seconds.
+    pub total_s: f64,
+    /// What is missing, one line each (partial runs).
+    pub missing: Vec<String>,
+}
+
+/// Marks a gate report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GateKind {
+    /// `"gate"`
+    Gate,
+}
+
+/// The three-way verdict of one row on one phase.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum GateStatus {
+    /// The new interval lies inside the tolerance band around the baseline.
+    Pass,
+    /// Neither inside nor wholly outside, or the job was too noisy: no call either way.
+    Inconclusive,
+    /// The new interval lies wholly outside the band.
+    Fail,
+}
+
+/// A ratio as the gate compares it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GateRatio {
+    /// Median of per-round ratios.
+    pub median: f64,
+    /// Lower bound.
+    pub lo: f64,
+    /// Upper bound.
+    pub hi: f64,
+}
+
+/// One row on one phase against its baseline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GateVerdict {
+    /// The row.
+    pub row: RowName,
+    /// The phase.
+    pub phase: Phase,
+    /// The clock compared.
+    pub clock: Clock,
+    /// PASS, FAIL or INCONCLUSIVE.
+    pub status: GateStatus,
+    /// The baseline's ratio.
+    pub old: GateRatio,
+    /// This run's ratio.
+    pub new: GateRatio,
+    /// The band: `[old/(1+tolerance), old·(1+tolerance)]`.
+    pub band: [f64; 2],
+    /// One line a person reads.
+    pub message: String,
+}
+
+/// The gate's findings for one cell.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GateCell {
+    /// The cell.
+    pub cell: CellId,
+    /// The run compared against (`<date>-<run-id>`), none for a first run.
+    pub baseline: Option<String>,
+    /// Failures (exit 1): wrong answers, checksum failures, the tooth, missing rows.
+    pub failures: Vec<String>,
+    /// Notices, never failures: health, machine or image changes, contention, first run.
+    pub notices: Vec<String>,
+    /// Per row and phase.
+    pub verdicts: Vec<GateVerdict>,
+}
+
+/// Counts over a gate report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GateSummary {
+    /// PASS verdicts.
+    pub pass: u32,
+    /// FAIL verdicts.
+    pub fail: u32,
+    /// INCONCLUSIVE verdicts.
+    pub inconclusive: u32,
+    /// Failures.
+    pub failures: u32,
+    /// Notices.
+    pub notices: u32,
+}
+
+/// `gate.json`: what `cell gate` decided about a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GateReport {
+    /// Always [`SCHEMA_VERSION`] when written by this build.
+    pub schema_version: u32,
+    /// `"gate"`.
+    pub kind: GateKind,
+    /// The run judged (`<date>-<run-id>`).
+    pub run: String,
+    /// The tolerance applied (from the checked-in config).
+    pub tolerance: f64,
+    /// Per cell.
+    pub cells: Vec<GateCell>,
+    /// Counts.
+    pub summary: GateSummary,
+    /// The exit code: 1 on any FAIL or failure, else 0.
+    pub exit: u8,
+}
+
+/// Marks a calibration file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CalibrationKind {
+    /// `"calibration"`
+    Calibration,
+}
+
+/// The A/A noise of one clock on one phase.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Noise {
+    /// The control's ratio (median of per-round ratios) with its CI.
+    pub ratio: RatioCi,
+    /// Half the CI's width, as a fraction: the smallest change this machine can call.
+    pub half_width: f64,
+    /// MAD of the per-round ratios, as a fraction.
+    pub mad: f64,
+}
+
+/// `cell/calibration/<cell-id>.json`: what `cell calibrate` measured on a machine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Calibration {
+    /// Always [`SCHEMA_VERSION`] when written by this build.
+    pub schema_version: u32,
+    /// `"calibration"`.
+    pub kind: CalibrationKind,
+    /// The cell.
+    pub cell: CellInfo,
+    /// The machine.
+    pub machine: Machine,
+    /// When, UTC.
+    pub measured_at: String,
+    /// Measured rounds.
+    pub rounds: u32,
+    /// Seed of the order.
+    pub seed: u64,
+    /// Per phase, per clock (`cpu`, `wall`).
+    pub phases: BTreeMap<Phase, BTreeMap<Clock, Noise>>,
+    /// The clock with the smaller A/A noise over all phases.
+    pub quieter_clock: Clock,
 }
 
 /// A results file that cannot be read.
@@ -630,6 +836,12 @@ pub fn read_cell(text: &str) -> Result<CellResult, SchemaError> {
 /// The JSON Schema every `results.json` validates against.
 pub fn results_schema() -> serde_json::Value {
     let schema = schemars::schema_for!(ResultsFile);
+    serde_json::to_value(schema).expect("a schema is always JSON")
+}
+
+/// The JSON Schema of `gate.json`.
+pub fn gate_schema() -> serde_json::Value {
+    let schema = schemars::schema_for!(GateReport);
     serde_json::to_value(schema).expect("a schema is always JSON")
 }
 

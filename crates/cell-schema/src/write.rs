@@ -12,11 +12,74 @@ pub fn round_ratio(ratio: f64) -> f64 {
     (ratio * 1e4).round() / 1e4
 }
 
-/// Pretty JSON with a trailing newline: the only way results files are written.
+/// Pretty JSON with a trailing newline: the only way results files are written. Floats are
+/// written in plain decimal (`0.0000042`, never `4.2e-6`) so a diff reads as numbers.
 pub fn to_json<T: Serialize>(value: &T) -> String {
-    let mut s = serde_json::to_string_pretty(value).expect("wire types always serialise");
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(
+        &mut out,
+        Plain(serde_json::ser::PrettyFormatter::new()),
+    );
+    value
+        .serialize(&mut ser)
+        .expect("wire types always serialise");
+    let mut s = String::from_utf8(out).expect("serde_json writes UTF-8");
     s.push('\n');
     s
+}
+
+/// `serde_json`'s pretty layout with plain-decimal floats.
+struct Plain<'a>(serde_json::ser::PrettyFormatter<'a>);
+
+impl serde_json::ser::Formatter for Plain<'_> {
+    #[expect(clippy::float_cmp, reason = "an exact test for a whole number")]
+    fn write_f64<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        value: f64,
+    ) -> std::io::Result<()> {
+        if value.is_finite() && value == value.trunc() && value.abs() < 1e15 {
+            write!(w, "{value:.1}")
+        } else {
+            // Rust's Display for f64 is the shortest round-trip form, never in exponent form.
+            write!(w, "{value}")
+        }
+    }
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_value(w)
+    }
 }
 
 /// Writes a file through a temporary sibling and a rename, so no reader ever sees half of it
@@ -37,6 +100,19 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn floats_are_plain_decimals_and_parse_back() {
+        let v =
+            serde_json::json!({"mad": 4.2e-6, "one": 1.0, "big": 123_456.789, "list": [0.1, 2.0]});
+        let s = to_json(&v);
+        assert_eq!(
+            s,
+            "{\n  \"mad\": 0.0000042,\n  \"one\": 1.0,\n  \"big\": 123456.789,\n  \"list\": [\n    0.1,\n    2.0\n  ]\n}\n"
+        );
+        let back: serde_json::Value = serde_json::from_str(&s).unwrap();
+        assert_eq!(back, v);
+    }
 
     #[test]
     fn rounding() {

@@ -45,6 +45,18 @@ pub enum Command {
     Fetch(crate::cmd::fetch::FetchArgs),
     /// Print the JSON Schema of results.json (or facts.json).
     Schema(SchemaArgs),
+    /// Write .github/workflows/cell.yml from versions.env and cell/cell.toml (--check: compare;
+    /// --matrix: print a run's job matrix).
+    Plan(crate::cmd::plan::PlanArgs),
+    /// Download a run's artifacts, merge them into results/<date>-<run-id>/, commit and push.
+    Collect(crate::cmd::collect::CollectArgs),
+    /// Write the comparison pages from the committed history: index.html, README.md, SVG
+    /// charts, samples.csv and report.json.
+    Report(crate::cmd::report::ReportArgs),
+    /// Judge a run against the committed history: PASS / FAIL / INCONCLUSIVE per row and phase.
+    Gate(crate::cmd::gate::GateArgs),
+    /// Measure this machine's A/A noise (reference against its copy) per phase and clock.
+    Calibrate(crate::cmd::calibrate::CalibrateArgs),
 }
 
 /// `cell run`.
@@ -109,4 +121,6 @@ pub enum SchemaKind {
     Results,
     /// facts.json.
     Facts,
+    /// gate.json.
+    Gate,
 }

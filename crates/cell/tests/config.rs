@@ -63,6 +63,15 @@ fn empty_key_and_non_numeric_threshold() {
 }
 
 #[test]
+fn a_misspelt_setting_is_an_error_not_a_silent_default() {
+    run_with(&format!("{VERSIONS}TOLERENCE=0.5\n"), "")
+        .code(2)
+        .stderr(predicate::str::contains(
+            "versions.env:8: unknown key `TOLERENCE` (did you mean TOLERANCE?)",
+        ));
+}
+
+#[test]
 fn unknown_key_in_cell_toml_is_an_error_with_its_line() {
     run_with(VERSIONS, "[rows.c-typo]\ntoolchain = \"clang\"\nlabel = \"x\"\nsource = \"c\"\nbuild = [\"{out}\"]\nrun = [\"{bin}\", \"{phase}\"]\nflags = \"-O3\"\n")
         .code(2)

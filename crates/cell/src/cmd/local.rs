@@ -33,6 +33,21 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
     }
 
     let (date, stamp) = crate::clock::utc_now();
+    // Two runs in the same second must not share a directory.
+    let mut stamp = stamp;
+    let base = stamp.clone();
+    for n in 2.. {
+        if !args.out.join(format!("{date}-local-{stamp}")).exists()
+            && !args
+                .out
+                .join("jobs")
+                .join(format!("{date}-local-{stamp}"))
+                .exists()
+        {
+            break;
+        }
+        stamp = format!("{base}-{n}");
+    }
     let run_name = format!("{date}-local-{stamp}");
     let run_dir = args.out.join(&run_name);
     let jobs_dir = args.out.join("jobs").join(&run_name);
@@ -86,9 +101,24 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
     cell_collect::write_run_dir(&run_dir, &cells)
         .with_context(|| format!("writing {}", run_dir.display()))?;
     let results: Vec<_> = cells.iter().map(|c| c.result.clone()).collect();
+    // The gate against earlier local runs in the same --out, as `cell gate` would.
+    let history = cell_report::history::load_history(&args.out)?;
+    let this = cell_report::history::load_run(&run_dir)?;
+    let report = cell_report::gate::gate(&this, &history, &super::gate::config(&plan, None), &[])?;
+    cell_schema::write_atomic(
+        &run_dir.join("gate.json"),
+        cell_schema::to_json(&report).as_bytes(),
+    )
+    .context("writing gate.json")?;
     match cli.format {
-        Format::Json => print!("{}", cell_schema::to_json(&results)),
-        Format::Human => print!("{}", cell_report::text_summary(&results)),
+        Format::Json => print!(
+            "{}",
+            cell_schema::to_json(&serde_json::json!({ "cells": results, "gate": report }))
+        ),
+        Format::Human => {
+            print!("{}", cell_report::text_summary(&results));
+            print!("{}", cell_report::gate::human(&report));
+        }
     }
     if !cli.quiet {
         eprintln!(
@@ -96,11 +126,6 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
             std::path::absolute(&run_dir).unwrap_or(run_dir).display()
         );
     }
-    Ok(
-        if results.iter().any(|c| c.verdict.status == Status::Failed) {
-            Exit::Gate
-        } else {
-            Exit::Ok
-        },
-    )
+    let failed = results.iter().any(|c| c.verdict.status == Status::Failed) || report.exit != 0;
+    Ok(if failed { Exit::Gate } else { Exit::Ok })
 }

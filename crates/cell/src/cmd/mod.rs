@@ -1,7 +1,12 @@
 //! One module per subcommand; each returns the exit it ends with.
 
+pub mod calibrate;
+pub mod collect;
 pub mod fetch;
+pub mod gate;
 pub mod local;
+pub mod plan;
+pub mod report;
 pub mod run;
 
 use anyhow::Context as _;
@@ -15,10 +20,16 @@ pub fn dispatch(cli: &Cli) -> anyhow::Result<Exit> {
         Command::Fetch(args) => fetch::run(args, cli),
         Command::Run(args) => run::run(args, cli),
         Command::Local(args) => local::run(args, cli),
+        Command::Plan(args) => plan::run(args, cli),
+        Command::Collect(args) => collect::run(args, cli),
+        Command::Report(args) => report::run(args, cli),
+        Command::Gate(args) => gate::run(args, cli),
+        Command::Calibrate(args) => calibrate::run(args, cli),
         Command::Schema(args) => {
             let schema = match args.kind {
                 SchemaKind::Results => cell_schema::results_schema(),
                 SchemaKind::Facts => cell_schema::facts_schema(),
+                SchemaKind::Gate => cell_schema::gate_schema(),
             };
             print!("{}", cell_schema::to_json(&schema));
             Ok(Exit::Ok)

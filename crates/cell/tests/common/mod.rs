@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 pub const TINY_C: &str = r#"#include <stdio.h>
 #ifndef ITER
-#define ITER 2000000UL
+#define ITER 10000000UL
 #endif
 static unsigned long work(unsigned long n) {
     unsigned long h = 1469598103934665603UL;
@@ -25,6 +25,22 @@ int main(int argc, char **argv) {
     else { puts("42"); puts("7"); }
     return 0;
 }
+"#;
+
+pub mod standin;
+
+/// A second toolchain for the tiny project.
+pub const GCC_TOML: &str = r#"
+[toolchains.gcc]
+install = { apt = { package = "gcc" } }
+tools.gcc = { version = ["--version"] }
+
+[rows.gcc-O2]
+toolchain = "gcc"
+label = "gcc -O2"
+source = "c"
+build = ["{tool:gcc}", "-O2", "-o", "{out}", "{src}/main.c"]
+run = ["{bin}", "{phase}"]
 "#;
 
 pub const VERSIONS: &str =
@@ -54,9 +70,9 @@ run = ["{bin}", "{phase}"]
 
 [rows.c-slow]
 toolchain = "clang"
-label = "clang -O2, 10x the work"
+label = "clang -O2, 4x the work"
 source = "c"
-build = ["{tool:clang}", "-O2", "-DITER=20000000UL", "-o", "{out}", "{src}/main.c"]
+build = ["{tool:clang}", "-O2", "-DITER=40000000UL", "-o", "{out}", "{src}/main.c"]
 run = ["{bin}", "{phase}"]
 "#;
 
@@ -88,6 +104,11 @@ pub fn cell() -> assert_cmd::Command {
     let mut c = assert_cmd::Command::cargo_bin("cell").unwrap();
     c.env_remove("CELL_ROOT");
     c
+}
+
+/// Validates a JSON value against the schema `cell schema KIND` prints.
+pub fn assert_valid_with(kind: &str, value: &serde_json::Value) {
+    assert_valid(kind, value);
 }
 
 /// Validates a JSON value against the schema `cell schema` prints.

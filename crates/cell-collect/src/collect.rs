@@ -1,0 +1,506 @@
+//! `cell collect`: a run's job results, from the GitHub API or a directory, merged into
+//! `results/<run-date>-<run-id>/` atomically and idempotently.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use cell_schema::{
+    CellId, JobResult, MissingJob, RunId, RunInfo, RunJob, RunKind, RunRecord, SCHEMA_VERSION,
+    ToolchainName, round_time,
+};
+
+use crate::github::{Github, GithubError};
+use crate::merge::{JobInput, MergedCell, merge_run};
+
+/// Where the job results come from.
+pub enum Source<'a> {
+    /// The GitHub API: run record, artifacts, jobs.
+    Api {
+        /// The client.
+        github: &'a Github,
+        /// `owner/name`.
+        repo: String,
+    },
+    /// A directory of artifacts already on disk, in either layout `actions/download-artifact`
+    /// writes (one folder per artifact, or merged).
+    Dir(PathBuf),
+}
+
+/// What to do with what was collected.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The `results/` directory.
+    pub results: PathBuf,
+    /// Overwrite an existing run dir whose content differs.
+    pub replace: bool,
+    /// Write the run even when artifacts are missing, marked partial.
+    pub allow_partial: bool,
+    /// The run date (`YYYY-MM-DD`) for a directory source; default: the earliest job's start.
+    pub date: Option<String>,
+}
+
+/// How the run dir ended up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Written {
+    /// It did not exist; now it does.
+    New,
+    /// It existed with the same bytes: nothing was written.
+    Unchanged,
+    /// It existed with other content and `--replace` swapped it.
+    Replaced,
+}
+
+/// The outcome.
+#[derive(Debug)]
+pub struct Collected {
+    /// `results/<date>-<id>`.
+    pub dir: PathBuf,
+    /// What happened to it.
+    pub written: Written,
+    /// The merged cells.
+    pub cells: Vec<MergedCell>,
+    /// The run record.
+    pub record: RunRecord,
+}
+
+/// Why collecting failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CollectError {
+    /// Talking to GitHub.
+    #[error(transparent)]
+    Github(#[from] GithubError),
+    /// Artifacts that could not be had, without `--allow-partial`.
+    #[error("{} artifact(s) could not be collected; nothing was written (pass --allow-partial to write the rest, marked partial):\n  {}", .0.len(), .0.join("\n  "))]
+    Missing(Vec<String>),
+    /// The run dir exists with other content.
+    #[error("{} already exists with different content: nothing was changed (pass --replace to overwrite it)", .0.display())]
+    Exists(PathBuf),
+    /// No job result at all.
+    #[error("no job results found {0}")]
+    Empty(String),
+    /// A results file that cannot be read.
+    #[error("{}: {msg}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        msg: String,
+    },
+    /// A file system error.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+impl CollectError {
+    /// A gate failure (exit 1) rather than infrastructure (exit 2).
+    pub fn is_integrity(&self) -> bool {
+        match self {
+            Self::Github(g) => g.is_integrity(),
+            Self::Missing(_) => true,
+            _ => false,
+        }
+    }
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> CollectError {
+    let what = what.into();
+    move |source| CollectError::Io { what, source }
+}
+
+/// Collects run `run_id` from `source` into `opts.results`.
+pub fn collect(
+    run_id: RunId,
+    source: &Source<'_>,
+    opts: &Options,
+) -> Result<Collected, CollectError> {
+    let staging = tempfile::tempdir().map_err(io("creating a staging directory"))?;
+    let (mut record, jobs, missing) = match source {
+        Source::Api { github, repo } => from_api(github, repo, run_id, staging.path())?,
+        Source::Dir(dir) => from_dir(run_id, dir, opts.date.as_deref())?,
+    };
+    if !record.missing.is_empty() && !opts.allow_partial {
+        return Err(CollectError::Missing(record.missing.clone()));
+    }
+    record.run.partial = !record.missing.is_empty();
+    let cells = merge_run(&record.run, jobs, &missing);
+    let name = format!("{}-{}", record.run.date, record.run.id);
+    let dir = opts.results.join(&name);
+    let written = write_run(&opts.results, &name, &cells, &record, opts.replace)?;
+    Ok(Collected {
+        dir,
+        written,
+        cells,
+        record,
+    })
+}
+
+type Gathered = (RunRecord, Vec<JobInput>, BTreeMap<CellId, Vec<MissingJob>>);
+
+fn from_api(
+    github: &Github,
+    repo: &str,
+    run_id: RunId,
+    staging: &Path,
+) -> Result<Gathered, CollectError> {
+    let run = github.run(repo, run_id)?;
+    let artifacts = github.artifacts(repo, run_id)?;
+    let jobs = github.jobs(repo, run_id)?;
+    let ours: Vec<_> = artifacts
+        .iter()
+        .filter(|a| a.name.starts_with("cell-"))
+        .collect();
+
+    let unpacked = staging.join("artifacts");
+    let mut missing_lines = download_all(github, &ours, staging, &unpacked)?;
+    missing_lines.sort();
+
+    let mut inputs = if unpacked.exists() {
+        discover(&unpacked)?
+    } else {
+        Vec::new()
+    };
+    inputs.sort_by(|a, b| {
+        (&a.result.cell.id, &a.result.toolchain, a.attempt).cmp(&(
+            &b.result.cell.id,
+            &b.result.toolchain,
+            b.attempt,
+        ))
+    });
+    // Jobs named `cell <cell-id> <toolchain>` with no result are missing, with their conclusion.
+    let have: Vec<(CellId, ToolchainName)> = inputs
+        .iter()
+        .map(|j| (j.result.cell.id.clone(), j.result.toolchain.clone()))
+        .collect();
+    let mut missing: BTreeMap<CellId, Vec<MissingJob>> = BTreeMap::new();
+    for j in &jobs {
+        let mut words = j.name.split(' ');
+        if let (Some("cell"), Some(cell), Some(tc), None) =
+            (words.next(), words.next(), words.next(), words.next())
+        {
+            let key = (CellId::from(cell), ToolchainName::from(tc));
+            if !have.contains(&key) {
+                let conclusion = j.conclusion.clone().unwrap_or_else(|| j.status.clone());
+                missing_lines.push(format!("job `{}` left no result ({conclusion})", j.name));
+                missing.entry(key.0).or_default().push(MissingJob {
+                    toolchain: key.1,
+                    conclusion,
+                });
+            }
+        }
+    }
+    if inputs.is_empty() && missing_lines.is_empty() {
+        return Err(CollectError::Empty(format!(
+            "in run {run_id} of {repo}: it has no `cell-*` artifacts"
+        )));
+    }
+    let date = run
+        .run_started_at
+        .as_deref()
+        .and_then(cell_schema::time::date_of)
+        .or_else(|| cell_schema::time::date_of(&run.created_at));
+    let date = date.ok_or_else(|| CollectError::Read {
+        path: PathBuf::from(format!("run {run_id}")),
+        msg: format!("unreadable run date `{}`", run.created_at),
+    })?;
+    let run_jobs: Vec<RunJob> = jobs
+        .iter()
+        .map(|j| RunJob {
+            name: j.name.clone(),
+            conclusion: j.conclusion.clone().unwrap_or_else(|| j.status.clone()),
+            seconds: j.seconds(),
+            labels: j.labels.clone(),
+        })
+        .collect();
+    let record = RunRecord {
+        schema_version: SCHEMA_VERSION,
+        kind: RunKind::Run,
+        run: RunInfo {
+            id: run_id.to_string(),
+            date: date.to_owned(),
+            source: "github".into(),
+            head_sha: Some(run.head_sha.clone()),
+            attempt: run.run_attempt,
+            partial: false,
+        },
+        conclusion: run.conclusion.clone(),
+        artifacts: ours.iter().map(|a| a.name.clone()).collect(),
+        total_s: round_time(run_jobs.iter().filter_map(|j| j.seconds).sum()),
+        jobs: run_jobs,
+        missing: missing_lines,
+    };
+    Ok((record, inputs, missing))
+}
+
+/// Downloads and unpacks artifacts, a few at a time, each into `unpacked/<name>/`. Returns
+/// the integrity failures (expired, digest mismatch) as lines; any other error is fatal.
+fn download_all(
+    github: &Github,
+    ours: &[&crate::github::Artifact],
+    staging: &Path,
+    unpacked: &Path,
+) -> Result<Vec<String>, CollectError> {
+    let zips = staging.join("zips");
+    std::fs::create_dir_all(&zips).map_err(io("creating the staging directory"))?;
+    let next = std::sync::Mutex::new(ours.iter());
+    let failures = std::sync::Mutex::new(Vec::new());
+    let fatal = std::sync::Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                loop {
+                    let Some(a) = next.lock().expect("lock").next().copied() else {
+                        break;
+                    };
+                    let zip = zips.join(format!("{}.zip", a.id));
+                    let result = github
+                        .download(a, &zip)
+                        .map_err(CollectError::from)
+                        .and_then(|_| {
+                            let opts = cell_run::fetch::UnpackOptions::default();
+                            cell_run::fetch::unpack(
+                                &zip,
+                                cell_run::fetch::ArchiveKind::Zip,
+                                &unpacked.join(&a.name),
+                                &opts,
+                            )
+                            .map_err(|e| CollectError::Read {
+                                path: zip.clone(),
+                                msg: format!("artifact `{}`: {e}", a.name),
+                            })
+                        });
+                    match result {
+                        Ok(_) => {}
+                        Err(CollectError::Github(e)) if e.is_integrity() => {
+                            failures.lock().expect("lock").push(e.to_string());
+                        }
+                        Err(e) => {
+                            fatal.lock().expect("lock").get_or_insert(e);
+                        }
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = fatal.into_inner().expect("lock") {
+        return Err(e);
+    }
+    Ok(failures.into_inner().expect("lock"))
+}
+
+fn from_dir(run_id: RunId, dir: &Path, date: Option<&str>) -> Result<Gathered, CollectError> {
+    if !dir.is_dir() {
+        return Err(CollectError::Read {
+            path: dir.to_owned(),
+            msg: "not a directory".into(),
+        });
+    }
+    let mut inputs = discover(dir)?;
+    if inputs.is_empty() {
+        return Err(CollectError::Empty(format!("under {}", dir.display())));
+    }
+    inputs.sort_by(|a, b| {
+        (&a.result.cell.id, &a.result.toolchain, a.attempt).cmp(&(
+            &b.result.cell.id,
+            &b.result.toolchain,
+            b.attempt,
+        ))
+    });
+    let date = match date {
+        Some(d) => d.to_owned(),
+        None => inputs
+            .iter()
+            .filter_map(|j| cell_schema::time::date_of(&j.result.started_at))
+            .min()
+            .unwrap_or("1970-01-01")
+            .to_owned(),
+    };
+    let gh = inputs.iter().find_map(|j| j.result.github.clone());
+    let record = RunRecord {
+        schema_version: SCHEMA_VERSION,
+        kind: RunKind::Run,
+        run: RunInfo {
+            id: run_id.to_string(),
+            date,
+            // A collected run is a workflow run, whichever way its artifacts arrived.
+            source: "github".into(),
+            head_sha: gh.map(|g| g.sha),
+            attempt: inputs.iter().map(|j| j.attempt).max(),
+            partial: false,
+        },
+        conclusion: None,
+        artifacts: Vec::new(),
+        jobs: Vec::new(),
+        total_s: 0.0,
+        missing: Vec::new(),
+    };
+    Ok((record, inputs, BTreeMap::new()))
+}
+
+/// Every job `results.json` under `dir` (at most four levels down), with its attempt: from
+/// the nearest folder named like an artifact (`…-a<N>`), else the job's own record, else 1.
+pub fn discover(dir: &Path) -> Result<Vec<JobInput>, CollectError> {
+    let mut out = Vec::new();
+    walk(dir, 0, &mut |path| {
+        let text =
+            std::fs::read_to_string(path).map_err(io(format!("reading {}", path.display())))?;
+        let Ok(cell_schema::ResultsFile::Job(result)) =
+            cell_schema::read_results(&text).map_err(|e| CollectError::Read {
+                path: path.to_owned(),
+                msg: e.to_string(),
+            })
+        else {
+            return Ok(());
+        };
+        let from_folder = path
+            .ancestors()
+            .skip(1)
+            .take(3)
+            .find_map(|a| attempt_of(a.file_name()?.to_str()?));
+        let attempt = from_folder
+            .or(result.github.as_ref().map(|g| g.run_attempt))
+            .unwrap_or(1);
+        out.push(JobInput {
+            result: *result,
+            attempt,
+        });
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+fn walk(
+    dir: &Path,
+    depth: u32,
+    f: &mut dyn FnMut(&Path) -> Result<(), CollectError>,
+) -> Result<(), CollectError> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(io(format!("reading {}", dir.display())))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() && !p.is_symlink() && depth < 4 {
+            walk(&p, depth + 1, f)?;
+        } else if p.file_name().is_some_and(|n| n == "results.json") && p.is_file() {
+            f(&p)?;
+        }
+    }
+    Ok(())
+}
+
+/// `cell-<cell-id>-<toolchain>-a<N>` → N.
+fn attempt_of(name: &str) -> Option<u32> {
+    let (stem, n) = name.rsplit_once("-a")?;
+    stem.starts_with("cell-").then_some(())?;
+    n.parse().ok()
+}
+
+/// Writes the run dir through a staging sibling and a rename: readers never see half of it,
+/// identical content is a no-op, different content needs `replace`.
+fn write_run(
+    results: &Path,
+    name: &str,
+    cells: &[MergedCell],
+    record: &RunRecord,
+    replace: bool,
+) -> Result<Written, CollectError> {
+    std::fs::create_dir_all(results).map_err(io(format!("creating {}", results.display())))?;
+    let stage = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .tempdir_in(results)
+        .map_err(io(format!("staging in {}", results.display())))?;
+    crate::merge::write_run_dir(stage.path(), cells)
+        .map_err(io(format!("writing {}", stage.path().display())))?;
+    cell_schema::write_atomic(
+        &stage.path().join("run.json"),
+        cell_schema::to_json(record).as_bytes(),
+    )
+    .map_err(io("writing run.json"))?;
+    let dest = results.join(name);
+    if dest.exists() {
+        // gate.json is the gate's, written beside the run after collecting: not ours to compare.
+        if same_tree(stage.path(), &dest, &["gate.json"])
+            .map_err(io(format!("comparing with {}", dest.display())))?
+        {
+            return Ok(Written::Unchanged);
+        }
+        if !replace {
+            return Err(CollectError::Exists(dest));
+        }
+        let old = results.join(format!(".{name}.old-{}", std::process::id()));
+        std::fs::rename(&dest, &old).map_err(io(format!("moving {} aside", dest.display())))?;
+        // The gate's verdict was about the old content: it does not carry over.
+        std::fs::rename(stage.keep(), &dest)
+            .map_err(io(format!("renaming into {}", dest.display())))?;
+        std::fs::remove_dir_all(&old).map_err(io(format!("removing {}", old.display())))?;
+        return Ok(Written::Replaced);
+    }
+    std::fs::rename(stage.keep(), &dest)
+        .map_err(io(format!("renaming into {}", dest.display())))?;
+    Ok(Written::New)
+}
+
+/// Same files with the same bytes, recursively; top-level names in `ignore` do not count.
+fn same_tree(a: &Path, b: &Path, ignore: &[&str]) -> std::io::Result<bool> {
+    let list = |d: &Path| -> std::io::Result<Vec<(std::ffi::OsString, bool)>> {
+        let mut v: Vec<_> = std::fs::read_dir(d)?
+            .map(|e| e.map(|e| (e.file_name(), e.path().is_dir())))
+            .filter(|e| {
+                e.as_ref()
+                    .map_or(true, |(n, _)| !ignore.iter().any(|i| n == *i))
+            })
+            .collect::<Result<_, _>>()?;
+        v.sort();
+        Ok(v)
+    };
+    let (la, lb) = (list(a)?, list(b)?);
+    if la != lb {
+        return Ok(false);
+    }
+    for (name, is_dir) in la {
+        let (pa, pb) = (a.join(&name), b.join(&name));
+        let same = if is_dir {
+            same_tree(&pa, &pb, &[])?
+        } else {
+            std::fs::read(&pa)? == std::fs::read(&pb)?
+        };
+        if !same {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Reads a job's results.json (helper for callers that need one file).
+pub fn read_job_file(path: &Path) -> Result<JobResult, CollectError> {
+    let text = std::fs::read_to_string(path).map_err(io(format!("reading {}", path.display())))?;
+    cell_schema::read_job(&text).map_err(|e| CollectError::Read {
+        path: path.to_owned(),
+        msg: e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attempts_from_artifact_names() {
+        assert_eq!(
+            attempt_of("cell-linux-x86_64-ubuntu-24.04-clang-a2"),
+            Some(2)
+        );
+        assert_eq!(
+            attempt_of("cell-linux-x86_64-local-rust-nightly-a13"),
+            Some(13)
+        );
+        assert_eq!(attempt_of("results-a2"), None);
+        assert_eq!(attempt_of("cell-x-clang"), None);
+    }
+}

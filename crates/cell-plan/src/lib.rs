@@ -1,0 +1,166 @@
+//! `cell plan`: the resolved [`Plan`] → a typed GitHub Actions workflow → deterministic YAML.
+//!
+//! One render feeds both writing `.github/workflows/cell.yml` and `--check` (which prints a
+//! unified diff and the command that fixes it). `--matrix` turns a run's chosen cells and
+//! toolchains into the matrices of the workflow's jobs. Same inputs, same bytes: every map is
+//! ordered, and nothing from the machine (paths, time) reaches the text.
+
+mod build;
+mod error;
+pub mod layout;
+pub mod pins;
+mod render;
+pub mod workflow;
+
+use std::path::{Path, PathBuf};
+
+use cell_model::{Install, Plan};
+
+pub use build::HOST_RUNNER;
+pub use error::PlanError;
+pub use layout::{Entry, Layout, MAX_MATRIX, MatrixJob, Selection};
+
+/// The generated workflow, relative to the project root.
+pub const WORKFLOW_PATH: &str = ".github/workflows/cell.yml";
+/// What `allow_dirty` must name to let the workflow differ from the render.
+pub const DIRTY_NAME: &str = "workflow";
+
+/// The typed workflow of a plan.
+pub fn workflow(plan: &Plan) -> Result<workflow::Workflow, PlanError> {
+    build::workflow(plan, &Layout::of(plan)?)
+}
+
+/// The workflow file's text.
+pub fn render(plan: &Plan) -> Result<String, PlanError> {
+    let layout = Layout::of(plan)?;
+    let wf = build::workflow(plan, &layout)?;
+    render::to_yaml(&wf, &build::header(&layout))
+}
+
+/// Where the workflow of a plan lives.
+pub fn workflow_path(plan: &Plan) -> PathBuf {
+    plan.root.join(WORKFLOW_PATH)
+}
+
+/// What `--check` found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// The file is what `cell plan` writes.
+    Current,
+    /// It differs (or is missing): the unified diff from the file to the render.
+    Stale {
+        /// `--- a/… +++ b/…` diff.
+        diff: String,
+    },
+}
+
+/// Compares the workflow file with the render.
+pub fn check(plan: &Plan) -> Result<Check, PlanError> {
+    let want = render(plan)?;
+    let path = workflow_path(plan);
+    let have = match std::fs::read_to_string(&path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(source) => return Err(PlanError::Io { path, source }),
+    };
+    if have.as_deref() == Some(want.as_str()) {
+        return Ok(Check::Current);
+    }
+    let old_label = if have.is_some() {
+        format!("a/{WORKFLOW_PATH}")
+    } else {
+        "/dev/null".to_owned()
+    };
+    Ok(Check::Stale {
+        diff: unified_diff(
+            have.as_deref().unwrap_or(""),
+            &want,
+            &old_label,
+            &format!("b/{WORKFLOW_PATH} (as `cell plan` writes it)"),
+        ),
+    })
+}
+
+/// Whether `allow_dirty` lets the workflow differ from the render.
+pub fn allows_dirty(plan: &Plan) -> bool {
+    plan.allow_dirty.iter().any(|f| f == DIRTY_NAME)
+}
+
+/// Writes the workflow (atomically, only when it changes); returns whether it changed.
+pub fn write(plan: &Plan) -> Result<bool, PlanError> {
+    let text = render(plan)?;
+    let path = workflow_path(plan);
+    if std::fs::read_to_string(&path).is_ok_and(|have| have == text) {
+        return Ok(false);
+    }
+    write_atomic(&path, &text)?;
+    Ok(true)
+}
+
+fn write_atomic(path: &Path, text: &str) -> Result<(), PlanError> {
+    let io = |source| PlanError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let dir = path.parent().expect("the workflow path has a parent");
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let tmp = dir.join(".cell.yml.tmp");
+    std::fs::write(&tmp, text).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+/// A unified diff (3 lines of context) from `old` to `new`.
+pub fn unified_diff(old: &str, new: &str, old_label: &str, new_label: &str) -> String {
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(old_label, new_label)
+        .to_string()
+}
+
+/// Checks a run's `--subject`: blank passes; otherwise every selected toolchain installed from
+/// a tarball (a release under test) must pin exactly that version, because only a pinned
+/// version comes with a verified SHA-256.
+pub fn check_subject(plan: &Plan, selection: &Selection, subject: &str) -> Result<(), PlanError> {
+    let subject = subject.trim();
+    if subject.is_empty() {
+        return Ok(());
+    }
+    let err = |msg: String| PlanError::Subject {
+        subject: subject.to_owned(),
+        msg,
+    };
+    let mut seen = false;
+    for name in selection
+        .include
+        .iter()
+        .map(|e| e.toolchain.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        let tc = &plan.toolchains[name];
+        let Install::Tarball {
+            url_key,
+            sha256_key,
+            version,
+            ..
+        } = &tc.install
+        else {
+            continue;
+        };
+        seen = true;
+        if version.as_deref() != Some(subject) {
+            let pinned = version.as_deref().unwrap_or("no version");
+            return Err(err(format!(
+                "toolchain `{name}` is pinned to {pinned} in versions.env; to test {subject}, set its version, {url_key}_* and {sha256_key}_* there, run `cell plan` and commit"
+            )));
+        }
+    }
+    if seen {
+        Ok(())
+    } else {
+        Err(err(
+            "no selected toolchain is installed from a tarball (a release under test): leave subject empty"
+                .into(),
+        ))
+    }
+}

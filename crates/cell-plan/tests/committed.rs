@@ -1,0 +1,73 @@
+//! The workflows committed in this repository: cell.yml is exactly what `cell plan` writes,
+//! ci.yml keeps the same rules by hand, and both lint clean.
+
+mod support;
+
+use support::{lint, repo_root};
+
+fn read(rel: &str) -> String {
+    let path = repo_root().join(rel);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn committed_cell_yml_is_what_cell_plan_writes() {
+    let plan = cell_model::Plan::load(&repo_root()).unwrap();
+    let want = cell_plan::render(&plan).unwrap();
+    let have = read(cell_plan::WORKFLOW_PATH);
+    assert!(
+        have == want,
+        "{} is stale: run `cargo run -p cell -- plan` and commit it\n{}",
+        cell_plan::WORKFLOW_PATH,
+        cell_plan::unified_diff(&have, &want, "committed", "rendered")
+    );
+}
+
+#[test]
+fn committed_workflows_lint_clean() {
+    for rel in [cell_plan::WORKFLOW_PATH, ".github/workflows/ci.yml"] {
+        lint(&repo_root().join(rel));
+    }
+}
+
+/// ci.yml is written by hand: it must still pin every action to a commit of the table with
+/// its tag, read only contents, keep expressions out of `run:` and not persist credentials.
+#[test]
+fn ci_yml_follows_the_generated_workflow_rules() {
+    let text = read(".github/workflows/ci.yml");
+    let mut uses = 0;
+    for line in text.lines().filter(|l| l.trim_start().starts_with("uses:")) {
+        uses += 1;
+        let value = line.split_once("uses: ").unwrap().1;
+        let (action, rest) = value.split_once('@').unwrap();
+        let (sha, tag) = rest
+            .split_once(" # ")
+            .unwrap_or_else(|| panic!("no tag: {line}"));
+        let pin = cell_plan::pins::pin(action).unwrap_or_else(|| panic!("not in pins.rs: {line}"));
+        assert_eq!((pin.sha, pin.tag), (sha, tag), "{line}");
+    }
+    assert!(uses > 0);
+    let doc: serde_norway::Value = serde_norway::from_str(&text).unwrap();
+    assert_eq!(
+        serde_norway::to_string(&doc["permissions"]).unwrap(),
+        "contents: read\n"
+    );
+    for (id, job) in doc["jobs"].as_mapping().unwrap() {
+        assert!(
+            job.get("permissions").is_none(),
+            "{id:?} widens permissions"
+        );
+        for step in job["steps"].as_sequence().unwrap() {
+            if let Some(run) = step.get("run").and_then(serde_norway::Value::as_str) {
+                assert!(!run.contains("${{"), "expression in run: {run}");
+            }
+            if step
+                .get("uses")
+                .and_then(serde_norway::Value::as_str)
+                .is_some_and(|u| u.starts_with("actions/checkout@"))
+            {
+                assert_eq!(step["with"]["persist-credentials"].as_bool(), Some(false));
+            }
+        }
+    }
+}

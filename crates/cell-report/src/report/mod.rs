@@ -1,0 +1,182 @@
+//! `cell report`: the comparison pages, generated from the committed history and never
+//! copied by hand.
+//!
+//! The history is read once into one data model ([`Report`]); one [`Exporter`] per output
+//! format turns it into files (the layout of hyperfine's `src/export/`):
+//!
+//! | exporter | writes |
+//! |---|---|
+//! | [`SvgExporter`] | `charts/<cell>/<phase>.svg` |
+//! | [`HtmlExporter`] | `index.html` (self-contained: inline CSS, no script) |
+//! | [`MarkdownExporter`] | `README.md` (GitHub Markdown, the same document) |
+//! | [`CsvExporter`] | `samples.csv` (every timed process) |
+//! | [`JsonExporter`] | `report.json` (the data model) |
+//!
+//! Every link between the files is relative, so the folder works at any depth and moved.
+
+mod csv;
+mod doc;
+mod html;
+mod json;
+mod markdown;
+mod model;
+mod svg;
+
+use std::path::{Path, PathBuf};
+
+pub use csv::CsvExporter;
+pub use doc::{Block, Span, slug};
+pub use html::HtmlExporter;
+pub use json::JsonExporter;
+pub use markdown::MarkdownExporter;
+pub use model::{
+    CellReport, JobReport, MachineReport, NewestRun, PhaseReport, Point, REPORT_VERSION,
+    ReferenceMedian, Report, ReportKind, RunRef, Sample, Series,
+};
+pub use svg::SvgExporter;
+
+/// The page for browsers.
+pub const INDEX_HTML: &str = "index.html";
+/// The page for GitHub.
+pub const README_MD: &str = "README.md";
+/// Every sample.
+pub const SAMPLES_CSV: &str = "samples.csv";
+/// The data model.
+pub const REPORT_JSON: &str = "report.json";
+/// The folder of the charts.
+pub const CHARTS_DIR: &str = "charts";
+
+/// One file an exporter produces.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Output {
+    /// Path relative to the report folder, `/`-separated.
+    pub path: String,
+    /// Its content.
+    pub bytes: Vec<u8>,
+}
+
+impl Output {
+    /// A file at `path` (relative, `/`-separated).
+    pub fn new(path: impl Into<String>, bytes: Vec<u8>) -> Self {
+        Self {
+            path: path.into(),
+            bytes,
+        }
+    }
+}
+
+/// One output format: the files it makes of a report. Same report, same bytes.
+pub trait Exporter {
+    /// The files, paths relative to the report folder.
+    fn export(&self, report: &Report) -> Vec<Output>;
+}
+
+/// Every exporter, in the order their files are written.
+pub fn exporters() -> Vec<Box<dyn Exporter>> {
+    vec![
+        Box::new(SvgExporter),
+        Box::new(HtmlExporter),
+        Box::new(MarkdownExporter),
+        Box::new(CsvExporter),
+        Box::new(JsonExporter),
+    ]
+}
+
+/// Keeps `[A-Za-z0-9._-]`; anything else (and a leading dot) becomes `_`, so an id is always
+/// one safe path segment.
+fn segment(s: &str) -> String {
+    let mut out: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if out.is_empty() || out.starts_with('.') {
+        out.replace_range(0..0, "_");
+    }
+    out
+}
+
+/// Where the chart of a cell's phase lives, relative to the report folder.
+pub fn chart_path(cell: &str, phase: &str) -> String {
+    format!("{CHARTS_DIR}/{}/{}.svg", segment(cell), segment(phase))
+}
+
+/// Every file of the report.
+pub fn render(report: &Report) -> Vec<Output> {
+    exporters().iter().flat_map(|e| e.export(report)).collect()
+}
+
+/// A report that cannot be written.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {error}", path.display())]
+pub struct WriteError {
+    /// The file or folder.
+    pub path: PathBuf,
+    /// Why.
+    pub error: std::io::Error,
+}
+
+/// Writes every file under `out` (each atomically), then removes chart SVGs a previous report
+/// left that this one does not have. Returns the files written, in order.
+pub fn write(report: &Report, out: &Path) -> Result<Vec<PathBuf>, WriteError> {
+    let files = render(report);
+    let mut written = Vec::with_capacity(files.len());
+    for f in &files {
+        let path = f.path.split('/').fold(out.to_path_buf(), |p, s| p.join(s));
+        cell_schema::write_atomic(&path, &f.bytes).map_err(|error| WriteError {
+            path: path.clone(),
+            error,
+        })?;
+        written.push(path);
+    }
+    remove_stale_charts(&out.join(CHARTS_DIR), &written)?;
+    Ok(written)
+}
+
+fn remove_stale_charts(charts: &Path, keep: &[PathBuf]) -> Result<(), WriteError> {
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |error| WriteError { path, error }
+    };
+    let Ok(cells) = std::fs::read_dir(charts) else {
+        return Ok(());
+    };
+    for cell in cells.filter_map(Result::ok) {
+        let dir = cell.path();
+        if !dir.is_dir() {
+            continue;
+        }
+        let entries = std::fs::read_dir(&dir).map_err(io(&dir))?;
+        for e in entries.filter_map(Result::ok) {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "svg") && !keep.contains(&p) {
+                std::fs::remove_file(&p).map_err(io(&p))?;
+            }
+        }
+        // Only an emptied folder goes; anything else someone put there stays.
+        if std::fs::read_dir(&dir).map_err(io(&dir))?.next().is_none() {
+            std::fs::remove_dir(&dir).map_err(io(&dir))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chart_paths_are_one_safe_segment_per_id() {
+        assert_eq!(
+            chart_path("linux-x86_64-ubuntu-24.04", "mix"),
+            "charts/linux-x86_64-ubuntu-24.04/mix.svg"
+        );
+        assert_eq!(chart_path("a/b c", "../x"), "charts/a_b_c/_.._x.svg");
+        assert_eq!(chart_path("", "p"), "charts/_/p.svg");
+    }
+}

@@ -1,0 +1,546 @@
+//! The report's data model, built once from the history and shared by every exporter.
+//!
+//! Everything here is derived from committed cell results only; nothing is measured or
+//! averaged across jobs. Maps are `BTreeMap` and fields are declared in the order they are
+//! written, so the same history always gives the same bytes.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use cell_schema::{
+    CellId, CellLabel, CellResult, Clock, JobSummary, MissingJob, Phase, RatioCi, Role, RowName,
+    RowResult, Status, ToolName, ToolVersion, ToolchainName,
+};
+use serde::Serialize;
+
+use crate::history::HistoryRun;
+
+/// Version of `report.json` (and of `cell report --format json`).
+pub const REPORT_VERSION: u32 = 1;
+
+/// Marks a report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportKind {
+    /// `"report"`
+    Report,
+}
+
+/// The comparison across every committed run, per cell, phase and row.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    /// Always [`REPORT_VERSION`].
+    pub schema_version: u32,
+    /// `"report"`.
+    pub kind: ReportKind,
+    /// Every run of the history, oldest first.
+    pub runs: Vec<RunRef>,
+    /// Per cell.
+    pub cells: BTreeMap<CellId, CellReport>,
+    /// Every timed process of every run, for `samples.csv`. Not part of the JSON form, which
+    /// stays a summary: the samples of a long history run to megabytes.
+    #[serde(skip)]
+    pub samples: Vec<Sample>,
+}
+
+/// One run of the history.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunRef {
+    /// Its directory name, `<date>-<run-id>`.
+    pub name: String,
+    /// `YYYY-MM-DD`.
+    pub date: String,
+    /// The run id (`4242001`, `local-194158`).
+    pub id: String,
+    /// `github` or `local` (from its first cell).
+    pub source: String,
+    /// The commit the run tested, when known.
+    pub head_sha: Option<String>,
+    /// Some jobs were missing when it was written.
+    pub partial: bool,
+}
+
+/// One cell over the history.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CellReport {
+    /// `linux`, `macos`, …
+    pub os: String,
+    /// `x86_64`, `aarch64`.
+    pub arch: String,
+    /// The runner label.
+    pub label: CellLabel,
+    /// Names of the runs holding this cell, oldest first: the x axis of its charts.
+    pub runs: Vec<String>,
+    /// The reference row every ratio divides by (as of the newest run).
+    pub reference: RowName,
+    /// Its label (`clang -O2`).
+    pub reference_label: String,
+    /// Per phase, in the newest run's protocol order (phases only older runs timed follow).
+    pub phases: Vec<PhaseReport>,
+    /// What the newest run of this cell says beyond ratios.
+    pub newest: NewestRun,
+}
+
+/// One phase of a cell: every row's series.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PhaseReport {
+    /// The phase.
+    pub phase: Phase,
+    /// Per row (the reference itself, at ratio 1 by construction, is left out).
+    pub rows: BTreeMap<RowName, Series>,
+}
+
+/// One row's ratio over the runs that measured it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Series {
+    /// Human label (as of its newest point).
+    pub label: String,
+    /// The job that measured it (as of its newest point).
+    pub job: ToolchainName,
+    /// Its role.
+    pub role: Role,
+    /// Its verdict clock (as of its newest point).
+    pub clock: Clock,
+    /// The tools of its job that built it (matched by path to its build command), as of its
+    /// newest point: the versions to show beside it.
+    pub tools: Vec<ToolName>,
+    /// One point per run that measured a ratio, oldest first.
+    pub points: Vec<Point>,
+}
+
+/// A row's ratio in one run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Point {
+    /// Run directory name.
+    pub run: String,
+    /// Run date.
+    pub date: String,
+    /// Run id.
+    pub run_id: String,
+    /// The job that measured it.
+    pub job: ToolchainName,
+    /// The verdict clock the figures below are read on.
+    pub clock: Clock,
+    /// Median of per-round ratios.
+    pub median: f64,
+    /// Lower bound of its interval.
+    pub lo: f64,
+    /// Upper bound of its interval.
+    pub hi: f64,
+    /// The interval's actual coverage.
+    pub level: f64,
+    /// Per-round ratios behind it.
+    pub n: u32,
+    /// The median ratio on the other clock.
+    pub other_median: f64,
+    /// Every run printed the expected answer.
+    pub answer_ok: bool,
+}
+
+/// The newest run of a cell: verdict, jobs, machines, versions.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NewestRun {
+    /// Run directory name.
+    pub run: String,
+    /// Run date.
+    pub date: String,
+    /// Run id.
+    pub run_id: String,
+    /// The cell's verdict.
+    pub status: Status,
+    /// Every reason behind it.
+    pub reasons: Vec<String>,
+    /// Per job.
+    pub jobs: BTreeMap<ToolchainName, JobReport>,
+    /// Rows not timed, one line each.
+    pub skipped: Vec<String>,
+    /// Jobs that left no result.
+    pub missing: Vec<MissingJob>,
+}
+
+/// One job of the newest run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct JobReport {
+    /// The job's verdict.
+    pub status: Status,
+    /// Its reasons.
+    pub reasons: Vec<String>,
+    /// The machine it ran on.
+    pub machine: MachineReport,
+    /// Every tool it used: the first line the tool printed for its version.
+    pub versions: BTreeMap<ToolName, String>,
+    /// Its reference's absolute medians, per phase (each job times its own).
+    pub reference: BTreeMap<Phase, ReferenceMedian>,
+}
+
+/// The machine of a job.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MachineReport {
+    /// CPU model.
+    pub cpu_model: String,
+    /// Logical CPUs.
+    pub nproc: u32,
+    /// Kernel (no hostname).
+    pub kernel: String,
+    /// OS release.
+    pub os_release: String,
+    /// `ImageOS ImageVersion` of a hosted runner.
+    pub runner_image: Option<String>,
+}
+
+/// A reference's absolute medians on one phase.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ReferenceMedian {
+    /// The reference's verdict clock.
+    pub clock: Clock,
+    /// Median seconds on that clock.
+    pub median_s: f64,
+    /// Median CPU seconds.
+    pub cpu_s: f64,
+    /// Median wall seconds.
+    pub wall_s: f64,
+}
+
+/// One timed process, as `samples.csv` writes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    /// Run directory name.
+    pub run: String,
+    /// Run date.
+    pub date: String,
+    /// Cell id.
+    pub cell: CellId,
+    /// The job that timed it.
+    pub job: ToolchainName,
+    /// The row.
+    pub row: RowName,
+    /// Its role.
+    pub role: Role,
+    /// The phase.
+    pub phase: Phase,
+    /// Round (warm-up rounds included).
+    pub round: u32,
+    /// Position in the round.
+    pub seq: u32,
+    /// Excluded from statistics.
+    pub warmup: bool,
+    /// Wall seconds.
+    pub wall_s: f64,
+    /// CPU seconds.
+    pub cpu_s: f64,
+    /// Peak RSS, KiB.
+    pub maxrss_kib: u64,
+    /// Right answer, exit 0.
+    pub ok: bool,
+}
+
+/// The first line a tool printed for its version.
+pub fn version_line(v: &ToolVersion) -> &str {
+    v.printed.lines().next().unwrap_or("").trim()
+}
+
+/// `cpu` or `wall`.
+pub fn clock_name(c: Clock) -> &'static str {
+    match c {
+        Clock::Cpu => "cpu",
+        Clock::Wall => "wall",
+    }
+}
+
+/// `reference`, `control`, `row`, `tooth`.
+pub fn role_name(r: Role) -> &'static str {
+    match r {
+        Role::Reference => "reference",
+        Role::Control => "control",
+        Role::Row => "row",
+        Role::Tooth => "tooth",
+    }
+}
+
+/// `ok`, `noisy`, `failed`.
+pub fn status_name(s: Status) -> &'static str {
+    match s {
+        Status::Ok => "ok",
+        Status::Noisy => "noisy",
+        Status::Failed => "failed",
+    }
+}
+
+impl Report {
+    /// Builds the report from runs in history order (oldest first, as
+    /// [`load_history`](crate::history::load_history) returns them).
+    pub fn build(runs: &[HistoryRun]) -> Self {
+        let mut cells: BTreeMap<CellId, Vec<(&HistoryRun, &CellResult)>> = BTreeMap::new();
+        for run in runs {
+            for (id, cell) in &run.cells {
+                cells.entry(id.clone()).or_default().push((run, cell));
+            }
+        }
+        Self {
+            schema_version: REPORT_VERSION,
+            kind: ReportKind::Report,
+            runs: runs.iter().map(run_ref).collect(),
+            cells: cells
+                .iter()
+                .map(|(id, seen)| (id.clone(), cell_report(seen)))
+                .collect(),
+            samples: runs.iter().flat_map(run_samples).collect(),
+        }
+    }
+
+    /// The newest run's name, if any.
+    pub fn newest_run(&self) -> Option<&RunRef> {
+        self.runs.last()
+    }
+}
+
+fn run_ref(run: &HistoryRun) -> RunRef {
+    let first = run.cells.values().next();
+    RunRef {
+        name: run.name.clone(),
+        date: run.date.clone(),
+        id: run.run_id.clone(),
+        source: first.map(|c| c.run.source.clone()).unwrap_or_default(),
+        head_sha: first.and_then(|c| c.run.head_sha.clone()),
+        partial: run.cells.values().any(|c| c.run.partial),
+    }
+}
+
+/// Phases in the newest run's protocol order, then any only older runs timed, sorted.
+fn phase_order(seen: &[(&HistoryRun, &CellResult)]) -> Vec<Phase> {
+    let mut order: Vec<Phase> = seen
+        .last()
+        .and_then(|(_, cell)| cell.jobs.values().next())
+        .map(|j| j.protocol.phases.clone())
+        .unwrap_or_default();
+    let mut all: BTreeSet<Phase> = BTreeSet::new();
+    for (_, cell) in seen {
+        for job in cell.jobs.values() {
+            all.extend(job.protocol.phases.iter().cloned());
+        }
+        for row in cell.rows.values() {
+            all.extend(row.row.phases.keys().cloned());
+        }
+    }
+    for p in all {
+        if !order.contains(&p) {
+            order.push(p);
+        }
+    }
+    order
+}
+
+fn cell_report(seen: &[(&HistoryRun, &CellResult)]) -> CellReport {
+    let (newest_run, newest) = *seen.last().expect("a cell is listed only once seen");
+    let first_job = newest.jobs.values().next();
+    let phases = phase_order(seen)
+        .into_iter()
+        .map(|phase| {
+            let mut rows: BTreeMap<RowName, Series> = BTreeMap::new();
+            for (run, cell) in seen {
+                for (name, cr) in &cell.rows {
+                    if cr.row.role == Role::Reference {
+                        continue;
+                    }
+                    let Some(point) = point(run, &cr.job, &cr.row, &phase) else {
+                        continue;
+                    };
+                    let s = rows.entry(name.clone()).or_insert_with(|| Series {
+                        label: String::new(),
+                        job: cr.job.clone(),
+                        role: cr.row.role,
+                        clock: cr.row.verdict_clock,
+                        tools: Vec::new(),
+                        points: Vec::new(),
+                    });
+                    s.label.clone_from(&cr.row.label);
+                    s.job = cr.job.clone();
+                    s.role = cr.row.role;
+                    s.clock = cr.row.verdict_clock;
+                    s.tools = cell
+                        .jobs
+                        .get(&cr.job)
+                        .map(|j| build_tools(j, &cr.row))
+                        .unwrap_or_default();
+                    s.points.push(point);
+                }
+            }
+            PhaseReport { phase, rows }
+        })
+        .collect();
+    CellReport {
+        os: newest.cell.os.clone(),
+        arch: newest.cell.arch.clone(),
+        label: newest.cell.label.clone(),
+        runs: seen.iter().map(|(r, _)| r.name.clone()).collect(),
+        reference: first_job.map_or_else(
+            || RowName::new(String::new()),
+            |j| j.protocol.reference.clone(),
+        ),
+        reference_label: first_job
+            .map(|j| j.reference.label.clone())
+            .unwrap_or_default(),
+        phases,
+        newest: newest_report(newest_run, newest),
+    }
+}
+
+/// The tools whose path (or resolved path) is the row's build program; else the tool named
+/// after the row's toolchain.
+fn build_tools(job: &JobSummary, row: &RowResult) -> Vec<ToolName> {
+    let program = row.build.argv.first().map_or("", String::as_str);
+    let by_path: Vec<ToolName> = job
+        .versions
+        .iter()
+        .filter(|(_, v)| !program.is_empty() && (v.path == program || v.resolved == program))
+        .map(|(t, _)| t.clone())
+        .collect();
+    if !by_path.is_empty() {
+        return by_path;
+    }
+    job.versions
+        .keys()
+        .filter(|t| t.as_str() == row.toolchain.as_str())
+        .cloned()
+        .collect()
+}
+
+fn point(run: &HistoryRun, job: &ToolchainName, row: &RowResult, phase: &Phase) -> Option<Point> {
+    let pr = row.phases.get(phase)?;
+    let ratios = pr.ratio.as_ref()?;
+    let (v, other): (&RatioCi, &RatioCi) = match row.verdict_clock {
+        Clock::Cpu => (&ratios.cpu, &ratios.wall),
+        Clock::Wall => (&ratios.wall, &ratios.cpu),
+    };
+    Some(Point {
+        run: run.name.clone(),
+        date: run.date.clone(),
+        run_id: run.run_id.clone(),
+        job: job.clone(),
+        clock: row.verdict_clock,
+        median: v.median,
+        lo: v.lo,
+        hi: v.hi,
+        level: v.level,
+        n: v.n,
+        other_median: other.median,
+        answer_ok: pr.answer_ok,
+    })
+}
+
+fn newest_report(run: &HistoryRun, cell: &CellResult) -> NewestRun {
+    NewestRun {
+        run: run.name.clone(),
+        date: run.date.clone(),
+        run_id: run.run_id.clone(),
+        status: cell.verdict.status,
+        reasons: cell.verdict.reasons.clone(),
+        jobs: cell
+            .jobs
+            .iter()
+            .map(|(name, j)| (name.clone(), job_report(j)))
+            .collect(),
+        skipped: cell
+            .skipped
+            .iter()
+            .map(|s| format!("{} ({}): {}", s.row, s.toolchain, s.message))
+            .collect(),
+        missing: cell.missing.clone(),
+    }
+}
+
+fn job_report(j: &JobSummary) -> JobReport {
+    let m = &j.machine;
+    JobReport {
+        status: j.verdict.status,
+        reasons: j.verdict.reasons.clone(),
+        machine: MachineReport {
+            cpu_model: m.cpu_model.clone(),
+            nproc: m.nproc,
+            kernel: m.kernel.clone(),
+            os_release: m.os_release.clone(),
+            runner_image: m
+                .runner_image
+                .as_ref()
+                .map(|i| format!("{} {}", i.os, i.version)),
+        },
+        versions: j
+            .versions
+            .iter()
+            .map(|(t, v)| (t.clone(), version_line(v).to_owned()))
+            .collect(),
+        reference: j
+            .reference
+            .phases
+            .iter()
+            .filter_map(|(p, pr)| {
+                let s = pr.stats.as_ref()?;
+                let median_s = match j.reference.verdict_clock {
+                    Clock::Cpu => s.cpu.median,
+                    Clock::Wall => s.wall.median,
+                };
+                Some((
+                    p.clone(),
+                    ReferenceMedian {
+                        clock: j.reference.verdict_clock,
+                        median_s,
+                        cpu_s: s.cpu.median,
+                        wall_s: s.wall.median,
+                    },
+                ))
+            })
+            .collect(),
+    }
+}
+
+/// Every timed process of a run: per cell, per job its reference and control, then the rows
+/// that job measured (the reference is listed once, under `reference`).
+fn run_samples(run: &HistoryRun) -> Vec<Sample> {
+    let mut out = Vec::new();
+    for (cell_id, cell) in &run.cells {
+        let mut push = |job: &ToolchainName, name: &RowName, role: Role, row: &RowResult| {
+            for (phase, pr) in &row.phases {
+                for r in &pr.runs {
+                    out.push(Sample {
+                        run: run.name.clone(),
+                        date: run.date.clone(),
+                        cell: cell_id.clone(),
+                        job: job.clone(),
+                        row: name.clone(),
+                        role,
+                        phase: phase.clone(),
+                        round: r.round,
+                        seq: r.seq,
+                        warmup: r.warmup,
+                        wall_s: r.wall_s,
+                        cpu_s: r.cpu_s,
+                        maxrss_kib: r.maxrss_kib,
+                        ok: r.ok,
+                    });
+                }
+            }
+        };
+        for (job_name, job) in &cell.jobs {
+            push(
+                job_name,
+                &job.protocol.reference,
+                Role::Reference,
+                &job.reference,
+            );
+            if let Some(c) = &job.control {
+                push(job_name, &job.protocol.control, Role::Control, c);
+            }
+            for (name, cr) in &cell.rows {
+                if cr.job == *job_name && cr.row.role != Role::Reference {
+                    push(job_name, name, cr.row.role, &cr.row);
+                }
+            }
+        }
+        // Rows whose job left no summary (never in a merge, but a hand-edited file may).
+        for (name, cr) in &cell.rows {
+            if !cell.jobs.contains_key(&cr.job) && cr.row.role != Role::Reference {
+                push(&cr.job, name, cr.row.role, &cr.row);
+            }
+        }
+    }
+    out
+}

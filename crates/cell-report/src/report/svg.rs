@@ -1,0 +1,577 @@
+//! One SVG chart per cell and phase: every row's ratio over the runs, a shaded confidence band
+//! per row (error bars where a row has a single run), the reference as a dashed line at 1,
+//! axes with ticks and labels, a title and a legend. Written by hand, coordinates rounded to
+//! 0.1 px, so the same report always gives the same bytes.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use super::model::{CellReport, PhaseReport, Report, Series, clock_name};
+use super::{Exporter, Output, chart_path};
+
+/// Writes `charts/<cell>/<phase>.svg`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SvgExporter;
+
+impl Exporter for SvgExporter {
+    fn export(&self, report: &Report) -> Vec<Output> {
+        let mut out = Vec::new();
+        for (id, c) in &report.cells {
+            for p in &c.phases {
+                out.push(Output::new(
+                    chart_path(id.as_str(), p.phase.as_str()),
+                    chart(id.as_str(), c, p).into_bytes(),
+                ));
+            }
+        }
+        out
+    }
+}
+
+const WIDTH: f64 = 880.0;
+const LEFT: f64 = 70.0;
+const RIGHT: f64 = 24.0;
+const TOP: f64 = 56.0;
+const PLOT_H: f64 = 250.0;
+/// Room under the plot for two lines of run labels.
+const X_LABELS: f64 = 44.0;
+const LEGEND_LINE: f64 = 20.0;
+const BOTTOM: f64 = 12.0;
+/// Average advance of a character at the legend's 12 px, generous so text never overlaps.
+const CHAR_W: f64 = 7.0;
+const FONT: &str = "system-ui, -apple-system, Segoe UI, Roboto, Helvetica, Arial, sans-serif";
+
+/// Colour-blind-friendly categorical colours (Tableau 10 without its pale tones), then the
+/// same again dashed.
+const PALETTE: [&str; 8] = [
+    "#4e79a7", "#f28e2b", "#e15759", "#59a14f", "#b07aa1", "#76b7b2", "#9c755f", "#d37295",
+];
+const DASHES: [&str; 3] = ["", "6 3", "2 3"];
+
+fn plot_w() -> f64 {
+    WIDTH - LEFT - RIGHT
+}
+
+/// Legend entries: each row, then the reference line.
+fn legend_entries(c: &CellReport, p: &PhaseReport) -> Vec<String> {
+    let mut e: Vec<String> = p
+        .rows
+        .iter()
+        .map(|(name, s)| format!("{name} ({})", clock_name(s.clock)))
+        .collect();
+    e.push(format!("{} = 1 (reference)", c.reference));
+    e
+}
+
+/// `(columns, column width)` of the legend.
+fn legend_layout(entries: &[String]) -> (usize, f64) {
+    let widest = entries.iter().map(|e| e.chars().count()).max().unwrap_or(0);
+    let col_w = (28.0 + widest as f64 * CHAR_W + 18.0).min(plot_w());
+    let cols = ((plot_w() / col_w).floor() as usize).max(1);
+    (cols, col_w)
+}
+
+/// Width and height of the chart of `p`, in CSS pixels.
+pub fn size(c: &CellReport, p: &PhaseReport) -> (u32, u32) {
+    let e = legend_entries(c, p);
+    let (cols, _) = legend_layout(&e);
+    let lines = e.len().div_ceil(cols);
+    let h = TOP + PLOT_H + X_LABELS + lines as f64 * LEGEND_LINE + BOTTOM;
+    (WIDTH as u32, h.ceil() as u32)
+}
+
+/// Escapes text for XML.
+pub fn escape(s: &str) -> String {
+    super::html::escape(s)
+}
+
+/// The y axis: linear, or logarithmic when the ratios span more than a factor of 3.
+#[derive(Clone, Debug, PartialEq)]
+struct Scale {
+    log: bool,
+    lo: f64,
+    hi: f64,
+}
+
+impl Scale {
+    fn new(values: impl Iterator<Item = f64>) -> Self {
+        let mut lo: f64 = 1.0;
+        let mut hi: f64 = 1.0;
+        for v in values.filter(|v| v.is_finite()) {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+        if lo > 0.0 && hi / lo > 3.0 {
+            let (a, b) = (lo.log10(), hi.log10());
+            let pad = (b - a) * 0.05;
+            Self {
+                log: true,
+                lo: a - pad,
+                hi: b + pad,
+            }
+        } else {
+            let span = (hi - lo).max(0.02);
+            let pad = span * 0.08;
+            Self {
+                log: false,
+                lo: lo - pad,
+                hi: hi + pad,
+            }
+        }
+    }
+
+    fn t(&self, v: f64) -> f64 {
+        if self.log { v.max(1e-12).log10() } else { v }
+    }
+
+    /// The y pixel of a ratio.
+    fn y(&self, v: f64) -> f64 {
+        TOP + PLOT_H - (self.t(v) - self.lo) / (self.hi - self.lo) * PLOT_H
+    }
+
+    fn contains(&self, v: f64) -> bool {
+        let t = self.t(v);
+        t >= self.lo - 1e-9 && t <= self.hi + 1e-9
+    }
+
+    fn ticks(&self) -> Vec<f64> {
+        if self.log {
+            let lo = 10f64.powf(self.lo);
+            let hi = 10f64.powf(self.hi);
+            for mults in [
+                &[1.0, 2.0, 5.0][..],
+                &[1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.0][..],
+            ] {
+                let mut t = Vec::new();
+                let e0 = lo.log10().floor() as i32 - 1;
+                let e1 = hi.log10().ceil() as i32 + 1;
+                for e in e0..=e1 {
+                    for m in mults {
+                        let v = m * 10f64.powi(e);
+                        if v >= lo && v <= hi {
+                            t.push(v);
+                        }
+                    }
+                }
+                if t.len() >= 4 {
+                    return t;
+                }
+            }
+            linear_ticks(lo, hi)
+        } else {
+            linear_ticks(self.lo, self.hi)
+        }
+    }
+}
+
+/// About five ticks at 1, 2, 2.5 or 5 × 10ᵏ.
+fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let raw = (hi - lo) / 5.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
+    let first = (lo / step - 1e-9).ceil() as i64;
+    let last = (hi / step + 1e-9).floor() as i64;
+    (first..=last).map(|i| i as f64 * step).collect()
+}
+
+/// A tick label: as few decimals as tell the ticks apart, then `×`.
+fn tick_label(v: f64) -> String {
+    let s = if v >= 10.0 {
+        format!("{v:.0}")
+    } else {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    };
+    format!("{s}×")
+}
+
+/// The colour and dash of the row at `index` of the cell's rows.
+fn style(index: usize) -> (&'static str, &'static str) {
+    (
+        PALETTE[index % PALETTE.len()],
+        DASHES[(index / PALETTE.len()) % DASHES.len()],
+    )
+}
+
+/// Every row name of the cell, sorted: a row keeps its colour across phases.
+fn row_index(c: &CellReport, row: &str) -> usize {
+    let all: BTreeSet<&str> = c
+        .phases
+        .iter()
+        .flat_map(|p| p.rows.keys().map(cell_schema::RowName::as_str))
+        .collect();
+    all.iter().position(|r| *r == row).unwrap_or(0)
+}
+
+fn num(v: f64) -> String {
+    let s = format!("{v:.1}");
+    if s == "-0.0" { "0.0".into() } else { s }
+}
+
+/// The chart of one phase of one cell.
+pub fn chart(cell_id: &str, c: &CellReport, p: &PhaseReport) -> String {
+    let (width, height) = size(c, p);
+    let scale = Scale::new(
+        p.rows
+            .values()
+            .flat_map(|s| s.points.iter().flat_map(|q| [q.lo, q.hi, q.median])),
+    );
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"{FONT}\" font-size=\"12\" role=\"img\">"
+    );
+    let title = format!(
+        "{cell_id} · {}: ratio to {} over runs",
+        p.phase, c.reference
+    );
+    let _ = writeln!(out, "<title>{}</title>", escape(&title));
+    let _ = writeln!(
+        out,
+        "<rect class=\"background\" x=\"0\" y=\"0\" width=\"{width}\" height=\"{height}\" fill=\"#ffffff\"/>"
+    );
+    let _ = writeln!(
+        out,
+        "<text class=\"title\" x=\"{}\" y=\"22\" font-size=\"15\" font-weight=\"600\" fill=\"#1b1f24\">{}</text>",
+        num(LEFT),
+        escape(&title)
+    );
+    let _ = writeln!(
+        out,
+        "<text class=\"subtitle\" x=\"{}\" y=\"40\" font-size=\"11.5\" fill=\"#57606a\">{}</text>",
+        num(LEFT),
+        escape(&format!(
+            "median of per-round ratios to {} ({}) on each row's verdict clock; {}",
+            c.reference,
+            c.reference_label,
+            if c.runs.len() == 1 {
+                "bars: confidence interval"
+            } else {
+                "bands: confidence interval"
+            }
+        ))
+    );
+    y_axis(&mut out, &scale, c);
+    x_axis(&mut out, c);
+    reference_line(&mut out, &scale);
+    let n_rows = p.rows.len();
+    for (place, (name, s)) in p.rows.iter().enumerate() {
+        series(&mut out, c, &scale, name.as_str(), s, (place, n_rows));
+    }
+    if n_rows == 0 {
+        let _ = writeln!(
+            out,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#57606a\">no row measured a ratio on this phase</text>",
+            num(LEFT + plot_w() / 2.0),
+            num(TOP + PLOT_H / 2.0)
+        );
+    }
+    legend(&mut out, c, p);
+    out.push_str("</svg>\n");
+    out
+}
+
+fn y_axis(out: &mut String, scale: &Scale, c: &CellReport) {
+    out.push_str("<g class=\"axis y\">\n");
+    for t in scale.ticks() {
+        let y = num(scale.y(t));
+        let _ = writeln!(
+            out,
+            "<line class=\"grid\" x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"#eaeef2\"/>",
+            num(LEFT),
+            num(LEFT + plot_w())
+        );
+        let _ = writeln!(
+            out,
+            "<line class=\"tick\" x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"#57606a\"/>",
+            num(LEFT - 5.0),
+            num(LEFT)
+        );
+        let _ = writeln!(
+            out,
+            "<text x=\"{}\" y=\"{y}\" dy=\"4\" text-anchor=\"end\" fill=\"#1b1f24\">{}</text>",
+            num(LEFT - 8.0),
+            tick_label(t)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<line class=\"axis-line\" x1=\"{x}\" y1=\"{}\" x2=\"{x}\" y2=\"{}\" stroke=\"#57606a\"/>",
+        num(TOP),
+        num(TOP + PLOT_H),
+        x = num(LEFT)
+    );
+    let label = format!(
+        "× {}{}",
+        c.reference_label,
+        if scale.log { " (log scale)" } else { "" }
+    );
+    let cy = num(TOP + PLOT_H / 2.0);
+    let _ = writeln!(
+        out,
+        "<text class=\"axis-label\" x=\"16\" y=\"{cy}\" transform=\"rotate(-90 16 {cy})\" text-anchor=\"middle\" fill=\"#1b1f24\">{}</text>",
+        escape(&label)
+    );
+    out.push_str("</g>\n");
+}
+
+/// The x pixel of run slot `i` of `k`.
+fn slot_x(i: usize, k: usize) -> f64 {
+    LEFT + plot_w() * (i as f64 + 0.5) / k.max(1) as f64
+}
+
+fn x_axis(out: &mut String, c: &CellReport) {
+    out.push_str("<g class=\"axis x\">\n");
+    let base = num(TOP + PLOT_H);
+    let _ = writeln!(
+        out,
+        "<line class=\"axis-line\" x1=\"{}\" y1=\"{base}\" x2=\"{}\" y2=\"{base}\" stroke=\"#57606a\"/>",
+        num(LEFT),
+        num(LEFT + plot_w())
+    );
+    let k = c.runs.len();
+    // At most one label per 96 px, counted back from the newest run so it is always labelled.
+    let fit = ((plot_w() / 96.0).floor() as usize).max(1);
+    let step = k.div_ceil(fit).max(1);
+    for (i, run) in c.runs.iter().enumerate() {
+        let x = num(slot_x(i, k));
+        let _ = writeln!(
+            out,
+            "<line class=\"tick\" x1=\"{x}\" y1=\"{base}\" x2=\"{x}\" y2=\"{}\" stroke=\"#57606a\"/>",
+            num(TOP + PLOT_H + 5.0)
+        );
+        if !(k - 1 - i).is_multiple_of(step) {
+            continue;
+        }
+        let (date, id) = match crate::history::parse_run_dir_name(run) {
+            Some((d, id)) => (d, id),
+            None => (String::new(), run.clone()),
+        };
+        let id = if id.chars().count() > 14 {
+            format!("{}…", id.chars().take(13).collect::<String>())
+        } else {
+            id
+        };
+        let _ = writeln!(
+            out,
+            "<text x=\"{x}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" fill=\"#1b1f24\">{}</text>",
+            num(TOP + PLOT_H + 18.0),
+            escape(&date)
+        );
+        let _ = writeln!(
+            out,
+            "<text x=\"{x}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" fill=\"#57606a\">{}</text>",
+            num(TOP + PLOT_H + 32.0),
+            escape(&id)
+        );
+    }
+    out.push_str("</g>\n");
+}
+
+fn reference_line(out: &mut String, scale: &Scale) {
+    if !scale.contains(1.0) {
+        return;
+    }
+    let y = num(scale.y(1.0));
+    let _ = writeln!(
+        out,
+        "<line class=\"reference\" x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"#57606a\" stroke-width=\"1.2\" stroke-dasharray=\"5 4\"/>",
+        num(LEFT),
+        num(LEFT + plot_w())
+    );
+}
+
+/// One row: band (or error bar), line, points. `(place, n_rows)`: its place among the
+/// phase's rows, for a small sideways offset that keeps intervals of one run apart.
+fn series(
+    out: &mut String,
+    cell: &CellReport,
+    scale: &Scale,
+    name: &str,
+    s: &Series,
+    (place, n_rows): (usize, usize),
+) {
+    let (color, dash) = style(row_index(cell, name));
+    let k = cell.runs.len();
+    let slot = plot_w() / k.max(1) as f64;
+    // Intervals of a lone run sit side by side; over several runs the bands overlap instead,
+    // and every point stays on its run's tick.
+    let spread = if k == 1 {
+        (slot * 0.5 / n_rows.max(1) as f64).min(14.0)
+    } else {
+        0.0
+    };
+    let offset = (place as f64 - (n_rows as f64 - 1.0) / 2.0) * spread;
+    let xs: Vec<f64> = s
+        .points
+        .iter()
+        .map(|q| {
+            let i = cell.runs.iter().position(|r| *r == q.run).unwrap_or(0);
+            slot_x(i, k) + offset
+        })
+        .collect();
+    let _ = writeln!(out, "<g class=\"series\" data-row=\"{}\">", escape(name));
+    if s.points.len() >= 2 {
+        let mut d = String::new();
+        for (q, x) in s.points.iter().zip(&xs) {
+            let _ = write!(
+                d,
+                "{}{},{} ",
+                if d.is_empty() { "M" } else { "L" },
+                num(*x),
+                num(scale.y(q.hi))
+            );
+        }
+        for (q, x) in s.points.iter().zip(&xs).rev() {
+            let _ = write!(d, "L{},{} ", num(*x), num(scale.y(q.lo)));
+        }
+        d.push('Z');
+        let _ = writeln!(
+            out,
+            "<path class=\"band\" d=\"{d}\" fill=\"{color}\" fill-opacity=\"0.14\" stroke=\"none\"/>"
+        );
+    } else {
+        for (q, x) in s.points.iter().zip(&xs) {
+            let (c0, c1) = (num(x - 4.0), num(x + 4.0));
+            let (x, y0, y1) = (num(*x), num(scale.y(q.lo)), num(scale.y(q.hi)));
+            let _ = writeln!(
+                out,
+                "<path class=\"errorbar\" d=\"M{x},{y0} L{x},{y1} M{c0},{y0} L{c1},{y0} M{c0},{y1} L{c1},{y1}\" stroke=\"{color}\" stroke-width=\"1.5\" fill=\"none\"/>"
+            );
+        }
+    }
+    let mut d = String::new();
+    for (q, x) in s.points.iter().zip(&xs) {
+        let _ = write!(
+            d,
+            "{}{},{}",
+            if d.is_empty() { "M" } else { " L" },
+            num(*x),
+            num(scale.y(q.median))
+        );
+    }
+    let dash_attr = if dash.is_empty() {
+        String::new()
+    } else {
+        format!(" stroke-dasharray=\"{dash}\"")
+    };
+    let _ = writeln!(
+        out,
+        "<path class=\"line\" d=\"{d}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" stroke-linejoin=\"round\"{dash_attr}/>"
+    );
+    for (q, x) in s.points.iter().zip(&xs) {
+        let _ = writeln!(
+            out,
+            "<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\" stroke=\"{color}\" stroke-width=\"1.5\"><title>{}</title></circle>",
+            num(*x),
+            num(scale.y(q.median)),
+            if q.answer_ok { color } else { "#ffffff" },
+            escape(&format!(
+                "{name} in {}: {:.4} ({} clock), CI {:.4}–{:.4} (coverage {:.0}%), n {}{}",
+                q.run,
+                q.median,
+                clock_name(q.clock),
+                q.lo,
+                q.hi,
+                q.level * 100.0,
+                q.n,
+                if q.answer_ok { "" } else { ", WRONG ANSWER" }
+            ))
+        );
+    }
+    out.push_str("</g>\n");
+}
+
+fn legend(out: &mut String, c: &CellReport, p: &PhaseReport) {
+    let entries = legend_entries(c, p);
+    let (cols, col_w) = legend_layout(&entries);
+    let top = TOP + PLOT_H + X_LABELS;
+    out.push_str("<g class=\"legend\">\n");
+    let rows: Vec<(&str, &Series)> = p.rows.iter().map(|(n, s)| (n.as_str(), s)).collect();
+    for (i, label) in entries.iter().enumerate() {
+        let x = LEFT + (i % cols) as f64 * col_w;
+        let y = top + (i / cols) as f64 * LEGEND_LINE + LEGEND_LINE / 2.0;
+        let (color, dash) = match rows.get(i) {
+            Some((name, _)) => style(row_index(c, name)),
+            None => ("#57606a", "5 4"),
+        };
+        let dash_attr = if dash.is_empty() {
+            String::new()
+        } else {
+            format!(" stroke-dasharray=\"{dash}\"")
+        };
+        let _ = writeln!(
+            out,
+            "<line x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{color}\" stroke-width=\"2\"{dash_attr}/>",
+            num(x),
+            num(x + 22.0),
+            y = num(y)
+        );
+        if rows.get(i).is_some() {
+            let _ = writeln!(
+                out,
+                "<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{color}\"/>",
+                num(x + 11.0),
+                num(y)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "<text x=\"{}\" y=\"{}\" dy=\"4\" fill=\"#1b1f24\">{}</text>",
+            num(x + 28.0),
+            num(y),
+            escape(label)
+        );
+    }
+    out.push_str("</g>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn narrow_ratios_get_a_linear_axis_that_includes_the_reference() {
+        let s = Scale::new([1.02, 1.05].into_iter());
+        assert!(!s.log);
+        assert!(s.contains(1.0) && s.contains(1.05));
+        let t = s.ticks();
+        assert!(t.len() >= 3, "{t:?}");
+        let labels: Vec<String> = t.iter().map(|v| tick_label(*v)).collect();
+        assert!(labels.contains(&"1×".to_owned()), "{labels:?}");
+    }
+
+    #[test]
+    fn ratios_spanning_more_than_three_times_get_a_log_axis() {
+        let s = Scale::new([0.95, 7.9].into_iter());
+        assert!(s.log);
+        let labels: Vec<String> = s.ticks().iter().map(|v| tick_label(*v)).collect();
+        assert_eq!(labels, ["1×", "1.5×", "2×", "3×", "4×", "5×", "7×"]);
+        assert!(s.y(1.0) > s.y(7.0), "up is slower");
+        let wide = Scale::new([0.5, 120.0].into_iter());
+        let labels: Vec<String> = wide.ticks().iter().map(|v| tick_label(*v)).collect();
+        assert_eq!(
+            labels,
+            ["0.5×", "1×", "2×", "5×", "10×", "20×", "50×", "100×"]
+        );
+    }
+
+    #[test]
+    fn linear_ticks_land_on_round_numbers() {
+        let labels: Vec<String> = linear_ticks(0.9, 1.1)
+            .iter()
+            .map(|v| tick_label(*v))
+            .collect();
+        assert_eq!(labels, ["0.9×", "0.95×", "1×", "1.05×", "1.1×"]);
+    }
+
+    #[test]
+    fn coordinates_never_print_negative_zero() {
+        assert_eq!(num(-0.01), "0.0");
+        assert_eq!(num(12.345), "12.3");
+    }
+}

@@ -1,0 +1,90 @@
+//! `cell calibrate`: the A/A noise floor of this machine, per phase and clock.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use cell_report::{Align, Table};
+use clap::Args;
+
+use crate::cli::{Cli, Format};
+use crate::exit::Exit;
+use crate::progress::Progress;
+
+/// `cell calibrate [--rounds N] [--out FILE]`.
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// Measured rounds of reference against control.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(2..))]
+    pub rounds: u32,
+    /// Where to write the result (default: cell/calibration/<cell-id>.json under --root,
+    /// which `cell gate` reads).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Seed of the order (default: from the clock; recorded).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// Where the gate looks for a cell's calibration.
+pub fn calibration_path(root: &std::path::Path, cell_id: &str) -> PathBuf {
+    root.join("cell")
+        .join("calibration")
+        .join(format!("{cell_id}.json"))
+}
+
+/// Runs `cell calibrate`.
+pub fn run(args: &CalibrateArgs, cli: &Cli) -> anyhow::Result<Exit> {
+    let plan = super::load_plan(cli)?;
+    let work = tempfile::tempdir().context("creating a scratch directory")?;
+    let seed = args.seed.unwrap_or_else(crate::clock::clock_seed);
+    let mut progress = Progress::new(cli, "calibrate");
+    let cal = cell_run::job::calibrate(&plan, work.path(), args.rounds, seed, &mut |e| {
+        progress.event(&e);
+    })
+    .context("cell calibrate")?;
+    progress.finish();
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| calibration_path(&plan.root, cal.cell.id.as_str()));
+    cell_schema::write_atomic(&out, cell_schema::to_json(&cal).as_bytes())
+        .with_context(|| format!("writing {}", out.display()))?;
+    match cli.format {
+        Format::Json => print!("{}", cell_schema::to_json(&cal)),
+        Format::Human => {
+            println!(
+                "A/A noise of {} ({}), {} rounds, reference against its byte-identical copy:",
+                cal.cell.id, cal.machine.cpu_model, cal.rounds
+            );
+            let mut t = Table::new(&[
+                ("phase", Align::Left),
+                ("clock", Align::Left),
+                ("control ratio", Align::Right),
+                ("CI", Align::Right),
+                ("± half-width", Align::Right),
+                ("MAD", Align::Right),
+            ]);
+            for (p, clocks) in &cal.phases {
+                for (c, n) in clocks {
+                    t.row(vec![
+                        p.to_string(),
+                        format!("{c:?}").to_lowercase(),
+                        format!("{:.4}", n.ratio.median),
+                        format!("{:.4}–{:.4}", n.ratio.lo, n.ratio.hi),
+                        format!("{:.2}%", n.half_width * 100.0),
+                        format!("{:.2}%", n.mad * 100.0),
+                    ]);
+                }
+            }
+            print!("{}", t.text());
+            println!(
+                "quieter clock: {:?}; TOLERANCE ±{} (a change must exceed the half-width to be called)",
+                cal.quieter_clock, plan.settings.tolerance
+            );
+        }
+    }
+    if !cli.quiet {
+        eprintln!("wrote {}", out.display());
+    }
+    Ok(Exit::Ok)
+}

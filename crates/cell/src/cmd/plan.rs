@@ -1,0 +1,137 @@
+//! `cell plan`: write `.github/workflows/cell.yml`, check it, or print a run's matrix.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use cell_plan::{Check, Layout, WORKFLOW_PATH};
+use clap::Args;
+
+use crate::cli::Cli;
+use crate::exit::Exit;
+
+/// `cell plan [--check | --matrix [--cells L] [--toolchains L] [--subject V] [--outputs FILE]]`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// Do not write: compare the workflow with what `cell plan` writes; exit 1 with a unified
+    /// diff when they differ (0 when cell/cell.toml lists "workflow" as allowed to be dirty).
+    #[arg(long, conflicts_with = "matrix")]
+    pub check: bool,
+    /// Do not write: print the matrix {"include":[…]} of the selected cells and toolchains.
+    #[arg(long)]
+    pub matrix: bool,
+    /// With --matrix: cell labels, comma-separated (blank: all); an unknown one exits 2.
+    #[arg(long, value_name = "L", requires = "matrix")]
+    pub cells: Option<String>,
+    /// With --matrix: toolchain names, comma-separated (blank: all); an unknown one exits 2.
+    #[arg(long, value_name = "L", requires = "matrix")]
+    pub toolchains: Option<String>,
+    /// With --matrix: the version of the release under test the run expects (blank: as
+    /// pinned); exits 2 unless every selected tarball toolchain pins exactly this version.
+    #[arg(long, value_name = "VERSION", requires = "matrix")]
+    pub subject: Option<String>,
+    /// With --matrix: also append `<job>=<matrix>` for every matrix job of the workflow that
+    /// has entries to FILE (the workflow passes its step output file).
+    #[arg(long, value_name = "FILE", requires = "matrix")]
+    pub outputs: Option<PathBuf>,
+}
+
+/// Runs `cell plan`.
+pub fn run(args: &PlanArgs, cli: &Cli) -> anyhow::Result<Exit> {
+    let plan = super::load_plan(cli)?;
+    if args.matrix {
+        return matrix(args, &plan);
+    }
+    if args.check {
+        return match cell_plan::check(&plan)? {
+            Check::Current => Ok(Exit::Ok),
+            Check::Stale { diff } if cell_plan::allows_dirty(&plan) => {
+                if !cli.quiet {
+                    eprintln!(
+                        "note: {WORKFLOW_PATH} differs from what `cell plan` writes ({} changed lines); allowed by allow_dirty = [\"workflow\"] in cell/cell.toml",
+                        changed_lines(&diff)
+                    );
+                }
+                Ok(Exit::Ok)
+            }
+            Check::Stale { diff } => {
+                print!("{diff}");
+                std::io::stdout().flush()?;
+                eprintln!(
+                    "Error: {WORKFLOW_PATH} is not what `cell plan` writes from versions.env and cell/cell.toml (diff above).\nfix: {}",
+                    fix_command(cli)
+                );
+                Ok(Exit::Gate)
+            }
+        };
+    }
+    let changed = cell_plan::write(&plan)?;
+    if !cli.quiet {
+        let layout = Layout::of(&plan)?;
+        let split = layout.jobs.iter().any(|j| j.parts > 1);
+        eprintln!(
+            "{WORKFLOW_PATH} {}: {} jobs ({} cells × {} toolchains) in {} matrix jobs{}",
+            if changed { "written" } else { "unchanged" },
+            layout.total(),
+            plan.cells.len(),
+            plan.toolchains.len(),
+            layout.jobs.len(),
+            if split {
+                format!(
+                    ", split because GitHub runs at most {} jobs per matrix",
+                    cell_plan::MAX_MATRIX
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(Exit::Ok)
+}
+
+fn matrix(args: &PlanArgs, plan: &cell_model::Plan) -> anyhow::Result<Exit> {
+    let layout = Layout::of(plan)?;
+    let selection = match layout.select(plan, args.cells.as_deref(), args.toolchains.as_deref()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return Ok(Exit::Infra);
+        }
+    };
+    if let Some(subject) = &args.subject
+        && let Err(e) = cell_plan::check_subject(plan, &selection, subject)
+    {
+        eprintln!("Error: {e}");
+        return Ok(Exit::Infra);
+    }
+    if let Some(path) = &args.outputs {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("opening {}", path.display()))?;
+        f.write_all(selection.github_output().as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    writeln!(std::io::stdout().lock(), "{}", selection.matrix_json())?;
+    Ok(Exit::Ok)
+}
+
+/// The command that rewrites the workflow, with `--root` when it is not the current directory.
+fn fix_command(cli: &Cli) -> String {
+    if cli.root == std::path::Path::new(".") {
+        "cell plan".to_owned()
+    } else {
+        format!("cell plan --root {}", cli.root.display())
+    }
+}
+
+fn changed_lines(diff: &str) -> usize {
+    diff.lines()
+        .filter(|l| {
+            (l.starts_with('+') || l.starts_with('-'))
+                && !l.starts_with("+++")
+                && !l.starts_with("---")
+        })
+        .count()
+}

@@ -1,0 +1,636 @@
+//! `cell collect` against a loopback stand-in for the GitHub API, with real job results from
+//! a real `cell local` run, real zips, and a real git repository (and bare remote).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use common::standin::{Req, Resp, Server};
+use common::{GCC_TOML, VERSIONS, cell, project, read_json};
+use sha2::Digest as _;
+
+const TOKEN: &str = "ghs_standInToken0123456789";
+const RUN: u64 = 4_242_001;
+const SHA: &str = "328faa0536e6fef19753d9d91dc96a9931694ce3";
+
+/// A `cell local` run of the tiny project (clang + gcc): its merged run dir and its job dirs.
+struct Local {
+    run_dir: PathBuf,
+    jobs: Vec<PathBuf>,
+    cell_id: String,
+}
+
+fn local_run(tmp: &Path) -> Local {
+    let root = project(tmp, VERSIONS, GCC_TOML);
+    let out = tmp.join("local");
+    // As on a runner: the jobs record the run they belong to.
+    cell()
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_REPOSITORY", "o/r")
+        .env("GITHUB_RUN_ID", RUN.to_string())
+        .env("GITHUB_RUN_ATTEMPT", "1")
+        .env("GITHUB_SHA", SHA)
+        .args(["local", "--seed", "1", "-q"])
+        .arg("--root")
+        .arg(&root)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let run = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| !p.ends_with("jobs"))
+        .unwrap();
+    let name = run.file_name().unwrap().to_owned();
+    let jobs_root = out.join("jobs").join(name);
+    let mut jobs: Vec<PathBuf> = std::fs::read_dir(&jobs_root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    jobs.sort();
+    let cell_id = format!("{}-{}-local", std::env::consts::OS, std::env::consts::ARCH);
+    Local {
+        run_dir: run,
+        jobs,
+        cell_id,
+    }
+}
+
+/// A zip of a job dir's three files, under a folder named like the artifact (as the
+/// workflow uploads them).
+fn zip_job(dir: &Path) -> Vec<u8> {
+    let name = dir.file_name().unwrap().to_str().unwrap().to_owned();
+    let mut buf = std::io::Cursor::new(Vec::new());
+    {
+        let mut z = zip::ZipWriter::new(&mut buf);
+        let opts = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated);
+        for f in ["results.json", "facts.json", "RESULTS.md"] {
+            z.start_file(format!("{name}/{f}"), opts).unwrap();
+            z.write_all(&std::fs::read(dir.join(f)).unwrap()).unwrap();
+        }
+        z.finish().unwrap();
+    }
+    buf.into_inner()
+}
+
+#[derive(Clone)]
+struct Art {
+    id: u64,
+    name: String,
+    zip: Vec<u8>,
+    digest: Option<String>,
+    gone: bool,
+}
+
+/// The stand-in's state: a run, its artifacts over two pages, its jobs, and faults to inject
+/// (path prefix → responses to give first).
+struct GitHub {
+    api: Server,
+    blob: Server,
+}
+
+fn sha(b: &[u8]) -> String {
+    format!("{:x}", sha2::Sha256::digest(b))
+}
+
+fn start(
+    arts: Vec<Art>,
+    jobs: Vec<(String, &'static str)>,
+    started_at: String,
+    faults: Vec<(&'static str, Resp)>,
+) -> GitHub {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/github");
+    let run_tpl: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures.join("official-workflow-run.json")).unwrap(),
+    )
+    .unwrap();
+    let art_tpl: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures.join("official-artifacts-list.json")).unwrap(),
+    )
+    .unwrap();
+    let job_tpl: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures.join("official-jobs-list.json")).unwrap(),
+    )
+    .unwrap();
+
+    let arts = Arc::new(arts);
+    let blob_arts = Arc::clone(&arts);
+    // The blob store refuses anything that carries the API token.
+    let blob = Server::start(Arc::new(move |r: &Req| {
+        if r.headers.contains_key("authorization") {
+            return Resp::status(400);
+        }
+        let id: u64 = r
+            .path
+            .trim_start_matches("/blob/")
+            .split('?')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        Resp::bytes(blob_arts.iter().find(|a| a.id == id).unwrap().zip.clone())
+    }));
+    let blob_port = blob.port;
+    let faults = Arc::new(Mutex::new(faults));
+    let port_cell = Arc::new(Mutex::new(0u16));
+    let port_for_handler = Arc::clone(&port_cell);
+    let api = Server::start(Arc::new(move |r: &Req| {
+        if r.headers.get("authorization").map(String::as_str) != Some(&format!("Bearer {TOKEN}")) {
+            return Resp::status(401);
+        }
+        {
+            let mut f = faults.lock().unwrap();
+            if let Some(i) = f.iter().position(|(p, _)| r.path.starts_with(p)) {
+                return f.remove(i).1;
+            }
+        }
+        let port = *port_for_handler.lock().unwrap();
+        let base = format!("http://127.0.0.1:{port}/repos/o/r/actions");
+        let run_path = format!("/repos/o/r/actions/runs/{RUN}");
+        if r.path == run_path {
+            let mut run = run_tpl.clone();
+            run["id"] = RUN.into();
+            run["run_attempt"] = 1.into();
+            run["created_at"] = started_at.clone().into();
+            run["run_started_at"] = started_at.clone().into();
+            run["status"] = "completed".into();
+            run["head_sha"] = SHA.into();
+            run["conclusion"] = "success".into();
+            return Resp::json(200, &run);
+        }
+        if r.path.starts_with(&format!("{run_path}/artifacts")) {
+            let page2 = r.path.contains("page=2");
+            let mut list: Vec<serde_json::Value> = Vec::new();
+            let (from, to) = if page2 { (1, arts.len()) } else { (0, 1) };
+            for a in &arts[from..to] {
+                let mut v = art_tpl["artifacts"][0].clone();
+                v["id"] = a.id.into();
+                v["name"] = a.name.clone().into();
+                v["size_in_bytes"] = a.zip.len().into();
+                v["archive_download_url"] = format!("{base}/artifacts/{}/zip", a.id).into();
+                v["digest"] = a.digest.clone().map_or(serde_json::Value::Null, Into::into);
+                list.push(v);
+            }
+            if !page2 {
+                // A foreign artifact on the same run is ignored.
+                let mut v = art_tpl["artifacts"][1].clone();
+                v["name"] = "coverage-report".into();
+                list.push(v);
+            }
+            let body = serde_json::json!({ "total_count": arts.len() + 1, "artifacts": list });
+            let resp = Resp::json(200, &body);
+            return if page2 {
+                resp
+            } else {
+                resp.header("link", &format!("<{base}/runs/{RUN}/artifacts?per_page=100&page=2>; rel=\"next\", <{base}/runs/{RUN}/artifacts?per_page=100&page=2>; rel=\"last\""))
+            };
+        }
+        if r.path.starts_with(&format!("{run_path}/jobs")) {
+            let list: Vec<serde_json::Value> = jobs
+                .iter()
+                .map(|(name, conclusion)| {
+                    let mut v = job_tpl["jobs"][0].clone();
+                    v["name"] = name.clone().into();
+                    v["conclusion"] = (*conclusion).into();
+                    v
+                })
+                .collect();
+            return Resp::json(
+                200,
+                &serde_json::json!({ "total_count": list.len(), "jobs": list }),
+            );
+        }
+        if let Some(rest) = r.path.strip_prefix("/repos/o/r/actions/artifacts/") {
+            let id: u64 = rest.trim_end_matches("/zip").parse().unwrap();
+            let a = arts.iter().find(|a| a.id == id).unwrap();
+            if a.gone {
+                return Resp::status(410);
+            }
+            return Resp::status(302).header(
+                "location",
+                &format!("http://127.0.0.1:{blob_port}/blob/{id}?sig=signed-and-short-lived"),
+            );
+        }
+        Resp::status(404)
+    }));
+    *port_cell.lock().unwrap() = api.port;
+    GitHub { api, blob }
+}
+
+fn artifacts_of(local: &Local) -> Vec<Art> {
+    local
+        .jobs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let zip = zip_job(d);
+            Art {
+                id: 900 + i as u64,
+                name: d.file_name().unwrap().to_str().unwrap().to_owned(),
+                digest: Some(format!("sha256:{}", sha(&zip))),
+                zip,
+                gone: false,
+            }
+        })
+        .collect()
+}
+
+fn job_names(local: &Local) -> Vec<(String, &'static str)> {
+    let mut v: Vec<(String, &'static str)> = ["clang", "gcc"]
+        .iter()
+        .map(|t| (format!("cell {} {t}", local.cell_id), "success"))
+        .collect();
+    v.push(("plan".into(), "success"));
+    v
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+fn new_repo(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["config", "user.email", "t@example.invalid"]);
+    git(dir, &["config", "user.name", "t"]);
+    std::fs::write(dir.join("README"), "x\n").unwrap();
+    git(dir, &["add", "README"]);
+    git(dir, &["commit", "-qm", "init"]);
+}
+
+fn collect_cmd(gh: &GitHub, repo: &Path) -> assert_cmd::Command {
+    let mut c = cell();
+    c.current_dir(repo)
+        .env(
+            "GITHUB_API_URL",
+            format!("http://127.0.0.1:{}", gh.api.port),
+        )
+        .env("GITHUB_TOKEN", TOKEN)
+        .env_remove("GH_TOKEN")
+        .env_remove("GITHUB_REPOSITORY");
+    c.args([
+        "collect",
+        &RUN.to_string(),
+        "--repo",
+        "o/r",
+        "--results",
+        "results",
+    ]);
+    c
+}
+
+fn files_under(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(
+                    p.strip_prefix(dir).unwrap().display().to_string(),
+                    std::fs::read(&p).unwrap(),
+                );
+            }
+        }
+    }
+    out
+}
+
+fn assert_same_files(a: &Path, b: &Path, what: &str) {
+    let (fa, fb) = (files_under(a), files_under(b));
+    assert_eq!(
+        fa.keys().collect::<Vec<_>>(),
+        fb.keys().collect::<Vec<_>>(),
+        "{what}: different files"
+    );
+    for (name, bytes) in &fa {
+        if bytes != &fb[name] {
+            let (x, y) = (
+                String::from_utf8_lossy(bytes),
+                String::from_utf8_lossy(&fb[name]),
+            );
+            let line = x.lines().zip(y.lines()).find(|(l, r)| l != r);
+            panic!("{what}: {name} differs, first at {line:?}");
+        }
+    }
+}
+
+fn started_at(local: &Local) -> String {
+    read_json(&local.jobs[0].join("results.json"))["started_at"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn collects_a_run_through_the_api_equal_to_the_local_merge_and_idempotently() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = local_run(tmp.path());
+    let when = started_at(&local);
+    let faults = vec![
+        // A rate limit on the run record, then a bad gateway on the second page.
+        (
+            "/repos/o/r/actions/runs/4242001",
+            Resp::status(403)
+                .header("retry-after", "1")
+                .header("x-ratelimit-remaining", "0"),
+        ),
+        (
+            "/repos/o/r/actions/runs/4242001/artifacts?per_page=100&page=2",
+            Resp::status(502),
+        ),
+    ];
+    let gh = start(
+        artifacts_of(&local),
+        job_names(&local),
+        when.clone(),
+        faults,
+    );
+    let repo = tmp.path().join("repo");
+    new_repo(&repo);
+
+    let first = collect_cmd(&gh, &repo)
+        .args(["--commit", "-v"])
+        .assert()
+        .success();
+    let out = first.get_output();
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(printed.contains("retrying in"), "{printed}");
+    assert!(!printed.contains(TOKEN), "the token leaked into the output");
+
+    let dir = repo.join("results").join(format!("{}-{RUN}", &when[..10]));
+    let merged = read_json(&dir.join(&local.cell_id).join("results.json"));
+    common::assert_valid("results", &merged);
+    let local_merged = read_json(&local.run_dir.join(&local.cell_id).join("results.json"));
+    assert_eq!(
+        merged["rows"], local_merged["rows"],
+        "merged rows differ from the local run's"
+    );
+    assert_eq!(merged["jobs"], local_merged["jobs"]);
+    assert_eq!(merged["run"]["id"], RUN.to_string());
+    assert_eq!(merged["run"]["source"], "github");
+    assert_eq!(merged["run"]["head_sha"], SHA);
+    for tc in ["clang", "gcc"] {
+        assert!(
+            dir.join(&local.cell_id)
+                .join("facts")
+                .join(format!("{tc}.json"))
+                .is_file()
+        );
+    }
+    let record = read_json(&dir.join("run.json"));
+    assert_eq!(record["jobs"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        record["total_s"], 357.0,
+        "3 jobs of 119 s each in the fixture"
+    );
+    assert_eq!(record["run"]["partial"], false);
+    let commits = git(&repo, &["rev-list", "--count", "HEAD"]);
+    assert_eq!(commits, "2");
+    assert!(git(&repo, &["log", "-1", "--format=%s"]).contains(&format!("run {RUN}")));
+
+    // Again: byte-identical files, no second commit.
+    let before = files_under(&repo.join("results"));
+    collect_cmd(&gh, &repo)
+        .args(["--commit"])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("unchanged"));
+    assert!(
+        before == files_under(&repo.join("results")),
+        "a second collect changed files"
+    );
+    assert_eq!(git(&repo, &["rev-list", "--count", "HEAD"]), commits);
+    for (name, bytes) in &before {
+        assert!(
+            !String::from_utf8_lossy(bytes).contains(TOKEN),
+            "token in {name}"
+        );
+    }
+    // The blob store never saw the token (it answers 400 if it does, so the run would fail).
+    assert!(
+        gh.blob
+            .requests()
+            .iter()
+            .all(|r| !r.headers.contains_key("authorization"))
+    );
+    assert!(
+        gh.api
+            .requests()
+            .iter()
+            .any(|r| r.path.contains("per_page=100"))
+    );
+
+    // The same run from the directory layouts `actions/download-artifact` writes.
+    let dl = tmp.path().join("download");
+    for (i, job) in local.jobs.iter().enumerate() {
+        let name = job.file_name().unwrap();
+        // one folder per artifact (artifact name / artifact content)
+        let into = dl.join("per-artifact").join(name).join(name);
+        std::fs::create_dir_all(&into).unwrap();
+        // merged: every artifact's content side by side
+        let merged_into = dl.join("merged").join(name);
+        std::fs::create_dir_all(&merged_into).unwrap();
+        for f in ["results.json", "facts.json", "RESULTS.md"] {
+            std::fs::copy(job.join(f), into.join(f)).unwrap();
+            std::fs::copy(job.join(f), merged_into.join(f)).unwrap();
+        }
+        let _ = i;
+    }
+    for layout in ["per-artifact", "merged"] {
+        let results = tmp.path().join(format!("from-{layout}"));
+        cell()
+            .args(["collect", &RUN.to_string(), "--from-dir"])
+            .arg(dl.join(layout))
+            .arg("--results")
+            .arg(&results)
+            .assert()
+            .success();
+        let from_dir = results
+            .join(format!("{}-{RUN}", &when[..10]))
+            .join(&local.cell_id);
+        assert_same_files(&from_dir, &dir.join(&local.cell_id), layout);
+    }
+}
+
+#[test]
+fn a_digest_mismatch_or_an_expired_artifact_fails_naming_it_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = local_run(tmp.path());
+    let when = started_at(&local);
+    let repo = tmp.path().join("repo");
+    new_repo(&repo);
+
+    let mut bad = artifacts_of(&local);
+    bad[1].digest = Some(format!("sha256:{}", "0".repeat(64)));
+    let gh = start(bad, job_names(&local), when.clone(), vec![]);
+    collect_cmd(&gh, &repo)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(format!(
+            "artifact `{}`: SHA-256 mismatch",
+            local.jobs[1].file_name().unwrap().to_str().unwrap()
+        )));
+    assert!(
+        !repo.join("results").exists()
+            || std::fs::read_dir(repo.join("results"))
+                .unwrap()
+                .next()
+                .is_none(),
+        "something was written"
+    );
+
+    let mut gone = artifacts_of(&local);
+    gone[0].gone = true;
+    let gh = start(gone, job_names(&local), when.clone(), vec![]);
+    let name0 = local.jobs[0]
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    collect_cmd(&gh, &repo)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(format!(
+            "artifact `{name0}` has expired"
+        )));
+    assert!(
+        !repo.join("results").exists()
+            || std::fs::read_dir(repo.join("results"))
+                .unwrap()
+                .next()
+                .is_none()
+    );
+
+    // --allow-partial writes the rest, marked partial, listing what is missing.
+    collect_cmd(&gh, &repo)
+        .arg("--allow-partial")
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("partial run"));
+    let dir = repo.join("results").join(format!("{}-{RUN}", &when[..10]));
+    let record = read_json(&dir.join("run.json"));
+    assert_eq!(record["run"]["partial"], true);
+    let missing = record["missing"].as_array().unwrap();
+    assert!(
+        missing.iter().any(|m| m.as_str().unwrap().contains(&name0)),
+        "{missing:?}"
+    );
+    let merged = read_json(&dir.join(&local.cell_id).join("results.json"));
+    assert_eq!(merged["run"]["partial"], true);
+    assert_eq!(merged["missing"][0]["toolchain"], "clang");
+}
+
+#[test]
+fn without_a_token_the_api_refusal_is_an_infrastructure_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let gh = start(vec![], vec![], "2026-01-01T00:00:00Z".into(), vec![]);
+    let mut c = collect_cmd(&gh, tmp.path());
+    c.env_remove("GITHUB_TOKEN")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "HTTP 401: the token is missing or invalid",
+        ));
+}
+
+#[test]
+fn two_collectors_pushing_different_runs_race_and_both_land() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = local_run(tmp.path());
+    let bare = tmp.path().join("remote.git");
+    let seed = tmp.path().join("seed");
+    new_repo(&seed);
+    git(
+        tmp.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            seed.to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ],
+    );
+    let mut children = Vec::new();
+    for (i, run) in [(0, 7_001u64), (1, 7_002u64)] {
+        let clone = tmp.path().join(format!("clone{i}"));
+        git(
+            tmp.path(),
+            &[
+                "clone",
+                "-q",
+                bare.to_str().unwrap(),
+                clone.to_str().unwrap(),
+            ],
+        );
+        git(&clone, &["config", "user.email", "t@example.invalid"]);
+        git(&clone, &["config", "user.name", "t"]);
+        let jobs = tmp.path().join("local").join("jobs");
+        let bin = assert_cmd::cargo::cargo_bin("cell");
+        children.push(
+            std::process::Command::new(bin)
+                .current_dir(&clone)
+                .args(["collect", &run.to_string(), "--from-dir"])
+                .arg(&jobs)
+                .args(["--results", "results", "--commit", "--push"])
+                .spawn()
+                .unwrap(),
+        );
+    }
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let check = tmp.path().join("check");
+    git(
+        tmp.path(),
+        &[
+            "clone",
+            "-q",
+            bare.to_str().unwrap(),
+            check.to_str().unwrap(),
+        ],
+    );
+    let log = git(&check, &["log", "--format=%s"]);
+    assert!(
+        log.contains("run 7001") && log.contains("run 7002"),
+        "{log}"
+    );
+    let names: Vec<String> = std::fs::read_dir(check.join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    for n in names {
+        assert!(
+            check
+                .join("results")
+                .join(n)
+                .join(&local.cell_id)
+                .join("results.json")
+                .is_file()
+        );
+    }
+}

@@ -1,0 +1,231 @@
+//! `cell gate` on real runs of a small project: A/A against its own history, a row doing 10%
+//! more work, a missing tooth row, a noisy control, a first run.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{GCC_TOML, cell, project, read_json};
+use predicates::prelude::*;
+
+const VERSIONS: &str = "REPS=9\nDROP=1\nREPS_MAX=9\nPHASES=mix,fib\nTOOTH_PHASE=mix\nTOOTH_MIN=2\nREFERENCE=c-fast\nTOLERANCE=0.05\nCI_TARGET=0.01\n";
+
+/// Runs `cell local` of `root` into `out` and returns the new run dir.
+fn local(root: &Path, out: &Path) -> PathBuf {
+    let before: Vec<PathBuf> = list(out);
+    cell()
+        .args(["local", "-q", "--seed", "5"])
+        .arg("--root")
+        .arg(root)
+        .arg("--out")
+        .arg(out)
+        .assert()
+        .code(predicate::in_iter([0, 1]));
+    list(out)
+        .into_iter()
+        .find(|p| !before.contains(p))
+        .expect("a new run dir")
+}
+
+fn list(out: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(out)
+        .map(|d| {
+            d.map(|e| e.unwrap().path())
+                .filter(|p| !p.ends_with("jobs"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn cell_json(run: &Path) -> PathBuf {
+    run.join(format!(
+        "{}-{}-local",
+        std::env::consts::OS,
+        std::env::consts::ARCH
+    ))
+    .join("results.json")
+}
+
+fn gate(root: &Path, run: &Path, history: &Path) -> assert_cmd::assert::Assert {
+    cell()
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .args(["gate"])
+        .arg(run)
+        .arg("--root")
+        .arg(root)
+        .arg("--history")
+        .arg(history)
+        .assert()
+}
+
+#[test]
+fn gate_on_real_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = project(tmp.path(), VERSIONS, GCC_TOML);
+    let history = tmp.path().join("history");
+    std::fs::create_dir_all(&history).unwrap();
+    let scratch = tmp.path().join("scratch");
+
+    // First run: baseline recorded, exit 0.
+    let first = local(&root, &scratch);
+    gate(&root, &first, &history)
+        .success()
+        .stdout(predicate::str::contains(
+            "first run of this cell: baseline recorded",
+        ));
+    let committed = history.join(first.file_name().unwrap());
+    std::fs::rename(&first, &committed).unwrap();
+    let gate_json = read_json(&committed.join("gate.json"));
+    assert_eq!(gate_json["kind"], "gate");
+    common::assert_valid_with("gate", &gate_json);
+
+    // A/A: the same binaries again, against the committed history: no FAIL.
+    let again = local(&root, &scratch);
+    let out = gate(&root, &again, &history).success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(!text.contains("FAIL "), "{text}");
+    assert!(
+        text.contains(&format!(
+            "against {}",
+            committed.file_name().unwrap().to_str().unwrap()
+        )),
+        "{text}"
+    );
+
+    // One row's binary does 10% more work: FAIL naming row, phase, old and new ratio and CI.
+    let toml = std::fs::read_to_string(root.join("cell/cell.toml")).unwrap();
+    std::fs::write(
+        root.join("cell/cell.toml"),
+        toml.replace(
+            r#""{tool:gcc}", "-O2","#,
+            r#""{tool:gcc}", "-O2", "-DITER=11000000UL","#,
+        ),
+    )
+    .unwrap();
+    let slower = local(&root, &scratch);
+    let out = gate(&root, &slower, &history).code(1);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let fail = text
+        .lines()
+        .find(|l| l.contains("FAIL") && l.contains("gcc-O2 mix"))
+        .unwrap_or_else(|| panic!("no FAIL for gcc-O2 mix:\n{text}"));
+    assert!(
+        fail.contains("(CI ") && fail.contains(" vs ") && fail.contains("band"),
+        "{fail}"
+    );
+    let report = read_json(&slower.join("gate.json"));
+    assert_eq!(report["exit"], 1);
+    let v = report["cells"][0]["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["row"] == "gcc-O2" && v["phase"] == "mix")
+        .unwrap()
+        .clone();
+    assert_eq!(v["status"], "fail");
+    let (old, new) = (
+        v["old"]["median"].as_f64().unwrap(),
+        v["new"]["median"].as_f64().unwrap(),
+    );
+    assert!(new / old > 1.06 && new / old < 1.15, "old {old} new {new}");
+
+    // The tooth's fast row removed from the run: a failure naming the tooth.
+    let aa = cell_json(&again);
+    let mut j = read_json(&aa);
+    j["rows"].as_object_mut().unwrap().remove("c-fast");
+    std::fs::write(&aa, serde_json::to_string_pretty(&j).unwrap()).unwrap();
+    gate(&root, &again, &history).code(1).stdout(predicate::str::contains("expected row c-fast of job clang is missing (it is the tooth's fast row: tooth c-slow/c-fast cannot be read)"));
+
+    // A job whose control row is off: INCONCLUSIVE for every row of it, never PASS.
+    let mut j = read_json(&cell_json(&slower));
+    for tc in ["clang", "gcc"] {
+        for p in ["mix", "fib"] {
+            for clock in ["cpu", "wall"] {
+                j["jobs"][tc]["control"]["phases"][p]["ratio"][clock] = serde_json::json!({"n": 8, "median": 1.04, "lo": 1.03, "hi": 1.05, "level": 0.93});
+            }
+        }
+    }
+    std::fs::write(
+        cell_json(&slower),
+        serde_json::to_string_pretty(&j).unwrap(),
+    )
+    .unwrap();
+    let out = gate(&root, &slower, &history).success();
+    let report = read_json(&slower.join("gate.json"));
+    let verdicts = report["cells"][0]["verdicts"].as_array().unwrap();
+    assert!(!verdicts.is_empty());
+    assert!(
+        verdicts.iter().all(|v| v["status"] == "inconclusive"),
+        "{}",
+        String::from_utf8_lossy(&out.get_output().stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.get_output().stdout).contains("warning: "));
+}
+
+#[test]
+fn annotations_and_step_summary_on_github() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = project(tmp.path(), VERSIONS, "");
+    let scratch = tmp.path().join("scratch");
+    let run = local(&root, &scratch);
+    let summary = tmp.path().join("summary.md");
+    cell()
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .args(["gate"])
+        .arg(&run)
+        .arg("--root")
+        .arg(&root)
+        .arg("--history")
+        .arg(tmp.path().join("empty"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("::notice title=cell gate%3A "));
+    let md = std::fs::read_to_string(summary).unwrap();
+    assert!(md.starts_with("## cell gate: "), "{md}");
+}
+
+#[test]
+fn calibrate_writes_the_noise_floor_the_gate_reads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = project(tmp.path(), VERSIONS, "");
+    let out = cell()
+        .args(["calibrate", "--rounds", "4", "--seed", "9"])
+        .arg("--root")
+        .arg(&root)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    for needle in ["mix", "fib", "cpu", "wall", "half-width", "quieter clock"] {
+        assert!(text.contains(needle), "{needle} missing:\n{text}");
+    }
+    let id = format!("{}-{}-local", std::env::consts::OS, std::env::consts::ARCH);
+    let cal = read_json(&root.join("cell/calibration").join(format!("{id}.json")));
+    assert_eq!(cal["kind"], "calibration");
+    assert_eq!(cal["rounds"], 4);
+    assert_eq!(cal["seed"], 9);
+    for p in ["mix", "fib"] {
+        for c in ["cpu", "wall"] {
+            let n = &cal["phases"][p][c];
+            assert!(
+                n["half_width"].as_f64().unwrap() >= 0.0 && n["ratio"]["n"] == 4,
+                "{n}"
+            );
+        }
+    }
+    // A calibration that says the machine is noisier than the tolerance shows in the gate.
+    let mut cal = cal;
+    cal["phases"]["mix"]["cpu"]["half_width"] = serde_json::json!(0.2);
+    std::fs::write(
+        root.join("cell/calibration").join(format!("{id}.json")),
+        serde_json::to_string(&cal).unwrap(),
+    )
+    .unwrap();
+    let run = local(&root, &tmp.path().join("scratch"));
+    gate(&root, &run, &tmp.path().join("none"))
+        .success()
+        .stdout(predicate::str::contains(
+            "this machine's A/A noise on mix (cpu time) is ±20.00%",
+        ));
+}

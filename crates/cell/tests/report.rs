@@ -1,0 +1,335 @@
+//! `cell report` through the binary: a history of two real `cell local` runs of the tiny
+//! project → the pages, the charts, the CSV; and the errors a person meets first.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{GCC_TOML, VERSIONS, cell, project, read_json};
+use predicates::prelude::*;
+
+/// Two real runs of the tiny project (clang + gcc), copied into `<tmp>/history` the way
+/// `results/` holds them: run dirs only, never `jobs/`.
+fn two_run_history(tmp: &Path) -> PathBuf {
+    let root = project(tmp, VERSIONS, GCC_TOML);
+    let runs = tmp.join("runs");
+    for seed in ["1", "2"] {
+        cell()
+            .args(["local", "-q", "--reps", "2", "--seed", seed])
+            .arg("--root")
+            .arg(&root)
+            .arg("--out")
+            .arg(&runs)
+            .assert()
+            .success();
+        // Run dirs are stamped to the second.
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+    }
+    let history = tmp.join("history");
+    let mut names: Vec<String> = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n != "jobs")
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 2, "{names:?}");
+    for n in &names {
+        copy_dir(&runs.join(n), &history.join(n));
+    }
+    history
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// Every `results.json` under the history, by run dir name.
+fn cell_results(history: &Path) -> Vec<(String, serde_json::Value)> {
+    let mut out = Vec::new();
+    for run in std::fs::read_dir(history).unwrap() {
+        let run = run.unwrap();
+        for c in std::fs::read_dir(run.path()).unwrap() {
+            let file = c.unwrap().path().join("results.json");
+            if file.is_file() {
+                out.push((run.file_name().into_string().unwrap(), read_json(&file)));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// Timed processes in a cell result: each job's reference and control, and every row except
+/// the reference (which is its job's reference again).
+fn sample_count(cell: &serde_json::Value) -> usize {
+    let runs = |row: &serde_json::Value| -> usize {
+        row["phases"].as_object().map_or(0, |ps| {
+            ps.values()
+                .map(|p| p["runs"].as_array().unwrap().len())
+                .sum()
+        })
+    };
+    let jobs: usize = cell["jobs"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|j| runs(&j["reference"]) + runs(&j["control"]))
+        .sum();
+    let rows: usize = cell["rows"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter(|r| r["role"] != "reference")
+        .map(runs)
+        .sum();
+    jobs + rows
+}
+
+/// HTML void elements and self-closing tags aside, every tag is closed in order.
+fn assert_balanced(what: &str, xml: &str) {
+    let mut stack: Vec<String> = Vec::new();
+    let mut rest = xml;
+    while let Some(start) = rest.find('<') {
+        let end = rest[start..].find('>').expect("an unclosed <") + start;
+        let tag = &rest[start + 1..end];
+        rest = &rest[end + 1..];
+        if tag.starts_with('!') || tag.starts_with('?') || tag.ends_with('/') {
+            continue;
+        }
+        let name: String = tag
+            .trim_start_matches('/')
+            .chars()
+            .take_while(char::is_ascii_alphanumeric)
+            .collect();
+        if ["meta", "img", "br", "hr"].contains(&name.as_str()) {
+            continue;
+        }
+        if tag.starts_with('/') {
+            assert_eq!(
+                stack.pop().as_deref(),
+                Some(name.as_str()),
+                "{what}: </{name}>"
+            );
+        } else {
+            stack.push(name);
+        }
+    }
+    assert!(stack.is_empty(), "{what}: unclosed {stack:?}");
+}
+
+/// Link targets in `text` between `open` and `close`.
+fn links(text: &str, open: &str, close: char) -> Vec<String> {
+    text.match_indices(open)
+        .map(|(i, _)| {
+            let rest = &text[i + open.len()..];
+            rest[..rest.find(close).unwrap()].to_owned()
+        })
+        .collect()
+}
+
+fn assert_links_resolve(out: &Path, page: &str, targets: Vec<String>) {
+    assert!(!targets.is_empty(), "{page} links to nothing");
+    for t in targets {
+        if t.starts_with('#') {
+            continue;
+        }
+        assert!(
+            !t.starts_with('/') && !t.contains("://") && !t.contains(".."),
+            "{page}: {t} is not a relative link inside the report"
+        );
+        assert!(out.join(&t).is_file(), "{page} links to missing {t}");
+    }
+}
+
+#[test]
+fn report_of_two_local_runs_writes_pages_charts_and_every_sample() {
+    let tmp = tempfile::tempdir().unwrap();
+    let history = two_run_history(tmp.path());
+    let out = tmp.path().join("site").join("report");
+    let assert = cell()
+        .args(["report", "--history"])
+        .arg(&history)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    let cell_id = format!("{}-{}-local", std::env::consts::OS, std::env::consts::ARCH);
+    let charts = [
+        format!("charts/{cell_id}/mix.svg"),
+        format!("charts/{cell_id}/fib.svg"),
+    ];
+    for f in ["index.html", "README.md", "samples.csv", "report.json"]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .chain(charts.iter().cloned())
+    {
+        assert!(out.join(&f).is_file(), "no {f}");
+        assert!(stdout.contains(&f), "stdout does not list {f}:\n{stdout}");
+    }
+
+    // samples.csv: one record per timed process of every run, counted from results.json.
+    let results = cell_results(&history);
+    assert_eq!(results.len(), 2);
+    let csv = std::fs::read_to_string(out.join("samples.csv")).unwrap();
+    let lines: Vec<&str> = csv.split_terminator("\r\n").collect();
+    assert_eq!(
+        lines[0],
+        "run,date,cell,job,row,role,phase,round,seq,warmup,wall_s,cpu_s,maxrss_kib,ok"
+    );
+    for (run, cell) in &results {
+        let expected = sample_count(cell);
+        assert!(expected > 0);
+        let got = lines
+            .iter()
+            .filter(|l| l.starts_with(&format!("{run},")))
+            .count();
+        assert_eq!(got, expected, "samples of {run}");
+    }
+    assert_eq!(
+        lines.len() - 1,
+        results.iter().map(|(_, c)| sample_count(c)).sum::<usize>()
+    );
+    for role in [",reference,", ",control,", ",row,"] {
+        assert!(csv.contains(role), "no {role} sample");
+    }
+
+    // Pages: relative links that resolve, charts embedded, figures of the newest run.
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let md = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert_balanced("index.html", &html);
+    assert!(
+        !html.contains("<script") && !html.contains("http"),
+        "self-contained"
+    );
+    let mut html_links = links(&html, "src=\"", '"');
+    html_links.extend(links(&html, "href=\"", '"'));
+    assert_links_resolve(&out, "index.html", html_links);
+    assert_links_resolve(&out, "README.md", links(&md, "](", ')'));
+    for c in &charts {
+        assert!(
+            html.contains(&format!("<img src=\"{c}\"")),
+            "index.html lacks {c}"
+        );
+        assert!(md.contains(&format!("]({c})")), "README.md lacks {c}");
+    }
+    for needle in [
+        "c-slow",
+        "gcc-O2",
+        "clang -O2",
+        "Debian clang version",
+        "gcc (",
+    ] {
+        assert!(html.contains(needle), "index.html lacks {needle}");
+        assert!(md.contains(needle), "README.md lacks {needle}");
+    }
+
+    // Charts: well-formed, one line per row, both runs on the x axis.
+    for c in &charts {
+        let svg = std::fs::read_to_string(out.join(c)).unwrap();
+        assert_balanced(c, &svg);
+        assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+        assert_eq!(
+            svg.matches("class=\"line\"").count(),
+            2,
+            "{c}: c-slow, gcc-O2"
+        );
+        assert_eq!(svg.matches("class=\"band\"").count(), 2, "{c}");
+        for (run, _) in &results {
+            let id = run.rsplit_once("-local-").unwrap().1;
+            assert!(
+                svg.contains(&format!(">local-{id}<")),
+                "{c} lacks run {run}"
+            );
+        }
+    }
+
+    // --format json: the data model on stdout, the same bytes as report.json; a second
+    // report of the same history writes the same bytes.
+    let before = std::fs::read(out.join("index.html")).unwrap();
+    let json = cell()
+        .args(["report", "--format", "json", "-q", "--history"])
+        .arg(&history)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let printed = String::from_utf8(json.get_output().stdout.clone()).unwrap();
+    assert_eq!(
+        printed,
+        std::fs::read_to_string(out.join("report.json")).unwrap()
+    );
+    assert_eq!(std::fs::read(out.join("index.html")).unwrap(), before);
+    let model: serde_json::Value = serde_json::from_str(&printed).unwrap();
+    assert_eq!(model["kind"], "report");
+    assert_eq!(model["runs"].as_array().unwrap().len(), 2);
+    let mix = &model["cells"][&cell_id]["phases"][0];
+    assert_eq!(mix["phase"], "mix");
+    assert_eq!(mix["rows"]["gcc-O2"]["points"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        model["cells"][&cell_id]["newest"]["jobs"]["gcc"]["machine"]["nproc"],
+        results[1].1["jobs"]["gcc"]["machine"]["nproc"]
+    );
+
+    // Moved elsewhere, the folder still works: every link is relative.
+    let moved = tmp.path().join("deeper/still/report");
+    copy_dir(&out, &moved);
+    assert_links_resolve(&moved, "index.html (moved)", links(&html, "src=\"", '"'));
+}
+
+#[test]
+fn an_empty_history_exits_2_naming_the_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().join("results");
+    std::fs::create_dir_all(empty.join("notes")).unwrap();
+    cell()
+        .args(["report", "--history"])
+        .arg(&empty)
+        .arg("--out")
+        .arg(tmp.path().join("out"))
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains(empty.display().to_string())
+                .and(predicate::str::contains("holds no run")),
+        );
+    assert!(!tmp.path().join("out").exists(), "nothing written");
+
+    let missing = tmp.path().join("nowhere");
+    cell()
+        .args(["report", "--history"])
+        .arg(&missing)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains(missing.display().to_string())
+                .and(predicate::str::contains("does not exist")),
+        );
+}
+
+#[test]
+fn an_unreadable_results_file_exits_2_naming_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cell_dir = tmp
+        .path()
+        .join("results/2026-11-29-4242001/linux-x86_64-ubuntu-24.04");
+    std::fs::create_dir_all(&cell_dir).unwrap();
+    let file = cell_dir.join("results.json");
+    std::fs::write(&file, "{\"schema_version\": 1, \"kind\": \"cell\"").unwrap();
+    cell()
+        .args(["report", "--history"])
+        .arg(tmp.path().join("results"))
+        .arg("--out")
+        .arg(tmp.path().join("out"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(file.display().to_string()));
+}
