@@ -9,7 +9,7 @@
 //! CPU, a busy loop on the timed CPU.
 //!
 //! `cargo run --release -p cell-bench-precision -- [--repeats 20] [--phases mix,primes,fib]
-//!  [--conditions none,other,same] [--budget 14] [--json FILE]`
+//!  [--conditions none,other,same] [--budget 14] [--random-layout yes] [--adaptive yes] [--json FILE]`
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -29,6 +29,10 @@ struct Args {
     budget: u32,
     json: Option<PathBuf>,
     root: PathBuf,
+    /// Also run cell's protocol with address-space randomization left on.
+    random_layout: bool,
+    /// Also run the adaptive budget (`REPS` to `REPS_MAX` of versions.env) on phases with an A/B.
+    adaptive: bool,
 }
 
 fn args() -> Args {
@@ -39,6 +43,8 @@ fn args() -> Args {
         budget: 14,
         json: None,
         root: PathBuf::from("."),
+        random_layout: false,
+        adaptive: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -50,6 +56,8 @@ fn args() -> Args {
             "--budget" => a.budget = v.parse().expect("--budget N"),
             "--json" => a.json = Some(PathBuf::from(v)),
             "--root" => a.root = PathBuf::from(v),
+            "--random-layout" => a.random_layout = v == "yes",
+            "--adaptive" => a.adaptive = v == "yes",
             _ => panic!("unknown flag {flag}"),
         }
     }
@@ -189,29 +197,21 @@ impl Executor for Real<'_> {
     }
 }
 
-/// cell's protocol at the same budget: rounds of (reference, candidate) in a seeded random
-/// order, pinned, CPU time, round 0 warm-up, median of per-round ratios with its CI.
+/// cell's protocol: rounds of (reference, candidate) in a seeded random order, pinned, CPU
+/// time, warm-up excluded, median of per-round ratios with its CI; returns the process runs
+/// it took.
 fn cell(
     reference: &str,
     candidate: &str,
     phase: &str,
-    budget: u32,
-    seed: u64,
+    params: &Params,
+    randomize: bool,
     dir: &Path,
-) -> (f64, f64, f64) {
-    let mut engine = Engine::new(dir).expect("engine");
-    let rounds = budget / 2;
+) -> (f64, f64, f64, u32) {
+    let mut engine = Engine::with_layout(dir, randomize).expect("engine");
     let params = Params {
         phases: vec![Phase::from(phase)],
-        warmup: 1,
-        min_rounds: rounds - 1,
-        max_rounds: rounds - 1,
-        step: 1,
-        ci_target: 0.0,
-        ci_level: 0.95,
-        rows_per_reference: 3,
-        time_cap_s: 1e9,
-        seed,
+        ..params.clone()
     };
     let units = vec![
         Unit {
@@ -227,14 +227,20 @@ fn cell(
     };
     let out = protocol::run(&units, &params, &mut exec, &mut |_| {});
     let rs = protocol::ratios(&out.runs, out.warmup, 1, &Phase::from(phase), Clock::Cpu);
-    let ci = median_ci(&rs, 0.95);
-    (ci.median, ci.lo, ci.hi)
+    let ci = median_ci(&rs, params.ci_level);
+    (
+        ci.median,
+        ci.lo,
+        ci.hi,
+        u32::try_from(out.runs.len()).unwrap_or(u32::MAX),
+    )
 }
 
 #[derive(Default, Clone)]
 struct Cellf {
     verdicts: Vec<f64>,
     fails: usize,
+    runs: Vec<u32>,
 }
 
 fn three_sigma_pct(xs: &[f64]) -> f64 {
@@ -248,7 +254,8 @@ fn main() {
     let a = args();
     let plan =
         cell_model::Plan::load(&a.root).expect("run from the repository root (or pass --root)");
-    let tol = plan.settings.tolerance;
+    let s = &plan.settings;
+    let tol = s.tolerance;
     let dir = tempfile::tempdir().expect("temp dir");
     let bins = build(dir.path(), &a.root);
     let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
@@ -282,39 +289,98 @@ fn main() {
                 .chain(ab.map(|b| ("A/B +3%", b)))
                 .collect();
             for (kind, cand) in comparisons {
-                let mut p = Cellf::default();
-                let mut c = Cellf::default();
+                // name → results, in the order printed
+                let mut rows: Vec<(&str, Cellf)> =
+                    vec![("plain", Cellf::default()), ("cell", Cellf::default())];
+                if a.random_layout {
+                    rows.push(("cell, ASLR on", Cellf::default()));
+                }
+                if a.adaptive && ab.is_some() {
+                    rows.push(("cell, adaptive", Cellf::default()));
+                }
+                let rounds = a.budget / 2;
+                let fixed = Params {
+                    phases: vec![],
+                    warmup: 1,
+                    min_rounds: rounds - 1,
+                    max_rounds: rounds - 1,
+                    step: 1,
+                    ci_target: 0.0,
+                    ci_level: s.ci_level,
+                    rows_per_reference: 3,
+                    time_cap_s: 1e9,
+                    seed: 0,
+                };
+                let adaptive = Params {
+                    warmup: s.drop,
+                    min_rounds: s.min_rounds(),
+                    max_rounds: s.max_rounds(),
+                    step: s.reps_step,
+                    ci_target: s.ci_target,
+                    ..fixed.clone()
+                };
                 for rep in 0..a.repeats {
-                    // Interleaved: each repeat runs both protocols back to back.
-                    let pv = plain(&bins.reference, cand, phase, a.budget);
-                    p.verdicts.push(pv);
-                    // The plain protocol has no interval: its gate reads the point estimate.
-                    if (pv - 1.0).abs() > tol {
-                        p.fails += 1;
-                    }
-                    let (m, lo, hi) = cell(
-                        &bins.reference,
-                        cand,
-                        phase,
-                        a.budget,
-                        1000 + rep as u64,
-                        dir.path(),
-                    );
-                    c.verdicts.push(m);
-                    if cell_report::gate::three_way(1.0, lo, hi, tol) == GateStatus::Fail {
-                        c.fails += 1;
+                    let seed = 1000 + rep as u64;
+                    for (name, f) in &mut rows {
+                        // Interleaved: each repeat runs every protocol back to back.
+                        let (m, lo, hi, runs) = match *name {
+                            "plain" => {
+                                let v = plain(&bins.reference, cand, phase, a.budget);
+                                // The plain protocol has no interval: its gate reads the point.
+                                (v, v, v, a.budget)
+                            }
+                            "cell" => cell(
+                                &bins.reference,
+                                cand,
+                                phase,
+                                &Params {
+                                    seed,
+                                    ..fixed.clone()
+                                },
+                                false,
+                                dir.path(),
+                            ),
+                            "cell, ASLR on" => cell(
+                                &bins.reference,
+                                cand,
+                                phase,
+                                &Params {
+                                    seed,
+                                    ..fixed.clone()
+                                },
+                                true,
+                                dir.path(),
+                            ),
+                            _ => cell(
+                                &bins.reference,
+                                cand,
+                                phase,
+                                &Params {
+                                    seed,
+                                    ..adaptive.clone()
+                                },
+                                false,
+                                dir.path(),
+                            ),
+                        };
+                        f.verdicts.push(m);
+                        f.runs.push(runs);
+                        if cell_report::gate::three_way(1.0, lo, hi, tol) == GateStatus::Fail {
+                            f.fails += 1;
+                        }
                     }
                 }
-                for (name, f) in [("plain", &p), ("cell", &c)] {
+                for (name, f) in &rows {
                     let mean = f.verdicts.iter().sum::<f64>() / f.verdicts.len() as f64;
                     let s3 = three_sigma_pct(&f.verdicts);
+                    let runs = f64::from(f.runs.iter().sum::<u32>()) / f.runs.len() as f64;
                     println!(
-                        "| {phase} | {cond} | {kind} | {name} | {} | {mean:.4} | {s3:.2}% | {}/{} |",
+                        "| {phase} | {cond} | {kind} | {name} | {runs:.0} | {} | {mean:.4} | {s3:.2}% | {}/{} |",
                         f.verdicts.len(),
                         f.fails,
                         f.verdicts.len()
                     );
-                    json.push(serde_json::json!({"phase": phase, "load": cond, "comparison": kind, "protocol": name, "verdicts": f.verdicts, "mean": mean, "three_sigma_pct": s3, "fails": f.fails}));
+                    json.push(serde_json::json!({"phase": phase, "load": cond, "comparison": kind, "protocol": name, "runs_per_verdict": runs, "verdicts": f.verdicts, "mean": mean, "three_sigma_pct": s3, "fails": f.fails}));
                 }
             }
         }

@@ -669,6 +669,14 @@ impl Plan {
         out
     }
 
+    /// Where `cell calibrate` writes, and the gate and `CLOCK=auto` read, a cell's A/A noise.
+    pub fn calibration_path(&self, cell_id: &CellId) -> PathBuf {
+        self.root
+            .join("cell")
+            .join("calibration")
+            .join(format!("{cell_id}.json"))
+    }
+
     /// The tooth floor for an architecture.
     pub fn tooth_floor(&self, arch: &str) -> f64 {
         self.settings.tooth_min(arch)

@@ -42,12 +42,12 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
     ),
     (
         "TOLERANCE",
-        "0.02",
+        "0.015",
         "gate band: a ratio may move this fraction before it can fail",
     ),
     (
         "CI_TARGET",
-        "0.007",
+        "0.005",
         "CI half-width (fraction) the adaptive budget aims for",
     ),
     ("CI_LEVEL", "0.95", "confidence level of every interval"),
@@ -64,7 +64,7 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
     (
         "CLOCK",
         "cpu",
-        "verdict clock (cpu or wall); CLOCK_<OS> overrides per OS",
+        "verdict clock: cpu, wall, or auto (the quieter in the cell's calibration); CLOCK_<OS> overrides per OS",
     ),
     (
         "TIME_CAP_S",
@@ -136,8 +136,8 @@ pub struct Settings {
     pub baseline: Option<String>,
     tooth_min: f64,
     tooth_min_arch: Vec<(String, f64)>,
-    clock: Clock,
-    clock_os: Vec<(String, Clock)>,
+    clock: Option<Clock>,
+    clock_os: Vec<(String, Option<Clock>)>,
 }
 
 impl Settings {
@@ -175,11 +175,13 @@ impl Settings {
                 )),
             }
         };
-        let clock = |key: &str, v: &str| -> Result<Clock, ConfigError> {
+        // `None` is `auto`: the clock `cell calibrate` measured quieter on this cell.
+        let clock = |key: &str, v: &str| -> Result<Option<Clock>, ConfigError> {
             match v {
-                "cpu" => Ok(Clock::Cpu),
-                "wall" => Ok(Clock::Wall),
-                _ => Err(env.error_at(key, format!("{key}={v}: write cpu or wall"))),
+                "cpu" => Ok(Some(Clock::Cpu)),
+                "wall" => Ok(Some(Clock::Wall)),
+                "auto" => Ok(None),
+                _ => Err(env.error_at(key, format!("{key}={v}: write cpu, wall or auto"))),
             }
         };
 
@@ -296,8 +298,9 @@ impl Settings {
             .map_or(self.tooth_min, |(_, v)| *v)
     }
 
-    /// The default verdict clock on an OS (`CLOCK_<OS>`, else `CLOCK`).
-    pub fn clock(&self, os: &str) -> Clock {
+    /// The default verdict clock on an OS (`CLOCK_<OS>`, else `CLOCK`); `None` means `auto`:
+    /// the clock with the smaller A/A noise in the cell's calibration, else CPU time.
+    pub fn clock(&self, os: &str) -> Option<Clock> {
         self.clock_os
             .iter()
             .find(|(o, _)| o.eq_ignore_ascii_case(os))
@@ -331,7 +334,7 @@ mod tests {
         let s = settings("").unwrap();
         assert_eq!(s.min_rounds(), 10);
         assert_eq!(s.max_rounds(), 30);
-        assert_eq!(s.clock("linux"), Clock::Cpu);
+        assert_eq!(s.clock("linux"), Some(Clock::Cpu));
     }
 
     #[test]
@@ -354,7 +357,9 @@ mod tests {
         let s = settings("TOOTH_MIN=1.4\nTOOTH_MIN_AARCH64=1.2\nCLOCK_MACOS=wall\n").unwrap();
         assert!((s.tooth_min("aarch64") - 1.2).abs() < 1e-12);
         assert!((s.tooth_min("x86_64") - 1.4).abs() < 1e-12);
-        assert_eq!(s.clock("macos"), Clock::Wall);
-        assert_eq!(s.clock("linux"), Clock::Cpu);
+        assert_eq!(s.clock("macos"), Some(Clock::Wall));
+        assert_eq!(s.clock("linux"), Some(Clock::Cpu));
+        let auto = settings("CLOCK=auto\n").unwrap();
+        assert_eq!(auto.clock("linux"), None);
     }
 }

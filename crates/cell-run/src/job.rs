@@ -144,7 +144,10 @@ pub fn run_job(
     std::fs::create_dir_all(&ctl_dir).map_err(io(format!("creating {}", ctl_dir.display())))?;
     let control_build = copy_control(&ref_build, &ctl_dir.join(reference.name.as_str()))?;
 
-    let default_clock = plan.settings.clock(&cell.os);
+    let default_clock = plan
+        .settings
+        .clock(&cell.os)
+        .unwrap_or_else(|| calibrated_clock(plan, &cell));
     let mut timed: Vec<Timed> = vec![
         Timed {
             name: reference.name.clone(),
@@ -472,6 +475,14 @@ pub fn write_job_dir(dir: &Path, result: &JobResult) -> Result<(), JobError> {
 /// Writes a file atomically, mapping the error to a [`JobError`].
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), JobError> {
     cell_schema::write_atomic(path, bytes).map_err(io(format!("writing {}", path.display())))
+}
+
+/// `CLOCK=auto`: the clock `cell calibrate` found quieter on this cell, else CPU time.
+fn calibrated_clock(plan: &Plan, cell: &Cell) -> Clock {
+    std::fs::read_to_string(plan.calibration_path(&cell.id()))
+        .ok()
+        .and_then(|t| serde_json::from_str::<cell_schema::Calibration>(&t).ok())
+        .map_or(Clock::Cpu, |c| c.quieter_clock)
 }
 
 /// The GitHub Actions run from the runner's environment, when this job runs in one.

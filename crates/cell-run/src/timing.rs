@@ -40,6 +40,10 @@ pub struct Engine {
     watchdog: Watchdog,
     pinned: Option<u32>,
     restore: Option<Affinity>,
+    #[cfg(target_os = "linux")]
+    persona: Option<libc::c_ulong>,
+    #[cfg(not(target_os = "linux"))]
+    persona: Option<u64>,
 }
 
 impl Drop for Engine {
@@ -48,25 +52,68 @@ impl Drop for Engine {
         if let Some(a) = self.restore.take() {
             a.apply();
         }
+        if let Some(p) = self.persona.take() {
+            set_persona(p);
+        }
     }
 }
+
+/// Timed children start with a fixed address-space layout (`personality(ADDR_NO_RANDOMIZE)`,
+/// inherited across fork and exec, like `setarch -R`): with ASLR each run of the same binary
+/// gets its own stack, heap and library addresses, and so its own cache and TLB aliasing,
+/// which shows up as run-to-run noise that the protocol would otherwise have to average out.
+/// Returns the previous persona to restore.
+#[cfg(target_os = "linux")]
+fn fix_layout(randomize: bool) -> Option<libc::c_ulong> {
+    if randomize {
+        return None;
+    }
+    // SAFETY: 0xffffffff queries the persona without changing it.
+    let current = unsafe { libc::personality(0xffff_ffff) };
+    let current = libc::c_ulong::try_from(current).ok()?;
+    let fixed = current | libc::c_ulong::try_from(libc::ADDR_NO_RANDOMIZE).ok()?;
+    set_persona(fixed);
+    Some(current)
+}
+
+#[cfg(target_os = "linux")]
+fn set_persona(p: libc::c_ulong) {
+    // SAFETY: personality takes a flag word; a failure leaves the persona as it was.
+    unsafe { libc::personality(p) };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn fix_layout(_randomize: bool) -> Option<u64> {
+    None
+}
+
+#[cfg(not(target_os = "linux"))]
+fn set_persona(_p: u64) {}
 
 impl Engine {
     /// Pins the calling thread (and so every child it spawns) to one CPU that is not cpu0,
     /// when the platform allows; returns the engine with the CPU it pinned to.
     pub fn new(scratch: &Path) -> std::io::Result<Self> {
+        Self::with_layout(scratch, false)
+    }
+
+    /// As [`Engine::new`]; `randomize` keeps the address-space layout randomization that
+    /// [`Engine::new`] turns off for timed children (bench/precision measures both).
+    pub fn with_layout(scratch: &Path, randomize: bool) -> std::io::Result<Self> {
         let out = tempfile::tempfile_in(scratch)?;
         let err = tempfile::tempfile_in(scratch)?;
         // The watchdog thread starts before pinning so it does not share the timed CPU.
         let watchdog = Watchdog::start();
         let restore = Affinity::current();
         let pinned = pin_self();
+        let persona = fix_layout(randomize);
         Ok(Self {
             out,
             err,
             watchdog,
             pinned,
             restore,
+            persona,
         })
     }
 

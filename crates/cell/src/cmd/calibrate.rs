@@ -25,13 +25,6 @@ pub struct CalibrateArgs {
     pub seed: Option<u64>,
 }
 
-/// Where the gate looks for a cell's calibration.
-pub fn calibration_path(root: &std::path::Path, cell_id: &str) -> PathBuf {
-    root.join("cell")
-        .join("calibration")
-        .join(format!("{cell_id}.json"))
-}
-
 /// Runs `cell calibrate`.
 pub fn run(args: &CalibrateArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let plan = super::load_plan(cli)?;
@@ -46,7 +39,7 @@ pub fn run(args: &CalibrateArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| calibration_path(&plan.root, cal.cell.id.as_str()));
+        .unwrap_or_else(|| plan.calibration_path(&cal.cell.id));
     cell_schema::write_atomic(&out, cell_schema::to_json(&cal).as_bytes())
         .with_context(|| format!("writing {}", out.display()))?;
     match cli.format {

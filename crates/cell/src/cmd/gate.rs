@@ -76,7 +76,7 @@ pub fn run(args: &GateArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let missing = read_missing(&run_dir.join("run.json"))?;
     let mut cfg = config(&plan, args.baseline.clone());
     for id in run.cells.keys() {
-        let path = super::calibrate::calibration_path(&plan.root, id.as_str());
+        let path = plan.calibration_path(id);
         if path.is_file() {
             let text = std::fs::read_to_string(&path)
                 .with_context(|| format!("reading {}", path.display()))?;
