@@ -267,9 +267,9 @@ fn main() {
     );
     println!();
     println!(
-        "| phase | load | comparison | protocol | verdicts | mean ratio | 3σ of the verdict | gate FAIL |"
+        "| phase | load | comparison | protocol | process runs per verdict | verdicts | mean ratio | 3σ of the verdict | gate FAIL |"
     );
-    println!("|---|---|---|---|---:|---:|---:|---:|");
+    println!("|---|---|---|---|---:|---:|---:|---:|---:|");
     let mut json = Vec::new();
     let started = Instant::now();
     for phase in &a.phases {

@@ -43,7 +43,7 @@ fn local_run(tmp: &Path) -> Local {
     let run = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| !p.ends_with("jobs"))
+        .find(|p| p.file_name().unwrap().to_str().unwrap().contains("-local-"))
         .unwrap();
     let name = run.file_name().unwrap().to_owned();
     let jobs_root = out.join("jobs").join(name);

@@ -31,7 +31,7 @@ fn list(out: &Path) -> Vec<PathBuf> {
     std::fs::read_dir(out)
         .map(|d| {
             d.map(|e| e.unwrap().path())
-                .filter(|p| !p.ends_with("jobs"))
+                .filter(|p| p.file_name().unwrap().to_str().unwrap().contains("-local-"))
                 .collect()
         })
         .unwrap_or_default()

@@ -2,37 +2,13 @@
 
 mod common;
 
-use common::{VERSIONS, assert_valid, cell, project, read_json};
+use common::{GCC_TOML, GHOST_TOML, VERSIONS, assert_valid, cell, project, read_json};
 use predicates::prelude::*;
-
-const TWO_TOOLCHAINS: &str = r#"
-[toolchains.gcc]
-install = { apt = { package = "gcc" } }
-tools.gcc = { version = ["--version"] }
-
-[rows.gcc-O2]
-toolchain = "gcc"
-label = "gcc -O2"
-source = "c"
-build = ["{tool:gcc}", "-O2", "-o", "{out}", "{src}/main.c"]
-run = ["{bin}", "{phase}"]
-
-[toolchains.ghost]
-install = { apt = { package = "ghost-compiler" } }
-tools.ghostc = { version = ["--version"] }
-
-[rows.ghost-O2]
-toolchain = "ghost"
-label = "ghostc"
-source = "c"
-build = ["{tool:ghostc}", "-o", "{out}", "{src}/main.c"]
-run = ["{bin}", "{phase}"]
-"#;
 
 #[test]
 fn local_runs_every_installed_job_and_merges_them_per_cell() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = project(tmp.path(), VERSIONS, TWO_TOOLCHAINS);
+    let root = project(tmp.path(), VERSIONS, &format!("{GCC_TOML}\n{GHOST_TOML}"));
     let out = tmp.path().join("runs");
     let assert = cell()
         .args(["local", "--seed", "3"])
@@ -56,7 +32,7 @@ fn local_runs_every_installed_job_and_merges_them_per_cell() {
     let runs: Vec<_> = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n != "jobs")
+        .filter(|n| n.contains("-local-"))
         .collect();
     assert_eq!(runs.len(), 1, "{runs:?}");
     assert!(runs[0].contains("-local-"), "{}", runs[0]);

@@ -141,19 +141,7 @@ fn a_relative_out_dir_builds_every_row_of_the_real_workload() {
 #[test]
 fn an_absent_toolchain_is_skipped_as_not_installed() {
     let tmp = tempfile::tempdir().unwrap();
-    let extra = r#"
-[toolchains.ghost]
-install = { apt = { package = "ghost-compiler" } }
-tools.ghostc = { version = ["--version"] }
-
-[rows.ghost-O2]
-toolchain = "ghost"
-label = "ghostc"
-source = "c"
-build = ["{tool:ghostc}", "-o", "{out}", "{src}/main.c"]
-run = ["{bin}", "{phase}"]
-"#;
-    let root = project(tmp.path(), VERSIONS, extra);
+    let root = project(tmp.path(), VERSIONS, common::GHOST_TOML);
     let out = tmp.path().join("job");
     cell().args(["run", "--cell", "local", "--toolchain", "ghost"]).arg("--root").arg(&root).arg("--out").arg(&out)
         .assert()

@@ -120,10 +120,18 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
             print!("{}", cell_report::gate::human(&report));
         }
     }
+    // And the report over every local run in --out, as `cell report` would write it.
+    let page = cell_report::report::Report::build(&history);
+    let report_dir = args.out.join("report");
+    cell_report::report::write(&page, &report_dir).context("writing the report")?;
     if !cli.quiet {
         eprintln!(
             "wrote {}",
             std::path::absolute(&run_dir).unwrap_or(run_dir).display()
+        );
+        eprintln!(
+            "report: {}",
+            report_dir.join(cell_report::report::INDEX_HTML).display()
         );
     }
     let failed = results.iter().any(|c| c.verdict.status == Status::Failed) || report.exit != 0;

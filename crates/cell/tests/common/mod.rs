@@ -43,6 +43,20 @@ build = ["{tool:gcc}", "-O2", "-o", "{out}", "{src}/main.c"]
 run = ["{bin}", "{phase}"]
 "#;
 
+/// A toolchain whose tool exists nowhere.
+pub const GHOST_TOML: &str = r#"
+[toolchains.ghost]
+install = { apt = { package = "ghost-compiler" } }
+tools.ghostc = { version = ["--version"] }
+
+[rows.ghost-O2]
+toolchain = "ghost"
+label = "ghostc"
+source = "c"
+build = ["{tool:ghostc}", "-o", "{out}", "{src}/main.c"]
+run = ["{bin}", "{phase}"]
+"#;
+
 pub const VERSIONS: &str =
     "REPS=4\nDROP=1\nREPS_MAX=4\nPHASES=mix,fib\nTOOTH_PHASE=mix\nTOOTH_MIN=2\nREFERENCE=c-fast\n";
 
