@@ -378,7 +378,16 @@ fn gate_cell(
                 old.median / (1.0 + config.tolerance),
                 old.median * (1.0 + config.tolerance),
             ];
-            let noisy = job.and_then(|j| too_noisy(j, p, clock, config.tolerance));
+            // Either side too noisy and there is no call: a noisy baseline is no firmer a
+            // reference than a noisy new run.
+            let noisy = job
+                .and_then(|j| too_noisy(j, p, clock, config.tolerance))
+                .or_else(|| {
+                    base.jobs
+                        .get(&old_row.job)
+                        .and_then(|j| too_noisy(j, p, clock, config.tolerance))
+                        .map(|why| format!("baseline {why}"))
+                });
             let status = if noisy.is_some() {
                 GateStatus::Inconclusive
             } else {

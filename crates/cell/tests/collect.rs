@@ -378,6 +378,16 @@ fn collects_a_run_through_the_api_equal_to_the_local_merge_and_idempotently() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(printed.contains("retrying in"), "{printed}");
+    // Both injected faults were met and retried: the 403 on the run record, the 502 on page 2.
+    let reqs = gh.api.requests();
+    let count = |path: &str| reqs.iter().filter(|r| r.path == path).count();
+    assert_eq!(count(&format!("/repos/o/r/actions/runs/{RUN}")), 2);
+    assert_eq!(
+        count(&format!(
+            "/repos/o/r/actions/runs/{RUN}/artifacts?per_page=100&page=2"
+        )),
+        2
+    );
     assert!(!printed.contains(TOKEN), "the token leaked into the output");
 
     let dir = repo.join("results").join(format!("{}-{RUN}", &when[..10]));
@@ -443,7 +453,9 @@ fn collects_a_run_through_the_api_equal_to_the_local_merge_and_idempotently() {
             .any(|r| r.path.contains("per_page=100"))
     );
 
-    // The same run from the directory layouts `actions/download-artifact` writes.
+    // The same run from the directory layouts `actions/download-artifact` writes. Each artifact
+    // holds `<artifact-name>/{results.json,…}` (the workflow uploads `job/*/…`), so the default
+    // layout is `<dl>/<name>/<name>/…` and `merge-multiple: true` gives `<dl>/<name>/…`.
     let dl = tmp.path().join("download");
     for (i, job) in local.jobs.iter().enumerate() {
         let name = job.file_name().unwrap();

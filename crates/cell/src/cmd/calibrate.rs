@@ -71,8 +71,9 @@ pub fn run(args: &CalibrateArgs, cli: &Cli) -> anyhow::Result<Exit> {
             }
             print!("{}", t.text());
             println!(
-                "quieter clock: {:?}; TOLERANCE ±{} (a change must exceed the half-width to be called)",
-                cal.quieter_clock, plan.settings.tolerance
+                "quieter clock: {}; TOLERANCE ±{} (a change must exceed the half-width to be called)",
+                format!("{:?}", cal.quieter_clock).to_lowercase(),
+                plan.settings.tolerance
             );
         }
     }
