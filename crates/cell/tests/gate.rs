@@ -52,6 +52,19 @@ fn cell_json(run: &Path) -> PathBuf {
     .join("results.json")
 }
 
+/// Rewrites a run's A/A control ratios, in every job, phase and clock, to the given interval.
+fn set_control(run: &Path, median: f64, lo: f64, hi: f64) {
+    let mut j = read_json(&cell_json(run));
+    for tc in ["clang", "gcc"] {
+        for p in ["mix", "fib"] {
+            for clock in ["cpu", "wall"] {
+                j["jobs"][tc]["control"]["phases"][p]["ratio"][clock] = serde_json::json!({"n": 8, "median": median, "lo": lo, "hi": hi, "level": 0.93});
+            }
+        }
+    }
+    std::fs::write(cell_json(run), serde_json::to_string_pretty(&j).unwrap()).unwrap();
+}
+
 fn gate(root: &Path, run: &Path, history: &Path) -> assert_cmd::assert::Assert {
     cell()
         .env_remove("GITHUB_ACTIONS")
@@ -146,19 +159,7 @@ fn gate_on_real_runs() {
     gate(&root, &again, &history).code(1).stdout(predicate::str::contains("expected row c-fast of job clang is missing (it is the tooth's fast row: tooth c-slow/c-fast cannot be read)"));
 
     // A job whose control row is off: INCONCLUSIVE for every row of it, never PASS.
-    let mut j = read_json(&cell_json(&slower));
-    for tc in ["clang", "gcc"] {
-        for p in ["mix", "fib"] {
-            for clock in ["cpu", "wall"] {
-                j["jobs"][tc]["control"]["phases"][p]["ratio"][clock] = serde_json::json!({"n": 8, "median": 1.04, "lo": 1.03, "hi": 1.05, "level": 0.93});
-            }
-        }
-    }
-    std::fs::write(
-        cell_json(&slower),
-        serde_json::to_string_pretty(&j).unwrap(),
-    )
-    .unwrap();
+    set_control(&slower, 1.04, 1.03, 1.05);
     let out = gate(&root, &slower, &history).success();
     let report = read_json(&slower.join("gate.json"));
     let verdicts = report["cells"][0]["verdicts"].as_array().unwrap();
@@ -182,19 +183,7 @@ fn a_noisy_baseline_makes_no_call_either() {
     let committed = history.join(first.file_name().unwrap());
     std::fs::rename(&first, &committed).unwrap();
     // The baseline's A/A control was off on every phase: its ratios are no reference.
-    let mut j = read_json(&cell_json(&committed));
-    for tc in ["clang", "gcc"] {
-        for p in ["mix", "fib"] {
-            for clock in ["cpu", "wall"] {
-                j["jobs"][tc]["control"]["phases"][p]["ratio"][clock] = serde_json::json!({"n": 8, "median": 0.93, "lo": 0.86, "hi": 1.06, "level": 0.93});
-            }
-        }
-    }
-    std::fs::write(
-        cell_json(&committed),
-        serde_json::to_string_pretty(&j).unwrap(),
-    )
-    .unwrap();
+    set_control(&committed, 0.93, 0.86, 1.06);
     let again = local(&root, &scratch);
     gate(&root, &again, &history).success();
     let report = read_json(&again.join("gate.json"));
