@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use cell_schema::{
-    CellId, JobResult, MissingJob, RunId, RunInfo, RunJob, RunKind, RunRecord, SCHEMA_VERSION,
-    ToolchainName, round_time,
+    CellId, MissingJob, RunId, RunInfo, RunJob, RunKind, RunRecord, SCHEMA_VERSION, ToolchainName,
+    round_time,
 };
 
 use crate::github::{Github, GithubError};
@@ -475,15 +475,6 @@ fn same_tree(a: &Path, b: &Path, ignore: &[&str]) -> std::io::Result<bool> {
         }
     }
     Ok(true)
-}
-
-/// Reads a job's results.json (helper for callers that need one file).
-pub fn read_job_file(path: &Path) -> Result<JobResult, CollectError> {
-    let text = std::fs::read_to_string(path).map_err(io(format!("reading {}", path.display())))?;
-    cell_schema::read_job(&text).map_err(|e| CollectError::Read {
-        path: path.to_owned(),
-        msg: e.to_string(),
-    })
 }
 
 #[cfg(test)]

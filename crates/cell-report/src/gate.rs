@@ -92,6 +92,14 @@ pub fn three_way(b: f64, lo: f64, hi: f64, tolerance: f64) -> GateStatus {
     }
 }
 
+/// The A/A rule of DESIGN §6, the one place it is written: a control ratio whose interval
+/// misses 1.0, or whose median is off by more than `tolerance/2`, or whose half-width exceeds
+/// `tolerance/2`, means the machine was too noisy to call anything.
+pub fn control_is_off(r: &RatioCi, tolerance: f64) -> bool {
+    let half_tol = tolerance / 2.0;
+    r.lo > 1.0 || r.hi < 1.0 || (r.median - 1.0).abs() > half_tol || (r.hi - r.lo) / 2.0 > half_tol
+}
+
 /// Why a job's A/A control says its rows on `phase` (on `clock`) cannot be judged, if it does.
 fn too_noisy(job: &JobSummary, phase: &Phase, clock: Clock, tolerance: f64) -> Option<String> {
     let control = job.control.as_ref()?;
@@ -100,9 +108,7 @@ fn too_noisy(job: &JobSummary, phase: &Phase, clock: Clock, tolerance: f64) -> O
     };
     let r = pick(r, clock);
     let half_tol = tolerance / 2.0;
-    let off = (r.median - 1.0).abs();
-    let half = (r.hi - r.lo) / 2.0;
-    (r.lo > 1.0 || r.hi < 1.0 || off > half_tol || half > half_tol).then(|| {
+    control_is_off(r, tolerance).then(|| {
         format!("too noisy to gate: the A/A control on {phase} ({} time) is {:.4} (CI {:.4}–{:.4}), beyond ±{half_tol:.4}", clock_name(clock), r.median, r.lo, r.hi)
     })
 }

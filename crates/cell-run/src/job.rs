@@ -372,9 +372,7 @@ pub fn run_job(
                 Clock::Cpu => (&ratios.cpu, "cpu"),
                 Clock::Wall => (&ratios.wall, "wall"),
             };
-            let off = (r.median - 1.0).abs();
-            let half = (r.hi - r.lo) / 2.0;
-            if r.lo > 1.0 || r.hi < 1.0 || off > half_tol || half > half_tol {
+            if cell_report::gate::control_is_off(r, plan.settings.tolerance) {
                 reasons_noisy.push(format!(
                     "too noisy to gate: the A/A control on {p} ({name} time) is {:.4} (CI {:.4}–{:.4}); it must contain 1.0 and stay within ±{half_tol:.4}",
                     r.median, r.lo, r.hi

@@ -256,14 +256,18 @@ fn ratios_by_round(
         Clock::Cpu => s.cpu_s,
         Clock::Wall => s.wall_s,
     };
+    // The reference runs of this phase by (round, seq), once, rather than a scan per run:
+    // the adaptive budget asks for every unit's ratios after every round.
+    let references: BTreeMap<(u32, u32), &Sample> = runs
+        .iter()
+        .filter(|x| x.unit == 0 && &x.phase == phase)
+        .map(|x| ((x.round, x.seq), &x.sample))
+        .collect();
     runs.iter()
         .filter(|r| r.unit == unit && &r.phase == phase && r.round >= warmup)
         .filter_map(|r| {
-            let seq = r.paired_with?;
-            let reference = runs
-                .iter()
-                .find(|x| x.unit == 0 && &x.phase == phase && x.round == r.round && x.seq == seq)?;
-            let denom = pick(&reference.sample);
+            let reference = references.get(&(r.round, r.paired_with?))?;
+            let denom = pick(reference);
             (denom > 0.0).then(|| (r.round, pick(&r.sample) / denom))
         })
         .collect()

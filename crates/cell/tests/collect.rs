@@ -457,7 +457,7 @@ fn collects_a_run_through_the_api_equal_to_the_local_merge_and_idempotently() {
     // holds `<artifact-name>/{results.json,…}` (the workflow uploads `job/*/…`), so the default
     // layout is `<dl>/<name>/<name>/…` and `merge-multiple: true` gives `<dl>/<name>/…`.
     let dl = tmp.path().join("download");
-    for (i, job) in local.jobs.iter().enumerate() {
+    for job in &local.jobs {
         let name = job.file_name().unwrap();
         // one folder per artifact (artifact name / artifact content)
         let into = dl.join("per-artifact").join(name).join(name);
@@ -469,7 +469,6 @@ fn collects_a_run_through_the_api_equal_to_the_local_merge_and_idempotently() {
             std::fs::copy(job.join(f), into.join(f)).unwrap();
             std::fs::copy(job.join(f), merged_into.join(f)).unwrap();
         }
-        let _ = i;
     }
     for layout in ["per-artifact", "merged"] {
         let results = tmp.path().join(format!("from-{layout}"));

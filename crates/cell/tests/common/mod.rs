@@ -120,11 +120,6 @@ pub fn cell() -> assert_cmd::Command {
     c
 }
 
-/// Validates a JSON value against the schema `cell schema KIND` prints.
-pub fn assert_valid_with(kind: &str, value: &serde_json::Value) {
-    assert_valid(kind, value);
-}
-
 /// Validates a JSON value against the schema `cell schema` prints.
 pub fn assert_valid(kind: &str, value: &serde_json::Value) {
     let out = cell().args(["schema", kind]).output().unwrap();
