@@ -10,7 +10,7 @@ use cell_schema::{
 };
 
 use crate::github::{Github, GithubError};
-use crate::merge::{JobInput, MergedCell, merge_run};
+use crate::merge::{AnyJob, JobInput, MergedCell, merge_run};
 
 /// Where the job results come from.
 pub enum Source<'a> {
@@ -165,16 +165,16 @@ fn from_api(
         Vec::new()
     };
     inputs.sort_by(|a, b| {
-        (&a.result.cell.id, &a.result.toolchain, a.attempt).cmp(&(
-            &b.result.cell.id,
-            &b.result.toolchain,
+        (&a.result.cell().id, a.result.name(), a.attempt).cmp(&(
+            &b.result.cell().id,
+            b.result.name(),
             b.attempt,
         ))
     });
     // Jobs named `cell <cell-id> <toolchain>` with no result are missing, with their conclusion.
     let have: Vec<(CellId, ToolchainName)> = inputs
         .iter()
-        .map(|j| (j.result.cell.id.clone(), j.result.toolchain.clone()))
+        .map(|j| (j.result.cell().id.clone(), j.result.name()))
         .collect();
     let mut missing: BTreeMap<CellId, Vec<MissingJob>> = BTreeMap::new();
     for j in &jobs {
@@ -304,9 +304,9 @@ fn from_dir(run_id: RunId, dir: &Path, date: Option<&str>) -> Result<Gathered, C
         return Err(CollectError::Empty(format!("under {}", dir.display())));
     }
     inputs.sort_by(|a, b| {
-        (&a.result.cell.id, &a.result.toolchain, a.attempt).cmp(&(
-            &b.result.cell.id,
-            &b.result.toolchain,
+        (&a.result.cell().id, a.result.name(), a.attempt).cmp(&(
+            &b.result.cell().id,
+            b.result.name(),
             b.attempt,
         ))
     });
@@ -314,12 +314,12 @@ fn from_dir(run_id: RunId, dir: &Path, date: Option<&str>) -> Result<Gathered, C
         Some(d) => d.to_owned(),
         None => inputs
             .iter()
-            .filter_map(|j| cell_schema::time::date_of(&j.result.started_at))
+            .filter_map(|j| cell_schema::time::date_of(j.result.started_at()))
             .min()
             .unwrap_or("1970-01-01")
             .to_owned(),
     };
-    let gh = inputs.iter().find_map(|j| j.result.github.clone());
+    let gh = inputs.iter().find_map(|j| j.result.github().cloned());
     let record = RunRecord {
         schema_version: SCHEMA_VERSION,
         kind: RunKind::Run,
@@ -348,13 +348,12 @@ pub fn discover(dir: &Path) -> Result<Vec<JobInput>, CollectError> {
     walk(dir, 0, &mut |path| {
         let text =
             std::fs::read_to_string(path).map_err(io(format!("reading {}", path.display())))?;
-        let Ok(cell_schema::ResultsFile::Job(result)) =
-            cell_schema::read_results(&text).map_err(|e| CollectError::Read {
-                path: path.to_owned(),
-                msg: e.to_string(),
-            })
-        else {
-            return Ok(());
+        // A merged cell's results.json (or anything else) under the directory is not a job.
+        let result = match cell_schema::read_results(&text) {
+            Ok(cell_schema::ResultsFile::Job(j)) => AnyJob::Workload(j),
+            Ok(cell_schema::ResultsFile::Http(j)) => AnyJob::Http(j),
+            Ok(cell_schema::ResultsFile::Soak(j)) => AnyJob::Soak(j),
+            Ok(cell_schema::ResultsFile::Cell(_)) | Err(_) => return Ok(()),
         };
         let from_folder = path
             .ancestors()
@@ -362,12 +361,9 @@ pub fn discover(dir: &Path) -> Result<Vec<JobInput>, CollectError> {
             .take(3)
             .find_map(|a| attempt_of(a.file_name()?.to_str()?));
         let attempt = from_folder
-            .or(result.github.as_ref().map(|g| g.run_attempt))
+            .or(result.github().map(|g| g.run_attempt))
             .unwrap_or(1);
-        out.push(JobInput {
-            result: *result,
-            attempt,
-        });
+        out.push(JobInput { result, attempt });
         Ok(())
     })?;
     Ok(out)

@@ -7,4 +7,4 @@ pub mod github;
 pub mod merge;
 
 pub use collect::{CollectError, Collected, Options, Source, Written, collect};
-pub use merge::{JobInput, MergedCell, merge_run, write_run_dir};
+pub use merge::{AnyJob, JobInput, MergedCell, merge_run, write_run_dir};

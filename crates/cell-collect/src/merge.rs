@@ -8,15 +8,81 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use cell_schema::{
-    CellCost, CellId, CellKind, CellResult, CellRow, Facts, JobResult, JobSummary, MissingJob,
-    Role, RunInfo, SCHEMA_VERSION, Status, ToolchainName, Verdict, round_time,
+    CellCost, CellHttpServer, CellId, CellInfo, CellKind, CellResult, CellRow, CellSoakServer,
+    Facts, GithubJob, HttpJobResult, JobResult, JobSummary, MissingJob, Role, RunInfo,
+    SCHEMA_VERSION, SoakJobResult, Status, ToolchainName, Verdict, round_time,
 };
+
+/// A job's `results.json` of any suite.
+#[derive(Clone, Debug)]
+pub enum AnyJob {
+    /// The workload suite (one toolchain).
+    Workload(Box<JobResult>),
+    /// The http suite.
+    Http(Box<HttpJobResult>),
+    /// The soak suite.
+    Soak(Box<SoakJobResult>),
+}
+
+impl AnyJob {
+    /// The cell it ran in.
+    pub fn cell(&self) -> &CellInfo {
+        match self {
+            Self::Workload(j) => &j.cell,
+            Self::Http(j) => &j.cell,
+            Self::Soak(j) => &j.cell,
+        }
+    }
+
+    /// Its name within the cell: the toolchain of a workload job, `http-<server>` or
+    /// `soak-<server>` of a suite job (the last word of the workflow job's name).
+    pub fn name(&self) -> ToolchainName {
+        match self {
+            Self::Workload(j) => j.toolchain.clone(),
+            Self::Http(j) => ToolchainName::from(j.job.as_str()),
+            Self::Soak(j) => ToolchainName::from(j.job.as_str()),
+        }
+    }
+
+    /// When it started.
+    pub fn started_at(&self) -> &str {
+        match self {
+            Self::Workload(j) => &j.started_at,
+            Self::Http(j) => &j.started_at,
+            Self::Soak(j) => &j.started_at,
+        }
+    }
+
+    /// The GitHub run it belonged to.
+    pub fn github(&self) -> Option<&GithubJob> {
+        match self {
+            Self::Workload(j) => j.github.as_ref(),
+            Self::Http(j) => j.github.as_ref(),
+            Self::Soak(j) => j.github.as_ref(),
+        }
+    }
+
+    /// Its outcome.
+    pub fn verdict(&self) -> &Verdict {
+        match self {
+            Self::Workload(j) => &j.verdict,
+            Self::Http(j) => &j.verdict,
+            Self::Soak(j) => &j.verdict,
+        }
+    }
+}
+
+impl From<JobResult> for AnyJob {
+    fn from(j: JobResult) -> Self {
+        Self::Workload(Box::new(j))
+    }
+}
 
 /// One job's result with the attempt that produced it.
 #[derive(Clone, Debug)]
 pub struct JobInput {
     /// The job's `results.json`.
-    pub result: JobResult,
+    pub result: AnyJob,
     /// Its attempt (1 for local runs).
     pub attempt: u32,
 }
@@ -39,7 +105,7 @@ pub fn merge_run(
     // Newest attempt per (cell, toolchain).
     let mut newest: BTreeMap<(CellId, ToolchainName), JobInput> = BTreeMap::new();
     for j in jobs {
-        let key = (j.result.cell.id.clone(), j.result.toolchain.clone());
+        let key = (j.result.cell().id.clone(), j.result.name());
         match newest.get(&key) {
             Some(prev) if prev.attempt >= j.attempt => {}
             _ => {
@@ -64,7 +130,7 @@ pub fn merge_run(
 }
 
 fn merge_cell(run: &RunInfo, jobs: Vec<JobInput>, missing: Vec<MissingJob>) -> Option<MergedCell> {
-    let cell = jobs.first()?.result.cell.clone();
+    let cell = jobs.first()?.result.cell().clone();
     let mut rows = BTreeMap::new();
     let mut job_summaries = BTreeMap::new();
     let mut facts = BTreeMap::new();
@@ -73,7 +139,51 @@ fn merge_cell(run: &RunInfo, jobs: Vec<JobInput>, missing: Vec<MissingJob>) -> O
     let mut reasons = Vec::new();
     let mut status = Status::Ok;
     let mut jobs_s = BTreeMap::new();
-    for JobInput { result: j, attempt } in jobs {
+    let mut http = BTreeMap::new();
+    let mut soak = BTreeMap::new();
+    for JobInput { result, attempt } in jobs {
+        let name = result.name();
+        status = status.max(result.verdict().status);
+        for r in &result.verdict().reasons {
+            reasons.push(format!("{name}: {r}"));
+            if result.verdict().status == Status::Failed {
+                failures.push(format!("{name}: {r}"));
+            }
+        }
+        let j = match result {
+            AnyJob::Workload(j) => *j,
+            AnyJob::Http(j) => {
+                jobs_s.insert(name, j.cost.total_s);
+                for (server, result) in j.servers {
+                    http.insert(
+                        server,
+                        CellHttpServer {
+                            job: j.job.clone(),
+                            machine: j.machine.clone(),
+                            settings: j.settings.clone(),
+                            versions: j.versions.clone(),
+                            result,
+                        },
+                    );
+                }
+                continue;
+            }
+            AnyJob::Soak(j) => {
+                jobs_s.insert(name, j.cost.total_s);
+                for (server, result) in j.servers {
+                    soak.insert(
+                        server,
+                        CellSoakServer {
+                            job: j.job.clone(),
+                            machine: j.machine.clone(),
+                            settings: j.settings.clone(),
+                            result,
+                        },
+                    );
+                }
+                continue;
+            }
+        };
         let tc = j.toolchain.clone();
         for (name, row) in &j.rows {
             // A row belongs to the job of its own toolchain; the reference also appears as a
@@ -92,13 +202,6 @@ fn merge_cell(run: &RunInfo, jobs: Vec<JobInput>, missing: Vec<MissingJob>) -> O
         let reference = j.rows.get(&j.protocol.reference).cloned();
         let control = j.rows.get(&j.protocol.control).cloned();
         let Some(reference) = reference else { continue };
-        status = status.max(j.verdict.status);
-        for r in &j.verdict.reasons {
-            reasons.push(format!("{tc}: {r}"));
-            if j.verdict.status == Status::Failed {
-                failures.push(format!("{tc}: {r}"));
-            }
-        }
         skipped.extend(j.skipped.iter().cloned());
         jobs_s.insert(tc.clone(), j.cost.total_s);
         facts.insert(tc.clone(), j.facts());
@@ -136,12 +239,15 @@ fn merge_cell(run: &RunInfo, jobs: Vec<JobInput>, missing: Vec<MissingJob>) -> O
             failures,
             verdict: Verdict { status, reasons },
             cost: CellCost { jobs_s, total_s },
+            http,
+            soak,
         },
         facts,
     })
 }
 
-/// Writes `<dir>/<cell-id>/{results.json,RESULTS.md,facts/<toolchain>.json}`, each atomically.
+/// Writes `<dir>/<cell-id>/{results.json,RESULTS.md,facts/<toolchain>.json}` and the soak
+/// charts (`soak/<server>.svg`, `soak/overlay.svg`), each atomically.
 pub fn write_run_dir(dir: &Path, cells: &[MergedCell]) -> std::io::Result<()> {
     for c in cells {
         let cdir = dir.join(c.result.cell.id.as_str());
@@ -153,6 +259,9 @@ pub fn write_run_dir(dir: &Path, cells: &[MergedCell]) -> std::io::Result<()> {
             &cdir.join("RESULTS.md"),
             cell_report::cell_markdown(&c.result).as_bytes(),
         )?;
+        for (path, svg) in cell_report::suite::soak_chart_files(&c.result) {
+            cell_schema::write_atomic(&cdir.join(path), svg.as_bytes())?;
+        }
         for (tc, f) in &c.facts {
             cell_schema::write_atomic(
                 &cdir.join("facts").join(format!("{tc}.json")),

@@ -8,15 +8,19 @@ mod error;
 pub mod raw;
 pub mod runners;
 mod settings;
+mod suite;
 pub mod template;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use cell_schema::{CellId, CellLabel, Clock, Phase, RowName, ToolName, ToolchainName};
+pub use cell_schema::{
+    CellId, CellLabel, Clock, Phase, RowName, ServerName, ToolName, ToolchainName,
+};
 pub use env::VersionsEnv;
 pub use error::ConfigError;
 pub use settings::{DEFAULTS, Settings};
+pub use suite::{DEFAULT_OHA_KEY, Expect, HttpDef, LOAD_TOOLS, Server, SoakDef};
 pub use template::{Arg, Piece, Vars};
 
 /// Where the config lives relative to the project root.
@@ -200,6 +204,10 @@ pub struct Plan {
     pub allow_dirty: Vec<String>,
     /// When the generated workflow runs.
     pub workflow: WorkflowDef,
+    /// The http suite, when `cell/cell.toml` has one.
+    pub http: Option<HttpDef>,
+    /// The soak suite, when `cell/cell.toml` has one.
+    pub soak: Option<SoakDef>,
 }
 
 impl Plan {
@@ -427,6 +435,12 @@ impl Plan {
                     "the run never names {phase}: the workload needs it as argv[1]".into(),
                 ));
             }
+            if build.iter().chain(&run).any(|a| a.has(&Piece::Port)) {
+                return Err(field(
+                    f("run"),
+                    "{port} belongs to servers of [http], not workload rows".into(),
+                ));
+            }
             for a in build.iter().chain(&run) {
                 for t in a.tools() {
                     if !tc.tools.contains_key(t) {
@@ -549,6 +563,16 @@ impl Plan {
             }
         }
         let workflow = resolve_workflow(&env, raw.workflow).map_err(|(f, m)| field(f, m))?;
+        let http = raw
+            .http
+            .map(|h| suite::resolve_http(root, h, &toolchains, &env))
+            .transpose()
+            .map_err(|(f, m)| field(f, m))?;
+        let soak = raw
+            .soak
+            .map(|s| suite::resolve_soak(s, http.as_ref()))
+            .transpose()
+            .map_err(|(f, m)| field(f, m))?;
 
         let plan = Self {
             root: root.to_owned(),
@@ -564,6 +588,8 @@ impl Plan {
             },
             allow_dirty: raw.allow_dirty,
             workflow,
+            http,
+            soak,
         };
         plan.check_env_keys()?;
         for cell in plan.cells.values() {
@@ -733,6 +759,9 @@ impl Plan {
     fn check_env_keys(&self) -> Result<(), ConfigError> {
         let mut referenced: Vec<&str> = DEFAULTS.iter().map(|(k, _, _)| *k).collect();
         referenced.push(&self.workflow.rust_key);
+        if let Some(h) = &self.http {
+            referenced.push(&h.oha_key);
+        }
         for tc in self.toolchains.values() {
             referenced.extend(tc.pin_keys.iter().map(String::as_str));
             if let Install::Tarball {

@@ -28,6 +28,10 @@ pub struct RawConfig {
     /// When the generated workflow runs.
     #[serde(default)]
     pub workflow: RawWorkflow,
+    /// The http suite.
+    pub http: Option<RawHttp>,
+    /// The soak suite.
+    pub soak: Option<RawSoak>,
 }
 
 fn default_workload() -> String {
@@ -148,4 +152,102 @@ pub struct RawRow {
     pub run: Vec<String>,
     /// Verdict clock for this row (`cpu` or `wall`).
     pub clock: Option<String>,
+}
+
+/// `[http]`: servers under a load generator.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHttp {
+    /// Directory of the server sources, relative to the project root.
+    #[serde(default = "default_http_source")]
+    pub source: String,
+    /// Load generators, in the order each round runs them (`wrk`, `oha`).
+    pub tools: Option<Vec<String>>,
+    /// Open connections.
+    pub connections: Option<u32>,
+    /// Load generator threads (wrk).
+    pub threads: Option<u32>,
+    /// Seconds of each measured run.
+    pub duration: Option<f64>,
+    /// Seconds of load before each measured run.
+    pub warmup: Option<f64>,
+    /// Measured runs per server and tool.
+    pub runs: Option<u32>,
+    /// Keep connections alive.
+    pub keep_alive: Option<bool>,
+    /// Seconds a server may take to answer its first 200.
+    pub startup_timeout: Option<f64>,
+    /// Seconds between SIGTERM and SIGKILL.
+    pub stop_grace: Option<f64>,
+    /// Seconds to wait at most for TIME_WAIT sockets on the port to drain before a run.
+    pub drain_timeout: Option<f64>,
+    /// `versions.env` key of the oha version a workflow installs.
+    pub oha: Option<String>,
+    /// What every server must answer to `GET /`.
+    pub expect: Option<RawExpect>,
+    /// The servers.
+    #[serde(default)]
+    pub servers: BTreeMap<String, RawServer>,
+}
+
+fn default_http_source() -> String {
+    "bench/http".to_owned()
+}
+
+/// An expected response.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawExpect {
+    /// Status code.
+    pub status: Option<u16>,
+    /// Headers that must be present with exactly this value (names case-insensitive).
+    pub headers: Option<BTreeMap<String, String>>,
+    /// The body, byte for byte.
+    pub body: Option<String>,
+}
+
+/// `[http.servers.<name>]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawServer {
+    /// The toolchain that builds or runs it.
+    pub toolchain: String,
+    /// A human label.
+    pub label: Option<String>,
+    /// Source directory, relative to `[http] source`.
+    pub source: String,
+    /// Build argv template (none: nothing to build).
+    pub build: Option<Vec<String>>,
+    /// Run argv template; must name `{port}`.
+    pub run: Vec<String>,
+    /// The port it listens on (loopback).
+    pub port: u16,
+    /// Overrides of `[http.expect]`.
+    pub expect: Option<RawExpect>,
+}
+
+/// `[soak]`: a fixed request rate for a long window.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSoak {
+    /// Servers soaked (default: every http server).
+    pub servers: Option<Vec<String>>,
+    /// Offered requests per second.
+    pub rate: Option<u32>,
+    /// Open connections.
+    pub connections: Option<u32>,
+    /// Seconds of load.
+    pub duration: Option<f64>,
+    /// Seconds between samples.
+    pub interval: Option<f64>,
+    /// Seconds into the load where the fit starts.
+    pub window_start: Option<f64>,
+    /// Seconds per window of the minima fit.
+    pub minima_window: Option<f64>,
+    /// Projected move, as a share of the window mean, that counts as drift.
+    pub drift_share: Option<f64>,
+    /// R² at or above which a move counts.
+    pub min_r2: Option<f64>,
+    /// A drift fails the gate.
+    pub fail_on_drift: Option<bool>,
 }

@@ -82,6 +82,21 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
         "seconds one build may run before it is killed",
     ),
     (
+        "HTTP_TOLERANCE",
+        "0.20",
+        "gate band of the http suite: median req/s may move this fraction before it can fail",
+    ),
+    (
+        "HTTP_LOAD_CPU_MAX",
+        "0.90",
+        "a run whose load generator kept its CPU busier than this share is contaminated",
+    ),
+    (
+        "HTTP_OTHER_CPU_MAX",
+        "0.08",
+        "a run where more than this share of machine CPU went to neither server nor load generator is contaminated",
+    ),
+    (
         "BASELINE",
         "",
         "run (<date>-<run-id>) the gate compares against; empty: the newest committed run",
@@ -134,6 +149,12 @@ pub struct Settings {
     pub build_timeout_s: f64,
     /// The run the gate compares against, when pinned.
     pub baseline: Option<String>,
+    /// Gate band of the http suite.
+    pub http_tolerance: f64,
+    /// Load generator CPU share above which a run is contaminated.
+    pub http_load_cpu_max: f64,
+    /// Machine CPU share charged to neither side above which a run is contaminated.
+    pub http_other_cpu_max: f64,
     tooth_min: f64,
     tooth_min_arch: Vec<(String, f64)>,
     clock: Option<Clock>,
@@ -279,6 +300,9 @@ impl Settings {
             run_timeout_s: num("RUN_TIMEOUT_S", 0.0, f64::INFINITY)?,
             build_timeout_s: num("BUILD_TIMEOUT_S", 0.0, f64::INFINITY)?,
             baseline: Some(raw("BASELINE").to_owned()).filter(|b| !b.is_empty()),
+            http_tolerance: num("HTTP_TOLERANCE", 0.0, 10.0)?,
+            http_load_cpu_max: num("HTTP_LOAD_CPU_MAX", 0.0, 1.0 + 1e-9)?,
+            http_other_cpu_max: num("HTTP_OTHER_CPU_MAX", 0.0, 1.0)?,
             tooth_min,
             tooth_min_arch,
             clock: clock("CLOCK", raw("CLOCK"))?,

@@ -1,4 +1,4 @@
-//! Argv templates: `{src}`, `{out}`, `{bin}`, `{work}`, `{phase}` and `{tool:NAME}`.
+//! Argv templates: `{src}`, `{out}`, `{bin}`, `{work}`, `{phase}`, `{port}` and `{tool:NAME}`.
 
 use std::fmt;
 
@@ -21,6 +21,8 @@ pub enum Piece {
     Phase,
     /// Absolute path of a tool of the row's toolchain.
     Tool(ToolName),
+    /// The port a server listens on (servers of the http and soak suites only).
+    Port,
 }
 
 /// One argument: pieces concatenated.
@@ -39,6 +41,8 @@ pub struct Vars<'a> {
     pub phase: &'a str,
     /// `{tool:NAME}` → path.
     pub tool: &'a dyn Fn(&ToolName) -> String,
+    /// `{port}`.
+    pub port: &'a str,
 }
 
 impl Arg {
@@ -60,11 +64,12 @@ impl Arg {
                 "bin" => Piece::Bin,
                 "work" => Piece::Work,
                 "phase" => Piece::Phase,
+                "port" => Piece::Port,
                 _ => match name.strip_prefix("tool:") {
                     Some(t) if !t.is_empty() => Piece::Tool(ToolName::from(t)),
                     _ => {
                         return Err(format!(
-                            "unknown placeholder `{{{name}}}` in `{s}`: use {{src}}, {{out}}, {{bin}}, {{work}}, {{phase}} or {{tool:NAME}}"
+                            "unknown placeholder `{{{name}}}` in `{s}`: use {{src}}, {{out}}, {{bin}}, {{work}}, {{phase}}, {{port}} or {{tool:NAME}}"
                         ));
                     }
                 },
@@ -101,6 +106,7 @@ impl Arg {
                 Piece::Work => v.work.to_owned(),
                 Piece::Phase => v.phase.to_owned(),
                 Piece::Tool(t) => (v.tool)(t),
+                Piece::Port => v.port.to_owned(),
             })
             .collect()
     }
@@ -117,6 +123,7 @@ impl fmt::Display for Arg {
                 Piece::Work => f.write_str("{work}")?,
                 Piece::Phase => f.write_str("{phase}")?,
                 Piece::Tool(t) => write!(f, "{{tool:{t}}}")?,
+                Piece::Port => f.write_str("{port}")?,
             }
         }
         Ok(())
@@ -137,6 +144,7 @@ mod tests {
             work: "/w",
             phase: "mix",
             tool: &tool,
+            port: "8080",
         };
         assert_eq!(a.render(&v), "-femit-bin=/b/x");
         assert_eq!(Arg::parse("{tool:zig}").unwrap().render(&v), "/usr/bin/zig");

@@ -21,6 +21,8 @@ use crate::history::HistoryRun;
 pub struct GateConfig {
     /// `TOLERANCE`.
     pub tolerance: f64,
+    /// `HTTP_TOLERANCE`.
+    pub http_tolerance: f64,
     /// `HEALTH_THRESHOLD`.
     pub health_threshold: f64,
     /// The tooth's slow row, fast row and phase.
@@ -131,20 +133,38 @@ pub fn gate(
     };
     let mut cells = Vec::new();
     for (id, cell) in &run.cells {
-        let baseline = match pinned {
-            Some(p) => p.cells.get(id).map(|c| (p.name.clone(), c)),
+        // Older runs of this cell, oldest first (only the pinned one when pinned).
+        let older: Vec<(&str, &CellResult)> = match pinned {
+            Some(p) => p.cells.get(id).map(|c| (p.name.as_str(), c)).into_iter().collect(),
             None => history
                 .iter()
                 .filter(|h| h.run_id != run.run_id)
-                .filter_map(|h| h.cells.get(id).map(|c| (h.name.clone(), c)))
-                .next_back(),
+                .filter_map(|h| h.cells.get(id).map(|c| (h.name.as_str(), c)))
+                .collect(),
         };
-        cells.push(gate_cell(
-            cell,
-            baseline.as_ref().map(|(n, c)| (n.as_str(), *c)),
-            config,
-            run_missing,
-        ));
+        // The workload is compared with the newest run that had workload jobs.
+        let baseline = older.iter().rev().find(|(_, c)| !c.jobs.is_empty()).copied();
+        let suites = crate::gate_suite::gate_suites(cell, &older, config.http_tolerance);
+        let mut g = if cell.jobs.is_empty() {
+            // A suite-only run: nothing of the workload to judge.
+            GateCell {
+                cell: id.clone(),
+                baseline: None,
+                failures: Vec::new(),
+                notices: cell
+                    .missing
+                    .iter()
+                    .map(|m| format!("job {} left no result ({})", m.toolchain, m.conclusion))
+                    .collect(),
+                verdicts: Vec::new(),
+            }
+        } else {
+            gate_cell(cell, baseline, config, run_missing)
+        };
+        g.failures.extend(suites.failures);
+        g.notices.extend(suites.notices);
+        g.verdicts.extend(suites.verdicts);
+        cells.push(g);
     }
     let mut summary = GateSummary {
         pass: 0,

@@ -3,8 +3,10 @@
 //! [`Table`], so the two never disagree on a figure.
 
 pub mod gate;
+pub mod gate_suite;
 pub mod history;
 pub mod report;
+pub mod suite;
 mod table;
 
 use std::fmt::Write as _;
@@ -183,10 +185,16 @@ pub fn cell_markdown(cell: &CellResult) -> String {
     if cell.run.partial {
         let _ = writeln!(md, "- partial: some jobs left no result");
     }
-    let _ = writeln!(
-        md,
-        "\nEach row's ratio was measured against the reference timed in its own job (column `job`).\n"
-    );
+    // A cell of the http or soak suite only has no ratios to explain.
+    let workload = !cell.jobs.is_empty() || !cell.rows.is_empty();
+    if workload {
+        let _ = writeln!(
+            md,
+            "\nEach row's ratio was measured against the reference timed in its own job (column `job`).\n"
+        );
+    } else {
+        md.push('\n');
+    }
     let phases: Vec<Phase> = cell
         .jobs
         .values()
@@ -202,7 +210,10 @@ pub fn cell_markdown(cell: &CellResult) -> String {
         md.push_str(&named_phase_table(rows, phase).markdown());
         md.push('\n');
     }
-    jobs_md(&mut md, cell);
+    md.push_str(&suite::cell_suites_markdown(cell));
+    if workload {
+        jobs_md(&mut md, cell);
+    }
     skipped_md(&mut md, &cell.skipped);
     if !cell.missing.is_empty() {
         let _ = writeln!(md, "\n## Missing jobs\n");
@@ -210,7 +221,9 @@ pub fn cell_markdown(cell: &CellResult) -> String {
             let _ = writeln!(md, "- `{}`: {}", m.toolchain, m.conclusion);
         }
     }
-    let _ = writeln!(md, "\n## Versions\n");
+    if !cell.jobs.is_empty() {
+        let _ = writeln!(md, "\n## Versions\n");
+    }
     for (job, j) in &cell.jobs {
         for (tool, v) in &j.versions {
             let _ = writeln!(
@@ -386,6 +399,15 @@ pub fn text_summary(cells: &[CellResult]) -> String {
                 .iter()
                 .map(|(n, r)| (n.as_str(), r.job.as_str(), &r.row));
             out.push_str(&named_phase_table(rows, phase).text());
+        }
+        if !cell.http.is_empty() || !cell.soak.is_empty() {
+            out.push('\n');
+        }
+        for (name, h) in &cell.http {
+            let _ = writeln!(out, "  {}", suite::http_summary_line(name, h));
+        }
+        for (name, s) in &cell.soak {
+            let _ = writeln!(out, "  {}", suite::soak_summary_line(name, s));
         }
         for s in &cell.skipped {
             let _ = writeln!(out, "skipped {}: {}", s.row, s.message);

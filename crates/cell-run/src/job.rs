@@ -484,7 +484,7 @@ fn calibrated_clock(plan: &Plan, cell: &Cell) -> Clock {
 }
 
 /// The GitHub Actions run from the runner's environment, when this job runs in one.
-fn github_context() -> Option<cell_schema::GithubJob> {
+pub(crate) fn github_context() -> Option<cell_schema::GithubJob> {
     if std::env::var("GITHUB_ACTIONS").as_deref() != Ok("true") {
         return None;
     }
@@ -532,6 +532,7 @@ impl Executor for RealExecutor<'_> {
             work: &work,
             phase: phase.as_str(),
             tool: &tool,
+            port: "",
         };
         let argv: Vec<String> = t.row.run.iter().map(|a| a.render(&vars)).collect();
         let expected = self.plan.expect[phase].as_bytes();
@@ -616,10 +617,10 @@ fn tooth(
     })
 }
 
-struct BuildFailure {
-    message: String,
-    exit_code: Option<i32>,
-    log_tail: Vec<String>,
+pub(crate) struct BuildFailure {
+    pub(crate) message: String,
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) log_tail: Vec<String>,
 }
 
 fn build_row(plan: &Plan, row: &Row, probe: &Probed, out: &Path) -> Result<Build, BuildFailure> {
@@ -645,63 +646,16 @@ fn build_row(plan: &Plan, row: &Row, probe: &Probed, out: &Path) -> Result<Build
         work: &workdir,
         phase: "",
         tool: &tool,
+        port: "",
     };
     let argv: Vec<String> = row.build.iter().map(|a| a.render(&vars)).collect();
-    let log_path = work.join("build.log");
-    let log = std::fs::File::create(&log_path)
-        .map_err(|e| fail(format!("creating {}: {e}", log_path.display())))?;
-    let t = Instant::now();
-    let mut child = Command::new(&argv[0])
-        .args(&argv[1..])
-        .current_dir(&work)
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().map_err(|e| fail(e.to_string()))?)
-        .stderr(log)
-        .spawn()
-        .map_err(|e| fail(format!("could not start {}: {e}", argv[0])))?;
-    let deadline = t + Duration::from_secs_f64(plan.settings.build_timeout_s);
-    let status = loop {
-        if let Some(s) = child.try_wait().map_err(|e| fail(e.to_string()))? {
-            break Some(s);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let compile_s = t.elapsed().as_secs_f64();
-    let tail = || {
-        let mut text = String::new();
-        let _ = std::fs::File::open(&log_path).and_then(|mut f| f.read_to_string(&mut text));
-        let lines: Vec<String> = text.lines().map(str::to_owned).collect();
-        lines[lines.len().saturating_sub(20)..].to_vec()
-    };
-    match status {
-        None => {
-            return Err(BuildFailure {
-                message: format!(
-                    "build of `{}` killed after BUILD_TIMEOUT_S={}",
-                    row.name, plan.settings.build_timeout_s
-                ),
-                exit_code: None,
-                log_tail: tail(),
-            });
-        }
-        Some(s) if !s.success() => {
-            return Err(BuildFailure {
-                message: format!(
-                    "build of `{}` failed with {s}: {}",
-                    row.name,
-                    argv.join(" ")
-                ),
-                exit_code: s.code(),
-                log_tail: tail(),
-            });
-        }
-        Some(_) => {}
-    }
+    let compile_s = run_build(
+        &format!("`{}`", row.name),
+        &argv,
+        &work,
+        plan.settings.build_timeout_s,
+    )?;
+    let tail = || log_tail(&work.join("build.log"));
     let (bytes, sha256) = hash_file(&bin).map_err(|e| BuildFailure {
         message: format!(
             "build of `{}` exited 0 but wrote no binary at {}: {e}",
@@ -719,6 +673,67 @@ fn build_row(plan: &Plan, row: &Row, probe: &Probed, out: &Path) -> Result<Build
         binary_bytes: bytes,
         sha256,
     })
+}
+
+/// Runs one build command in `work`, its output in `work/build.log`, killed after
+/// `timeout_s`. Returns the wall seconds it took; `what` names it in messages.
+pub(crate) fn run_build(
+    what: &str,
+    argv: &[String],
+    work: &Path,
+    timeout_s: f64,
+) -> Result<f64, BuildFailure> {
+    let fail = |message: String| BuildFailure {
+        message,
+        exit_code: None,
+        log_tail: vec![],
+    };
+    let log_path = work.join("build.log");
+    let log = std::fs::File::create(&log_path)
+        .map_err(|e| fail(format!("creating {}: {e}", log_path.display())))?;
+    let t = Instant::now();
+    let mut child = Command::new(&argv[0])
+        .args(&argv[1..])
+        .current_dir(work)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().map_err(|e| fail(e.to_string()))?)
+        .stderr(log)
+        .spawn()
+        .map_err(|e| fail(format!("could not start {}: {e}", argv[0])))?;
+    let deadline = t + Duration::from_secs_f64(timeout_s);
+    let status = loop {
+        if let Some(s) = child.try_wait().map_err(|e| fail(e.to_string()))? {
+            break Some(s);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let compile_s = t.elapsed().as_secs_f64();
+    match status {
+        None => Err(BuildFailure {
+            message: format!("build of {what} killed after BUILD_TIMEOUT_S={timeout_s}"),
+            exit_code: None,
+            log_tail: log_tail(&log_path),
+        }),
+        Some(s) if !s.success() => Err(BuildFailure {
+            message: format!("build of {what} failed with {s}: {}", argv.join(" ")),
+            exit_code: s.code(),
+            log_tail: log_tail(&log_path),
+        }),
+        Some(_) => Ok(compile_s),
+    }
+}
+
+/// The last 20 lines of a build log.
+pub(crate) fn log_tail(path: &Path) -> Vec<String> {
+    let mut text = String::new();
+    let _ = std::fs::File::open(path).and_then(|mut f| f.read_to_string(&mut text));
+    let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    lines[lines.len().saturating_sub(20)..].to_vec()
 }
 
 fn copy_control(reference: &Build, to: &Path) -> Result<Build, JobError> {

@@ -3,6 +3,7 @@
 
 pub mod facts;
 pub mod fetch;
+pub mod http;
 pub mod job;
 pub mod protocol;
 pub mod timing;

@@ -54,6 +54,10 @@ string_id!(
     CellLabel
 );
 string_id!(
+    /// A server of the http and soak suites (`rust`, `go`, …).
+    ServerName
+);
+string_id!(
     /// What one job installs: `clang`, `go`, `zig`, …
     ToolchainName
 );

@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 
 mod ids;
+mod suite;
 pub mod time;
 mod write;
 
@@ -15,7 +16,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use ids::{
-    BadSha256, CellId, CellLabel, Phase, RowName, RunId, Sha256, ToolName, ToolchainName,
+    BadSha256, CellId, CellLabel, Phase, RowName, RunId, ServerName, Sha256, ToolName,
+    ToolchainName,
+};
+pub use suite::{
+    CellHttpServer, CellSoakServer, Drift, HttpJobResult, HttpKind, HttpRun, HttpServerResult,
+    HttpSettings, HttpToolResult, Latency, LoadReport, RssFit, ServerBuild, SoakJobResult,
+    SoakKind, SoakSample, SoakServerResult, SoakSettings, SuiteCost, TimeWait,
 };
 pub use write::{round_ratio, round_time, to_json, write_atomic};
 
@@ -54,6 +61,10 @@ pub enum ResultsFile {
     Job(Box<JobResult>),
     /// Written by the merge (`cell local`, `cell collect`).
     Cell(Box<CellResult>),
+    /// Written by `cell run --suite http`.
+    Http(Box<HttpJobResult>),
+    /// Written by `cell run --suite soak`.
+    Soak(Box<SoakJobResult>),
 }
 
 /// The cell a job ran in.
@@ -594,6 +605,12 @@ pub struct CellResult {
     pub verdict: Verdict,
     /// Cost.
     pub cost: CellCost,
+    /// The http suite's servers, each from its own job.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub http: BTreeMap<ServerName, CellHttpServer>,
+    /// The soak suite's servers, each from its own job.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub soak: BTreeMap<ServerName, CellSoakServer>,
 }
 
 /// Marks a run record.

@@ -6,8 +6,10 @@
 //! nominal level cannot be reached; [`median_ci`] then returns `[min, max]` and the level it
 //! actually has, so a report never claims more than the data gives.
 
+mod ols;
 mod rng;
 
+pub use ols::{Ols, ols};
 pub use rng::SplitMix64;
 
 /// Median of a non-empty slice (mean of the two middle values for even lengths).

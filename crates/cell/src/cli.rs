@@ -65,9 +65,18 @@ pub struct RunArgs {
     /// Cell label from cell/cell.toml, or `local`.
     #[arg(long)]
     pub cell: String,
-    /// Toolchain name from cell/cell.toml.
-    #[arg(long)]
-    pub toolchain: String,
+    /// Toolchain name from cell/cell.toml (the workload suite).
+    #[arg(long, required_if_eq("suite", "workload"))]
+    pub toolchain: Option<String>,
+    /// Suite of this job.
+    #[arg(long, value_enum, default_value_t = Suite::Workload)]
+    pub suite: Suite,
+    /// Server of [http.servers] (the http and soak suites).
+    #[arg(long, required_if_eq_any([("suite", "http"), ("suite", "soak")]))]
+    pub server: Option<String>,
+    /// Changes to [http] and [soak] for this job.
+    #[command(flatten)]
+    pub suite_flags: SuiteFlags,
     /// Job directory to write.
     #[arg(long, default_value = "cell-job")]
     pub out: PathBuf,
@@ -97,6 +106,12 @@ pub struct LocalArgs {
     /// Suite to run.
     #[arg(long, value_enum, default_value_t = Suite::Workload)]
     pub suite: Suite,
+    /// Servers of the http or soak suite, comma-separated (default: every one installable).
+    #[arg(long, value_delimiter = ',')]
+    pub servers: Vec<String>,
+    /// Changes to [http] and [soak] for this run.
+    #[command(flatten)]
+    pub suite_flags: SuiteFlags,
 }
 
 /// Suites.
@@ -104,6 +119,40 @@ pub struct LocalArgs {
 pub enum Suite {
     /// The CPU workload: ratios against the reference.
     Workload,
+    /// HTTP servers under wrk and oha: req/s, p99, CPU ms per 1k requests, peak RSS.
+    Http,
+    /// A fixed request rate for a long window: RSS slope, R², flat or drifted.
+    Soak,
+}
+
+/// Changes to `[http]` and `[soak]` of cell/cell.toml for one run (CI soaks for minutes,
+/// tests for seconds); what ran is recorded in the results.
+#[derive(Debug, Default, Args)]
+pub struct SuiteFlags {
+    /// http: measured runs per server and tool.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub runs: Option<u32>,
+    /// http: seconds per measured run; soak: seconds of load.
+    #[arg(long)]
+    pub duration: Option<f64>,
+    /// http: seconds of warm-up load before each measured run.
+    #[arg(long)]
+    pub warmup: Option<f64>,
+    /// http: load generators, comma-separated (wrk, oha).
+    #[arg(long, value_delimiter = ',')]
+    pub tools: Vec<String>,
+    /// soak: requests per second.
+    #[arg(long)]
+    pub rate: Option<u32>,
+    /// soak: seconds into the load where the fit starts.
+    #[arg(long)]
+    pub window_start: Option<f64>,
+    /// soak: seconds between samples.
+    #[arg(long)]
+    pub interval: Option<f64>,
+    /// soak: seconds per window of the minima fit.
+    #[arg(long)]
+    pub minima_window: Option<f64>,
 }
 
 /// `cell schema`.

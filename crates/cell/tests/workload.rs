@@ -43,6 +43,7 @@ fn every_installed_row_prints_the_expected_answers() {
                 work: &w,
                 phase,
                 tool: &tool,
+                port: "",
             };
             args.iter().map(|a| a.render(&vars)).collect()
         };

@@ -214,23 +214,34 @@ fn intro(report: &Report) -> Block {
 fn cell_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport) {
     out.push(heading(2, id));
     let n = &c.newest;
-    out.push(Block::Para(vec![
+    // A cell of the http or soak suite only: no ratios, no workload jobs.
+    let workload = !c.phases.is_empty() || !n.jobs.is_empty();
+    let mut about = vec![
         code(c.os.clone()),
         text(" / "),
         code(c.arch.clone()),
         text(", runner label "),
         code(c.label.to_string()),
         text(format!(
-            "; {} run{}. Ratios are to ",
+            "; {} run{}. ",
             c.runs.len(),
             if c.runs.len() == 1 { "" } else { "s" }
         )),
-        code(c.reference.to_string()),
-        text(format!(" ({}). Newest run ", c.reference_label)),
+    ];
+    if workload {
+        about.extend([
+            text("Ratios are to "),
+            code(c.reference.to_string()),
+            text(format!(" ({}). ", c.reference_label)),
+        ]);
+    }
+    about.extend([
+        text("Newest run "),
         code(n.run.clone()),
         text(format!(" ({}): ", n.date)),
         Span::Status(n.status),
-    ]));
+    ]);
+    out.push(Block::Para(about));
     if !n.reasons.is_empty() {
         out.push(Block::List(
             n.reasons.iter().map(|r| vec![text(r.clone())]).collect(),
@@ -239,7 +250,10 @@ fn cell_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport) {
     for p in &c.phases {
         phase_blocks(out, id, c, p);
     }
-    jobs_blocks(out, c);
+    suite_blocks(out, id, c);
+    if workload {
+        jobs_blocks(out, c);
+    }
     if !n.skipped.is_empty() || !n.missing.is_empty() {
         out.push(heading(3, format!("Not measured in {}", n.run)));
         let mut items: Vec<Vec<Span>> = n
@@ -254,6 +268,44 @@ fn cell_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport) {
             ))]
         }));
         out.push(Block::List(items));
+    }
+}
+
+/// The newest run's HTTP and soak sections, with the http history chart and the soak charts.
+fn suite_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport) {
+    let n = &c.newest;
+    if !n.http.is_empty() {
+        let mut blocks =
+            crate::suite::cell_http_blocks(&n.http, 3, &format!("{id} · HTTP in {}", n.run));
+        if super::svg::http_chart_wanted(c) {
+            let (width, height) = super::svg::http_size(c);
+            blocks.insert(
+                1,
+                Block::Image {
+                    src: super::http_chart_path(id),
+                    alt: format!(
+                        "{id}: median req/s of every http server and load tool over {} run(s)",
+                        c.runs.len()
+                    ),
+                    width,
+                    height,
+                },
+            );
+        }
+        out.extend(blocks);
+    }
+    if !n.soak.is_empty() {
+        let items: Vec<_> = n.soak.iter().map(|(k, s)| (k, &s.server)).collect();
+        let path = |server: Option<&cell_schema::ServerName>| match server {
+            Some(s) => super::soak_chart_path(id, s.as_str()),
+            None => super::soak_overlay_path(id),
+        };
+        out.extend(crate::suite::cell_soak_blocks(
+            &items,
+            3,
+            &format!("{id} · Soak in {}", n.run),
+            Some(&path),
+        ));
     }
 }
 

@@ -18,9 +18,9 @@ mod csv;
 mod doc;
 mod html;
 mod json;
-mod markdown;
+pub(crate) mod markdown;
 mod model;
-mod svg;
+pub(crate) mod svg;
 
 use std::path::{Path, PathBuf};
 
@@ -30,8 +30,8 @@ pub use html::HtmlExporter;
 pub use json::JsonExporter;
 pub use markdown::MarkdownExporter;
 pub use model::{
-    CellReport, JobReport, MachineReport, NewestRun, PhaseReport, Point, REPORT_VERSION,
-    ReferenceMedian, Report, ReportKind, RunRef, Sample, Series,
+    CellReport, HttpPoint, HttpSeries, JobReport, MachineReport, NewestRun, PhaseReport, Point,
+    REPORT_VERSION, ReferenceMedian, Report, ReportKind, RunRef, Sample, Series, SoakReport,
 };
 pub use svg::SvgExporter;
 
@@ -84,7 +84,7 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
 
 /// Keeps `[A-Za-z0-9._-]`; anything else (and a leading dot) becomes `_`, so an id is always
 /// one safe path segment.
-fn segment(s: &str) -> String {
+pub(crate) fn segment(s: &str) -> String {
     let mut out: String = s
         .chars()
         .map(|c| {
@@ -104,6 +104,25 @@ fn segment(s: &str) -> String {
 /// Where the chart of a cell's phase lives, relative to the report folder.
 pub fn chart_path(cell: &str, phase: &str) -> String {
     format!("{CHARTS_DIR}/{}/{}.svg", segment(cell), segment(phase))
+}
+
+/// Where the soak chart of a cell's server lives, relative to the report folder.
+pub fn soak_chart_path(cell: &str, server: &str) -> String {
+    format!(
+        "{CHARTS_DIR}/{}/soak-{}.svg",
+        segment(cell),
+        segment(server)
+    )
+}
+
+/// Where the chart of every soak server's RSS of a cell lives.
+pub fn soak_overlay_path(cell: &str) -> String {
+    format!("{CHARTS_DIR}/{}/soak-overlay.svg", segment(cell))
+}
+
+/// Where the chart of a cell's http req/s over the runs lives.
+pub fn http_chart_path(cell: &str) -> String {
+    format!("{CHARTS_DIR}/{}/http-rps.svg", segment(cell))
 }
 
 /// Every file of the report.

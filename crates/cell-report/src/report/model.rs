@@ -7,8 +7,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use cell_schema::{
-    CellId, CellLabel, CellResult, Clock, JobSummary, MissingJob, Phase, RatioCi, Role, RowName,
-    RowResult, Status, ToolName, ToolVersion, ToolchainName,
+    CellHttpServer, CellId, CellLabel, CellResult, CellSoakServer, Clock, Drift, JobSummary,
+    LoadReport, MissingJob, Phase, RatioCi, Role, RowName, RowResult, RssFit, ServerName,
+    SoakSettings, Status, ToolName, ToolVersion, ToolchainName,
 };
 use serde::Serialize;
 
@@ -78,6 +79,65 @@ pub struct CellReport {
     pub phases: Vec<PhaseReport>,
     /// What the newest run of this cell says beyond ratios.
     pub newest: NewestRun,
+    /// Median req/s of every http server and load tool over the runs that measured it (none
+    /// for a cell without the http suite: then not written).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub http: Vec<HttpSeries>,
+}
+
+/// One http server under one load tool over the runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HttpSeries {
+    /// The server.
+    pub server: ServerName,
+    /// The load tool.
+    pub tool: String,
+    /// One point per run that measured it, oldest first.
+    pub points: Vec<HttpPoint>,
+}
+
+/// An http server's figures under one tool in one run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HttpPoint {
+    /// Run directory name.
+    pub run: String,
+    /// Median req/s over the clean runs.
+    pub rps: f64,
+    /// Median p99 latency, ms.
+    pub p99_ms: f64,
+    /// Runs counted.
+    pub clean_runs: u32,
+}
+
+/// A soak server of the newest run: every figure but the samples, which only its charts
+/// carry.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SoakReport {
+    /// The job that measured it.
+    pub job: String,
+    /// That job's soak.
+    pub settings: SoakSettings,
+    /// The toolchain that built it.
+    pub toolchain: ToolchainName,
+    /// The rule's outcome.
+    pub drift: Drift,
+    /// Fit over the samples from the window start.
+    pub fit: Option<RssFit>,
+    /// Fit over the per-window minima.
+    pub fit_minima: Option<RssFit>,
+    /// Largest RSS sample, KiB.
+    pub peak_rss_kib: u64,
+    /// Server CPU ms per 1,000 responses.
+    pub cpu_ms_per_1k: Option<f64>,
+    /// The load as the tool reported it.
+    pub load: Option<LoadReport>,
+    /// Samples taken.
+    pub samples: usize,
+    /// Why it failed, when it did.
+    pub error: Option<String>,
+    /// The server as its job wrote it, samples included: what the charts draw.
+    #[serde(skip)]
+    pub server: CellSoakServer,
 }
 
 /// One phase of a cell: every row's series.
@@ -155,6 +215,12 @@ pub struct NewestRun {
     pub skipped: Vec<String>,
     /// Jobs that left no result.
     pub missing: Vec<MissingJob>,
+    /// The http suite's servers, each as its own job measured it (not written when none).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub http: BTreeMap<ServerName, CellHttpServer>,
+    /// The soak suite's servers (not written when none).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub soak: BTreeMap<ServerName, SoakReport>,
 }
 
 /// One job of the newest run.
@@ -381,7 +447,65 @@ fn cell_report(seen: &[(&HistoryRun, &CellResult)]) -> CellReport {
             .unwrap_or_default(),
         phases,
         newest: newest_report(newest_run, newest),
+        http: http_series(seen),
     }
+}
+
+/// Every http server and tool of the cell over its runs: servers in name order, each
+/// server's tools in the newest settings' order, then tools only older runs used.
+fn http_series(seen: &[(&HistoryRun, &CellResult)]) -> Vec<HttpSeries> {
+    let mut series: BTreeMap<(ServerName, String), Vec<HttpPoint>> = BTreeMap::new();
+    let mut order: BTreeMap<ServerName, Vec<String>> = BTreeMap::new();
+    for (run, cell) in seen {
+        for (name, h) in &cell.http {
+            for (tool, t) in &h.result.tools {
+                series
+                    .entry((name.clone(), tool.clone()))
+                    .or_default()
+                    .push(HttpPoint {
+                        run: run.name.clone(),
+                        rps: t.rps,
+                        p99_ms: t.p99_ms,
+                        clean_runs: t.clean_runs,
+                    });
+            }
+            // The newest run's order wins: the list is rebuilt for each later run.
+            let mut tools: Vec<String> = h
+                .settings
+                .tools
+                .iter()
+                .filter(|t| h.result.tools.contains_key(*t))
+                .cloned()
+                .collect();
+            tools.extend(
+                h.result
+                    .tools
+                    .keys()
+                    .filter(|t| !h.settings.tools.contains(t))
+                    .cloned(),
+            );
+            let known = order.entry(name.clone()).or_default();
+            let stale: Vec<String> = known
+                .iter()
+                .filter(|t| !tools.contains(t))
+                .cloned()
+                .collect();
+            tools.extend(stale);
+            *known = tools;
+        }
+    }
+    order
+        .into_iter()
+        .flat_map(|(server, tools)| tools.into_iter().map(move |t| (server.clone(), t)))
+        .filter_map(|key| {
+            let points = series.remove(&key)?;
+            Some(HttpSeries {
+                server: key.0,
+                tool: key.1,
+                points,
+            })
+        })
+        .collect()
 }
 
 /// The tools whose path (or resolved path) is the row's build program; else the tool named
@@ -445,6 +569,29 @@ fn newest_report(run: &HistoryRun, cell: &CellResult) -> NewestRun {
             .map(|s| format!("{} ({}): {}", s.row, s.toolchain, s.message))
             .collect(),
         missing: cell.missing.clone(),
+        http: cell.http.clone(),
+        soak: cell
+            .soak
+            .iter()
+            .map(|(name, s)| {
+                let r = &s.result;
+                let report = SoakReport {
+                    job: s.job.clone(),
+                    settings: s.settings.clone(),
+                    toolchain: r.toolchain.clone(),
+                    drift: r.drift,
+                    fit: r.fit.clone(),
+                    fit_minima: r.fit_minima.clone(),
+                    peak_rss_kib: r.peak_rss_kib,
+                    cpu_ms_per_1k: r.cpu_ms_per_1k,
+                    load: r.load.clone(),
+                    samples: r.samples.len(),
+                    error: r.error.clone(),
+                    server: s.clone(),
+                };
+                (name.clone(), report)
+            })
+            .collect(),
     }
 }
 

@@ -6,10 +6,11 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use super::model::{CellReport, PhaseReport, Report, Series, clock_name};
-use super::{Exporter, Output, chart_path};
+use super::model::{CellReport, HttpSeries, PhaseReport, Report, Series, clock_name};
+use super::{Exporter, Output, chart_path, http_chart_path, soak_chart_path, soak_overlay_path};
 
-/// Writes `charts/<cell>/<phase>.svg`.
+/// Writes `charts/<cell>/<phase>.svg`, and for the suites `charts/<cell>/http-rps.svg`,
+/// `charts/<cell>/soak-<server>.svg` and `charts/<cell>/soak-overlay.svg`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SvgExporter;
 
@@ -23,32 +24,56 @@ impl Exporter for SvgExporter {
                     chart(id.as_str(), c, p).into_bytes(),
                 ));
             }
+            if http_chart_wanted(c) {
+                out.push(Output::new(
+                    http_chart_path(id.as_str()),
+                    http_chart(id.as_str(), c).into_bytes(),
+                ));
+            }
+            let soak = &c.newest.soak;
+            for (name, s) in soak
+                .iter()
+                .filter(|(_, s)| !s.server.result.samples.is_empty())
+            {
+                out.push(Output::new(
+                    soak_chart_path(id.as_str(), name.as_str()),
+                    crate::suite::soak_svg(name, &s.server.result, &s.server.settings).into_bytes(),
+                ));
+            }
+            if soak.values().any(|s| !s.server.result.samples.is_empty()) {
+                let servers = soak.iter().map(|(n, s)| (n, &s.server));
+                out.push(Output::new(
+                    soak_overlay_path(id.as_str()),
+                    crate::suite::cell_soak_overlay_svg(servers).into_bytes(),
+                ));
+            }
         }
         out
     }
 }
 
-const WIDTH: f64 = 880.0;
-const LEFT: f64 = 70.0;
-const RIGHT: f64 = 24.0;
+pub(crate) const WIDTH: f64 = 880.0;
+pub(crate) const LEFT: f64 = 70.0;
+pub(crate) const RIGHT: f64 = 24.0;
 const TOP: f64 = 56.0;
 const PLOT_H: f64 = 250.0;
 /// Room under the plot for two lines of run labels.
 const X_LABELS: f64 = 44.0;
-const LEGEND_LINE: f64 = 20.0;
+pub(crate) const LEGEND_LINE: f64 = 20.0;
 const BOTTOM: f64 = 12.0;
 /// Average advance of a character at the legend's 12 px, generous so text never overlaps.
 const CHAR_W: f64 = 7.0;
-const FONT: &str = "system-ui, -apple-system, Segoe UI, Roboto, Helvetica, Arial, sans-serif";
+pub(crate) const FONT: &str =
+    "system-ui, -apple-system, Segoe UI, Roboto, Helvetica, Arial, sans-serif";
 
 /// Colour-blind-friendly categorical colours (Tableau 10 without its pale tones), then the
 /// same again dashed.
-const PALETTE: [&str; 8] = [
+pub(crate) const PALETTE: [&str; 8] = [
     "#4e79a7", "#f28e2b", "#e15759", "#59a14f", "#b07aa1", "#76b7b2", "#9c755f", "#d37295",
 ];
 const DASHES: [&str; 3] = ["", "6 3", "2 3"];
 
-fn plot_w() -> f64 {
+pub(crate) fn plot_w() -> f64 {
     WIDTH - LEFT - RIGHT
 }
 
@@ -64,7 +89,7 @@ fn legend_entries(c: &CellReport, p: &PhaseReport) -> Vec<String> {
 }
 
 /// `(columns, column width)` of the legend.
-fn legend_layout(entries: &[String]) -> (usize, f64) {
+pub(crate) fn legend_layout(entries: &[String]) -> (usize, f64) {
     let widest = entries.iter().map(|e| e.chars().count()).max().unwrap_or(0);
     let col_w = (28.0 + widest as f64 * CHAR_W + 18.0).min(plot_w());
     let cols = ((plot_w() / col_w).floor() as usize).max(1);
@@ -165,7 +190,7 @@ impl Scale {
 }
 
 /// About five ticks at 1, 2, 2.5 or 5 × 10ᵏ.
-fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
+pub(crate) fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
     let raw = (hi - lo) / 5.0;
     let mag = 10f64.powf(raw.log10().floor());
     let step = [1.0, 2.0, 2.5, 5.0, 10.0]
@@ -207,7 +232,7 @@ fn row_index(c: &CellReport, row: &str) -> usize {
     all.iter().position(|r| *r == row).unwrap_or(0)
 }
 
-fn num(v: f64) -> String {
+pub(crate) fn num(v: f64) -> String {
     let s = format!("{v:.1}");
     if s == "-0.0" { "0.0".into() } else { s }
 }
@@ -525,6 +550,229 @@ fn legend(out: &mut String, c: &CellReport, p: &PhaseReport) {
             num(x + 28.0),
             num(y),
             escape(label)
+        );
+    }
+    out.push_str("</g>\n");
+}
+
+/// A cell gets an http chart once some server and tool was measured in two runs.
+pub fn http_chart_wanted(c: &CellReport) -> bool {
+    c.http.iter().any(|s| s.points.len() >= 2)
+}
+
+/// One colour per server, one dash per tool (its place among the server's tools).
+fn http_styles(c: &CellReport) -> Vec<(&'static str, &'static str)> {
+    let servers: BTreeSet<&str> = c.http.iter().map(|s| s.server.as_str()).collect();
+    let mut seen: Vec<&str> = Vec::new();
+    c.http
+        .iter()
+        .map(|s| {
+            let server = servers
+                .iter()
+                .position(|n| *n == s.server.as_str())
+                .unwrap_or(0);
+            let tool = seen.iter().filter(|n| **n == s.server.as_str()).count();
+            seen.push(s.server.as_str());
+            (PALETTE[server % PALETTE.len()], DASHES[tool % DASHES.len()])
+        })
+        .collect()
+}
+
+fn http_legend(c: &CellReport) -> Vec<String> {
+    c.http
+        .iter()
+        .map(|s| format!("{} · {}", s.server, s.tool))
+        .collect()
+}
+
+/// Width and height of a cell's http chart.
+pub fn http_size(c: &CellReport) -> (u32, u32) {
+    let e = http_legend(c);
+    let (cols, _) = legend_layout(&e);
+    let lines = e.len().div_ceil(cols);
+    let h = TOP + PLOT_H + X_LABELS + lines as f64 * LEGEND_LINE + BOTTOM;
+    (WIDTH as u32, h.ceil() as u32)
+}
+
+/// A req/s tick: `0`, `500`, `12.5k`.
+fn rps_label(v: f64) -> String {
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_owned()
+        } else {
+            s
+        }
+    };
+    if v.abs() >= 1000.0 {
+        format!("{}k", trim(format!("{:.2}", v / 1000.0)))
+    } else {
+        trim(format!("{v:.2}"))
+    }
+}
+
+/// Median req/s of every http server and load tool of a cell over the runs: one line per
+/// server and tool, on the same run axis as the phase charts.
+pub fn http_chart(cell_id: &str, c: &CellReport) -> String {
+    let (width, height) = http_size(c);
+    let hi = c
+        .http
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.rps))
+        .filter(|v| v.is_finite())
+        .fold(1.0_f64, f64::max);
+    let ticks = linear_ticks(0.0, hi * 1.08);
+    let step = if ticks.len() >= 2 {
+        ticks[1] - ticks[0]
+    } else {
+        hi
+    };
+    let top_v = (hi * 1.08 / step).ceil() * step;
+    let y = |v: f64| TOP + PLOT_H - v / top_v * PLOT_H;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"{FONT}\" font-size=\"12\" role=\"img\">"
+    );
+    let title = format!("{cell_id} · http: median req/s over runs");
+    let _ = writeln!(out, "<title>{}</title>", escape(&title));
+    let _ = writeln!(
+        out,
+        "<rect class=\"background\" x=\"0\" y=\"0\" width=\"{width}\" height=\"{height}\" fill=\"#ffffff\"/>"
+    );
+    let _ = writeln!(
+        out,
+        "<text class=\"title\" x=\"{}\" y=\"22\" font-size=\"15\" font-weight=\"600\" fill=\"#1b1f24\">{}</text>",
+        num(LEFT),
+        escape(&title)
+    );
+    let _ = writeln!(
+        out,
+        "<text class=\"subtitle\" x=\"{}\" y=\"40\" font-size=\"11.5\" fill=\"#57606a\">median over each run's clean measured runs; higher is faster; each job's own machine and load</text>",
+        num(LEFT)
+    );
+    out.push_str("<g class=\"axis y\">\n");
+    for k in 0..=((top_v / step).round() as i64) {
+        let v = k as f64 * step;
+        let py = num(y(v));
+        let _ = writeln!(
+            out,
+            "<line class=\"grid\" x1=\"{}\" y1=\"{py}\" x2=\"{}\" y2=\"{py}\" stroke=\"#eaeef2\"/>",
+            num(LEFT),
+            num(LEFT + plot_w())
+        );
+        let _ = writeln!(
+            out,
+            "<text x=\"{}\" y=\"{py}\" dy=\"4\" text-anchor=\"end\" fill=\"#1b1f24\">{}</text>",
+            num(LEFT - 8.0),
+            rps_label(v)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<line class=\"axis-line\" x1=\"{x}\" y1=\"{}\" x2=\"{x}\" y2=\"{}\" stroke=\"#57606a\"/>",
+        num(TOP),
+        num(TOP + PLOT_H),
+        x = num(LEFT)
+    );
+    let cy = num(TOP + PLOT_H / 2.0);
+    let _ = writeln!(
+        out,
+        "<text class=\"axis-label\" x=\"16\" y=\"{cy}\" transform=\"rotate(-90 16 {cy})\" text-anchor=\"middle\" fill=\"#1b1f24\">req/s (median)</text>"
+    );
+    out.push_str("</g>\n");
+    x_axis(&mut out, c);
+    let styles = http_styles(c);
+    for (s, st) in c.http.iter().zip(&styles) {
+        http_line(&mut out, c, s, *st, y);
+    }
+    let entries = http_legend(c);
+    let (cols, col_w) = legend_layout(&entries);
+    let top = TOP + PLOT_H + X_LABELS;
+    out.push_str("<g class=\"legend\">\n");
+    for (i, label) in entries.iter().enumerate() {
+        let (color, dash) = styles[i];
+        let x = LEFT + (i % cols) as f64 * col_w;
+        let ly = num(top + (i / cols) as f64 * LEGEND_LINE + LEGEND_LINE / 2.0);
+        let dash_attr = if dash.is_empty() {
+            String::new()
+        } else {
+            format!(" stroke-dasharray=\"{dash}\"")
+        };
+        let _ = writeln!(
+            out,
+            "<line x1=\"{}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{color}\" stroke-width=\"2\"{dash_attr}/>",
+            num(x),
+            num(x + 22.0)
+        );
+        let _ = writeln!(
+            out,
+            "<circle cx=\"{}\" cy=\"{ly}\" r=\"3.5\" fill=\"{color}\"/>",
+            num(x + 11.0)
+        );
+        let _ = writeln!(
+            out,
+            "<text x=\"{}\" y=\"{ly}\" dy=\"4\" fill=\"#1b1f24\">{}</text>",
+            num(x + 28.0),
+            escape(label)
+        );
+    }
+    out.push_str("</g>\n</svg>\n");
+    out
+}
+
+fn http_line(
+    out: &mut String,
+    cell: &CellReport,
+    s: &HttpSeries,
+    (color, dash): (&str, &str),
+    y_of: impl Fn(f64) -> f64,
+) {
+    let slots = cell.runs.len();
+    let xs: Vec<f64> = s
+        .points
+        .iter()
+        .map(|p| {
+            slot_x(
+                cell.runs.iter().position(|r| *r == p.run).unwrap_or(0),
+                slots,
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "<g class=\"series\" data-server=\"{}\" data-tool=\"{}\">",
+        escape(s.server.as_str()),
+        escape(&s.tool)
+    );
+    let mut d = String::new();
+    for (p, x) in s.points.iter().zip(&xs) {
+        let _ = write!(
+            d,
+            "{}{},{}",
+            if d.is_empty() { "M" } else { " L" },
+            num(*x),
+            num(y_of(p.rps))
+        );
+    }
+    let dash_attr = if dash.is_empty() {
+        String::new()
+    } else {
+        format!(" stroke-dasharray=\"{dash}\"")
+    };
+    let _ = writeln!(
+        out,
+        "<path class=\"line\" d=\"{d}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" stroke-linejoin=\"round\"{dash_attr}/>"
+    );
+    for (p, x) in s.points.iter().zip(&xs) {
+        let _ = writeln!(
+            out,
+            "<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{color}\"><title>{}</title></circle>",
+            num(*x),
+            num(y_of(p.rps)),
+            escape(&format!(
+                "{} · {} in {}: {:.0} req/s, p99 {:.2} ms, {} clean run(s)",
+                s.server, s.tool, p.run, p.rps, p.p99_ms, p.clean_runs
+            ))
         );
     }
     out.push_str("</g>\n");

@@ -28,6 +28,7 @@ pub struct GateArgs {
 pub fn config(plan: &cell_model::Plan, baseline: Option<String>) -> GateConfig {
     let s = &plan.settings;
     GateConfig {
+        http_tolerance: plan.settings.http_tolerance,
         tolerance: s.tolerance,
         health_threshold: s.health_threshold,
         tooth: (

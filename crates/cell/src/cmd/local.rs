@@ -7,7 +7,7 @@ use cell_collect::JobInput;
 use cell_model::Cell;
 use cell_schema::{MissingJob, RunInfo, Status};
 
-use crate::cli::{Cli, Format, LocalArgs};
+use crate::cli::{Cli, Format, LocalArgs, Suite};
 use crate::exit::Exit;
 use crate::progress::Progress;
 
@@ -15,8 +15,16 @@ use crate::progress::Progress;
 pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let plan = super::load_plan(cli)?;
     let cell = Cell::local();
-    let names: Vec<String> = if args.toolchains.is_empty() {
-        plan.toolchains.keys().map(ToString::to_string).collect()
+    let workload = args.suite == Suite::Workload;
+    let names: Vec<String> = if !workload {
+        Vec::new()
+    } else if args.toolchains.is_empty() {
+        // Toolchains with no row (a server's, say) have no workload job.
+        plan.toolchains
+            .values()
+            .filter(|t| !t.rows.is_empty())
+            .map(|t| t.name.to_string())
+            .collect()
     } else {
         args.toolchains.clone()
     };
@@ -25,7 +33,7 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
     }
     // The reference must be here: without it no ratio exists.
     let ref_tc = plan.reference_toolchain();
-    if let Err(missing) = cell_run::tools::probe(ref_tc) {
+    if workload && let Err(missing) = cell_run::tools::probe(ref_tc) {
         anyhow::bail!(
             "the reference row `{}` cannot be built: {missing}",
             plan.settings.reference
@@ -55,6 +63,28 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
 
     let mut inputs = Vec::new();
     let mut missing = Vec::new();
+    if !workload {
+        let (servers, absent) = super::suite::local_servers(&plan, args.suite, &args.servers, cli)?;
+        missing = absent;
+        if servers.is_empty() {
+            anyhow::bail!("no server of the {:?} suite can run here: {}", args.suite, missing.iter().map(|m| m.conclusion.clone()).collect::<Vec<_>>().join("; ").to_lowercase());
+        }
+        let jobs = super::suite::run_suite(
+            &plan,
+            cli,
+            args.suite,
+            cell_model::LOCAL_LABEL,
+            &servers,
+            &args.suite_flags,
+            &jobs_dir.join("work"),
+            seed,
+            &|job| jobs_dir.join(format!("cell-{}-{job}-a1", cell.id())),
+        )?;
+        if !cli.quiet && cli.format == Format::Human {
+            print!("{}", super::suite::text(&jobs));
+        }
+        inputs = super::suite::inputs(jobs);
+    }
     for name in &names {
         let tc = plan.toolchain(name).map_err(anyhow::Error::msg)?;
         if let Err(m) = cell_run::tools::probe(tc) {
@@ -85,7 +115,10 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
                 result.verdict.status, result.cost.total_s, result.protocol.measured_rounds
             );
         }
-        inputs.push(JobInput { result, attempt: 1 });
+        inputs.push(JobInput {
+            result: result.into(),
+            attempt: 1,
+        });
     }
 
     let run = RunInfo {

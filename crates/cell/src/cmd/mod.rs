@@ -8,6 +8,7 @@ pub mod local;
 pub mod plan;
 pub mod report;
 pub mod run;
+pub mod suite;
 
 use anyhow::Context as _;
 

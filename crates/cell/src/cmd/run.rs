@@ -2,26 +2,30 @@
 
 use anyhow::Context as _;
 
-use crate::cli::{Cli, Format, RunArgs};
+use crate::cli::{Cli, Format, RunArgs, Suite};
 use crate::exit::Exit;
 use crate::progress::Progress;
 
 /// Runs one job and prints its table.
 pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<Exit> {
+    if args.suite != Suite::Workload {
+        return super::suite::run(args, cli);
+    }
+    let toolchain = args.toolchain.clone().unwrap_or_default();
     let plan = super::load_plan(cli)?;
     let opts = cell_run::JobOptions {
         out: args.out.clone(),
         reps: args.reps,
         seed: args.seed.unwrap_or_else(crate::clock::clock_seed),
     };
-    let mut progress = Progress::new(cli, &args.toolchain);
-    let result = cell_run::run_job(&plan, &args.cell, &args.toolchain, &opts, &mut |e| {
+    let mut progress = Progress::new(cli, &toolchain);
+    let result = cell_run::run_job(&plan, &args.cell, &toolchain, &opts, &mut |e| {
         progress.event(&e);
     })
     .with_context(|| {
         format!(
-            "cell run --cell {} --toolchain {}",
-            args.cell, args.toolchain
+            "cell run --cell {} --toolchain {toolchain}",
+            args.cell
         )
     })?;
     progress.finish();

@@ -1,0 +1,3 @@
+module cell-http-go
+
+go 1.19

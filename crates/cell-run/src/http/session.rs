@@ -1,0 +1,322 @@
+//! What both suites share: the load tools found and asked their versions, servers built and
+//! checked, one load generator run timed with its own rusage.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cell_model::{Plan, Server, Vars};
+use cell_schema::{LoadReport, ServerBuild, ToolName, ToolVersion, round_time};
+
+use super::check;
+use super::load::{self, LoadSpec, LoadTool};
+use super::server::{Running, pin};
+use crate::job::{hash_file, log_tail, run_build};
+use crate::tools::{self, Probed};
+
+/// Why a suite cannot run at all (exit 2): a missing tool, an unwritable directory.
+#[derive(Debug, thiserror::Error)]
+pub enum SuiteError {
+    /// A load generator or a server's toolchain is not installed.
+    #[error("{0}")]
+    Missing(String),
+    /// Filesystem trouble.
+    #[error("{what}: {error}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The error.
+        #[source]
+        error: std::io::Error,
+    },
+    /// A bad request (unknown server, no suite configured).
+    #[error("{0}")]
+    Usage(String),
+}
+
+pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> SuiteError {
+    let what = what.into();
+    move |error| SuiteError::Io { what, error }
+}
+
+/// A load generator found on PATH.
+#[derive(Clone, Debug)]
+pub struct Generator {
+    /// Which.
+    pub tool: LoadTool,
+    /// Absolute path.
+    pub path: PathBuf,
+    /// Its version as printed.
+    pub version: ToolVersion,
+}
+
+/// Finds a load generator and asks its version.
+pub fn find_generator(name: &str) -> Result<Generator, SuiteError> {
+    let tool = LoadTool::parse(name)
+        .ok_or_else(|| SuiteError::Usage(format!("`{name}` is not a load generator cell drives")))?;
+    let hint = match tool {
+        LoadTool::Wrk => "apt-get install wrk",
+        LoadTool::Oha => "cargo install oha --locked",
+    };
+    let path = tools::which(name).ok_or_else(|| {
+        SuiteError::Missing(format!("not installed: `{name}` is not on PATH ({hint})"))
+    })?;
+    let out = Command::new(&path)
+        .args(tool.version_args())
+        .stdin(Stdio::null())
+        .output()
+        .map_err(io(format!("running {} --version", path.display())))?;
+    let printed = load::version_line(
+        tool,
+        &String::from_utf8_lossy(&out.stdout),
+        &String::from_utf8_lossy(&out.stderr),
+    );
+    let resolved = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+    Ok(Generator {
+        tool,
+        version: ToolVersion {
+            path: path.display().to_string(),
+            resolved: resolved.display().to_string(),
+            argv: tool.version_args().iter().map(|a| (*a).to_owned()).collect(),
+            printed,
+        },
+        path,
+    })
+}
+
+/// A server ready to start: its toolchain probed and its build done.
+pub struct Prepared {
+    /// The server.
+    pub server: Server,
+    /// Its toolchain's tools.
+    pub probed: Probed,
+    /// Build and program.
+    pub build: ServerBuild,
+    /// Its scratch directory (cwd and HOME of every start).
+    pub work: PathBuf,
+}
+
+/// Probes a server's toolchain (`Err(Missing)` when absent).
+pub fn probe_server(plan: &Plan, server: &Server) -> Result<Probed, SuiteError> {
+    let tc = &plan.toolchains[&server.toolchain];
+    tools::probe(tc).map_err(|m| {
+        SuiteError::Missing(format!(
+            "server `{}` needs toolchain `{}`: {m}",
+            server.name, tc.name
+        ))
+    })
+}
+
+/// Builds a server into `work`; `Err` is the failure as one message (exit code, last lines).
+pub fn build_server(
+    plan: &Plan,
+    server: &Server,
+    probed: Probed,
+    work: &Path,
+) -> Result<Prepared, String> {
+    std::fs::create_dir_all(work).map_err(|e| format!("creating {}: {e}", work.display()))?;
+    let bin = work.join("server");
+    let (src, binary, workdir) = (
+        server.source.display().to_string(),
+        bin.display().to_string(),
+        work.display().to_string(),
+    );
+    let port = server.port.to_string();
+    let tool = |n: &ToolName| probed.paths[n].display().to_string();
+    let vars = Vars {
+        src: &src,
+        bin: &binary,
+        work: &workdir,
+        phase: "",
+        tool: &tool,
+        port: &port,
+    };
+    let argv: Vec<String> = server.build.iter().map(|a| a.render(&vars)).collect();
+    let build_s = if argv.is_empty() {
+        0.0
+    } else {
+        run_build(
+            &format!("server `{}`", server.name),
+            &argv,
+            work,
+            plan.settings.build_timeout_s,
+        )
+        .map_err(|f| {
+            let mut m = f.message;
+            if !f.log_tail.is_empty() {
+                m.push_str("; last lines:\n");
+                m.push_str(&f.log_tail.join("\n"));
+            }
+            m
+        })?
+    };
+    let run_argv: Vec<String> = server.run.iter().map(|a| a.render(&vars)).collect();
+    let program = tools::which(&run_argv[0]).ok_or_else(|| {
+        format!(
+            "server `{}`: `{}` (run[0]) is not an executable file{}",
+            server.name,
+            run_argv[0],
+            if argv.is_empty() { "" } else { " after the build" }
+        )
+    })?;
+    let (program_bytes, sha256) =
+        hash_file(&program).map_err(|e| format!("hashing {}: {e}", program.display()))?;
+    Ok(Prepared {
+        server: server.clone(),
+        probed,
+        build: ServerBuild {
+            argv,
+            build_s: round_time(build_s),
+            run_argv,
+            program: program.display().to_string(),
+            program_bytes,
+            sha256,
+        },
+        work: work.to_owned(),
+    })
+}
+
+impl Prepared {
+    /// Starts a fresh server and waits for its first 200 (bounded); the seconds it took.
+    pub fn start(
+        &self,
+        cpu: Option<u32>,
+        startup_timeout: Duration,
+    ) -> Result<(Running, f64), String> {
+        let mut running = Running::start(
+            &self.build.run_argv,
+            &self.work,
+            cpu,
+            &self.work.join("server.log"),
+        )
+        .map_err(|e| format!("could not start `{}`: {e}", self.build.run_argv[0]))?;
+        let deadline = Instant::now() + startup_timeout;
+        match check::wait_ready(self.server.port, deadline, &mut || running.alive()) {
+            Ok(()) => {
+                let s = running.age_s();
+                Ok((running, s))
+            }
+            Err(last) => {
+                let alive = running.alive();
+                let tail = log_tail(&self.work.join("server.log")).join("\n");
+                let what = match alive {
+                    Err(ended) => format!("{ended} before answering GET /"),
+                    Ok(()) => format!(
+                        "no 200 to GET / on 127.0.0.1:{} within the startup timeout of {} s (last attempt: {last})",
+                        self.server.port,
+                        startup_timeout.as_secs_f64()
+                    ),
+                };
+                let _ = running.stop(Duration::from_secs(1));
+                Err(if tail.is_empty() {
+                    what
+                } else {
+                    format!("{what}; its output ends:\n{tail}")
+                })
+            }
+        }
+    }
+}
+
+/// One load generator run: what it reported, its own CPU seconds and wall seconds.
+pub struct LoadRun {
+    /// The parsed report.
+    pub report: LoadReport,
+    /// User+sys of the load generator (`wait4` rusage).
+    pub cpu_s: f64,
+    /// Wall seconds, spawn to reap.
+    pub wall_s: f64,
+}
+
+/// Runs a load generator to completion, pinned to `cpu`, killed if it outlives its duration
+/// by 30 s (every load loop is bounded).
+pub fn run_load(
+    g: &Generator,
+    spec: &LoadSpec,
+    cpu: Option<u32>,
+    scratch: &Path,
+) -> Result<LoadRun, String> {
+    let argv: Vec<OsString> =
+        load::argv(g.tool, &g.path, spec, scratch).map_err(|e| e.to_string())?;
+    let out_path = scratch.join(format!("{}.out", g.tool.name()));
+    let err_path = scratch.join(format!("{}.err", g.tool.name()));
+    let stdout = std::fs::File::create(&out_path).map_err(|e| e.to_string())?;
+    let stderr = std::fs::File::create(&err_path).map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .current_dir(scratch)
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr);
+    pin(&mut cmd, cpu);
+    let t = Instant::now();
+    let child = cmd
+        .spawn()
+        .map_err(|e| format!("could not start {}: {e}", g.path.display()))?;
+    let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
+    let deadline = t + spec.duration + Duration::from_secs(30);
+    let (status, cpu_s) = loop {
+        let mut status = 0;
+        // SAFETY: rusage is plain data; wait4 on our own child.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        let r = unsafe { libc::wait4(pid, &raw mut status, libc::WNOHANG, &raw mut ru) };
+        if r == pid {
+            let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+            break (status, secs(ru.ru_utime) + secs(ru.ru_stime));
+        }
+        if r < 0 {
+            return Err(format!(
+                "waiting for {}: {}",
+                g.tool.name(),
+                std::io::Error::last_os_error()
+            ));
+        }
+        if Instant::now() > deadline {
+            // SAFETY: our own child, not yet reaped.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, &raw mut status, 0);
+            }
+            return Err(format!(
+                "{} ran 30 s past its duration and was killed",
+                g.tool.name()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    // The Child handle must not reap again.
+    std::mem::forget(child);
+    let wall_s = t.elapsed().as_secs_f64();
+    let text = std::fs::read_to_string(&out_path).unwrap_or_default();
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        let err = std::fs::read_to_string(&err_path).unwrap_or_default();
+        return Err(format!(
+            "{} failed (wait status {status}): {}",
+            g.tool.name(),
+            err.trim().lines().last().unwrap_or("no output")
+        ));
+    }
+    let report = load::parse(g.tool, &text, &g.version.printed).map_err(|e| e.to_string())?;
+    Ok(LoadRun {
+        report,
+        cpu_s,
+        wall_s,
+    })
+}
+
+/// Pins of the servers' toolchains and the oha key, as written.
+pub fn suite_pins(plan: &Plan, servers: &[&Server]) -> BTreeMap<String, String> {
+    let mut pins = BTreeMap::new();
+    for s in servers {
+        pins.extend(plan.pins(&plan.toolchains[&s.toolchain]));
+    }
+    if let Some(h) = &plan.http
+        && let Some(v) = &h.oha_version
+    {
+        pins.insert(h.oha_key.clone(), v.clone());
+    }
+    pins
+}

@@ -1,0 +1,436 @@
+//! The soak suite: each server under a fixed request rate for a long window, its process tree
+//! sampled from /proc; RSS fitted from the window start, flat or drifted by the rule.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use cell_model::{HttpDef, Plan, SoakDef};
+use cell_schema::{
+    CellInfo, Drift, RssFit, SCHEMA_VERSION, ServerName, SoakJobResult, SoakKind, SoakSample,
+    SoakServerResult, SoakSettings, Status, SuiteCost, ToolName, Verdict, round_ratio, round_time,
+};
+
+use super::load::LoadSpec;
+use super::procfs;
+use super::server::Cpus;
+use super::session::{
+    Generator, Prepared, SuiteError, build_server, find_generator, io, probe_server, run_load,
+    suite_pins,
+};
+
+/// What the caller may change of `[soak]` (CI uses minutes, tests less).
+#[derive(Clone, Debug, Default)]
+pub struct SoakOverrides {
+    /// Seconds of load.
+    pub duration_s: Option<f64>,
+    /// Seconds into the load where the fit starts.
+    pub window_start_s: Option<f64>,
+    /// Seconds between samples.
+    pub interval_s: Option<f64>,
+    /// Seconds per minima window.
+    pub minima_window_s: Option<f64>,
+    /// Requests per second.
+    pub rate: Option<u32>,
+}
+
+/// A soak's inputs.
+pub struct SoakOptions {
+    /// Scratch root (`<work>/<server>/`).
+    pub work: PathBuf,
+    /// Changes to `[soak]`.
+    pub overrides: SoakOverrides,
+}
+
+fn def(plan: &Plan, o: &SoakOverrides) -> Result<(SoakDef, HttpDef), SuiteError> {
+    let (Some(soak), Some(http)) = (plan.soak.clone(), plan.http.clone()) else {
+        return Err(SuiteError::Usage(
+            "cell/cell.toml has no [soak] table (and [http] servers): the soak suite has nothing to run".into(),
+        ));
+    };
+    let mut d = soak;
+    if let Some(v) = o.duration_s {
+        d.duration_s = v;
+    }
+    if let Some(v) = o.window_start_s {
+        d.window_start_s = v;
+    }
+    if let Some(v) = o.interval_s {
+        d.interval_s = v;
+    }
+    if let Some(v) = o.minima_window_s {
+        d.minima_window_s = v;
+    }
+    if let Some(v) = o.rate {
+        d.rate = v.max(1);
+    }
+    if d.window_start_s >= d.duration_s {
+        return Err(SuiteError::Usage(format!(
+            "the fit window starts at {} s but the soak lasts {} s: shorten the window start",
+            d.window_start_s, d.duration_s
+        )));
+    }
+    Ok((d, http))
+}
+
+/// Soaks `servers` at the same time (each with its own load generator; the rate is fixed, so
+/// they do not compete for throughput) and returns one job result per server (`soak-<server>`).
+#[expect(clippy::too_many_lines, reason = "the soak's steps in order")]
+pub fn run_soak(
+    plan: &Plan,
+    cell_label: &str,
+    servers: &[ServerName],
+    opts: &SoakOptions,
+    on: &mut dyn FnMut(String),
+) -> Result<Vec<SoakJobResult>, SuiteError> {
+    let total = Instant::now();
+    let started_at = cell_schema::time::format_utc(cell_schema::time::now_secs());
+    let (d, http) = def(plan, &opts.overrides)?;
+    let cell = plan.cell(cell_label).map_err(SuiteError::Usage)?;
+    let lg = find_generator("oha")?;
+    let cpus = Cpus::choose();
+    let machine = crate::facts::machine(cpus.server);
+
+    let build_t = Instant::now();
+    let mut results: BTreeMap<ServerName, SoakServerResult> = BTreeMap::new();
+    let mut ready: Vec<Prepared> = Vec::new();
+    let mut versions = BTreeMap::new();
+    for name in servers {
+        let s = http.servers.get(name).ok_or_else(|| {
+            SuiteError::Usage(format!(
+                "unknown server `{name}`: [http.servers] has {}",
+                http.servers.keys().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+            ))
+        })?;
+        let probed = probe_server(plan, s)?;
+        versions.insert(name.clone(), probed.versions.clone());
+        let mut r = empty(s.toolchain.clone());
+        on(format!("[soak {name}] building"));
+        match build_server(plan, s, probed, &opts.work.join(name.as_str())) {
+            Ok(p) => {
+                r.build = Some(p.build.clone());
+                ready.push(p);
+            }
+            Err(m) => r.error = Some(m),
+        }
+        results.insert(name.clone(), r);
+    }
+    let build_s = build_t.elapsed().as_secs_f64();
+
+    let measure_t = Instant::now();
+    let concurrent = u32::try_from(ready.len()).unwrap_or(u32::MAX);
+    on(format!(
+        "[soak] {} server(s) at {} req/s for {} s, sampled every {} s",
+        ready.len(),
+        d.rate,
+        d.duration_s,
+        d.interval_s
+    ));
+    let outcomes: Vec<(ServerName, Result<Soaked, String>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = ready
+            .iter()
+            .map(|p| {
+                let (d, http, lg) = (&d, &http, &lg);
+                (
+                    p.server.name.clone(),
+                    scope.spawn(move || soak_one(d, http, p, lg, cpus)),
+                )
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|(n, h)| {
+                (
+                    n,
+                    h.join()
+                        .unwrap_or_else(|_| Err("the soak thread panicked".into())),
+                )
+            })
+            .collect()
+    });
+    let measure_s = measure_t.elapsed().as_secs_f64();
+    for (name, outcome) in outcomes {
+        let r = results.get_mut(&name).expect("every soaked server has a result");
+        match outcome {
+            Ok(s) => {
+                r.startup_s = Some(round_time(s.startup_s));
+                r.peak_rss_kib = s.samples.iter().map(|x| x.rss_kib).max().unwrap_or(0);
+                let (fit, fit_minima, drift) = judge(&s.samples, &d);
+                r.cpu_ms_per_1k = cpu_per_1k(&s.samples, &d, s.load.as_ref().map(|l| l.requests));
+                r.fit = fit;
+                r.fit_minima = fit_minima;
+                r.drift = drift;
+                r.samples = s.samples;
+                r.load = s.load;
+                r.error = s.error;
+                on(format!("[soak {name}] {:?}", r.drift));
+            }
+            Err(m) => {
+                on(format!("[soak {name}] FAILED: {m}"));
+                r.error = Some(m);
+            }
+        }
+    }
+
+    let settings = SoakSettings {
+        rate: d.rate,
+        connections: d.connections,
+        duration_s: d.duration_s,
+        interval_s: d.interval_s,
+        window_start_s: d.window_start_s,
+        minima_window_s: d.minima_window_s,
+        drift_share: d.drift_share,
+        min_r2: d.min_r2,
+        fail_on_drift: d.fail_on_drift,
+        concurrent,
+    };
+    let n = results.len().max(1) as f64;
+    let total_s = total.elapsed().as_secs_f64();
+    let mut jobs = Vec::new();
+    for (name, r) in results {
+        let server = &http.servers[&name];
+        let mut v = versions.remove(&name).unwrap_or_default();
+        v.insert(ToolName::from("oha"), lg.version.clone());
+        jobs.push(SoakJobResult {
+            schema_version: SCHEMA_VERSION,
+            kind: SoakKind::Soak,
+            job: format!("soak-{name}"),
+            cell: CellInfo {
+                id: cell.id(),
+                label: cell.label.clone(),
+                os: cell.os.clone(),
+                arch: cell.arch.clone(),
+            },
+            machine: machine.clone(),
+            pins: suite_pins(plan, &[server]),
+            versions: v,
+            settings: settings.clone(),
+            verdict: soak_verdict(&name, &r, &d),
+            servers: BTreeMap::from([(name, r)]),
+            cost: SuiteCost {
+                build_s: round_time(build_s / n),
+                measure_s: round_time(measure_s),
+                total_s: round_time(total_s / n),
+            },
+            started_at: started_at.clone(),
+            github: crate::job::github_context(),
+        });
+    }
+    Ok(jobs)
+}
+
+fn empty(toolchain: cell_schema::ToolchainName) -> SoakServerResult {
+    SoakServerResult {
+        toolchain,
+        build: None,
+        startup_s: None,
+        load: None,
+        samples: Vec::new(),
+        fit: None,
+        fit_minima: None,
+        drift: Drift::Unknown,
+        peak_rss_kib: 0,
+        cpu_ms_per_1k: None,
+        error: None,
+    }
+}
+
+fn soak_verdict(name: &ServerName, r: &SoakServerResult, d: &SoakDef) -> Verdict {
+    if let Some(e) = &r.error {
+        return Verdict {
+            status: Status::Failed,
+            reasons: vec![format!("server {name}: {e}")],
+        };
+    }
+    match (r.drift, &r.fit) {
+        (Drift::Drifted, Some(f)) => Verdict {
+            status: if d.fail_on_drift {
+                Status::Failed
+            } else {
+                Status::Ok
+            },
+            reasons: vec![format!(
+                "server {name} drifted: RSS {:+.1} KiB/min (R² {:.3}), {:+.1}% of the window mean over the window",
+                f.slope_kib_per_min,
+                f.r2,
+                f.projected_share * 100.0
+            )],
+        },
+        (Drift::Unknown, _) => Verdict {
+            status: Status::Noisy,
+            reasons: vec![format!(
+                "server {name}: too few samples in the fit window to call flat or drifted"
+            )],
+        },
+        _ => Verdict {
+            status: Status::Ok,
+            reasons: Vec::new(),
+        },
+    }
+}
+
+struct Soaked {
+    startup_s: f64,
+    samples: Vec<SoakSample>,
+    load: Option<cell_schema::LoadReport>,
+    error: Option<String>,
+}
+
+/// One server: fresh start, the response check, then the fixed-rate load with a sampler.
+fn soak_one(
+    d: &SoakDef,
+    http: &HttpDef,
+    p: &Prepared,
+    lg: &Generator,
+    cpus: Cpus,
+) -> Result<Soaked, String> {
+    let (running, startup_s) = p.start(cpus.server, Duration::from_secs_f64(http.startup_timeout_s))?;
+    if let Err(m) = super::check::verify(p.server.port, &p.server.expect, Duration::from_secs(5)) {
+        running.stop(Duration::from_secs_f64(http.stop_grace_s));
+        return Err(m);
+    }
+    let url = format!("http://127.0.0.1:{}/", p.server.port);
+    let spec = LoadSpec {
+        url: &url,
+        connections: d.connections,
+        threads: 1,
+        duration: Duration::from_secs_f64(d.duration_s),
+        keep_alive: http.keep_alive,
+        rate: Some(d.rate),
+        timeout: Duration::from_secs(5),
+    };
+    let scratch = p.work.join("soak");
+    std::fs::create_dir_all(&scratch).map_err(|e| format!("creating {}: {e}", scratch.display()))?;
+    let pid = running.pid();
+    let stop = Arc::new(AtomicBool::new(false));
+    let interval = Duration::from_secs_f64(d.interval_s);
+    // Bounded: the sampler stops with the load, or at the duration plus a minute.
+    let limit = Duration::from_secs_f64(d.duration_s + 60.0);
+    let (samples, load) = std::thread::scope(|scope| {
+        let stop2 = stop.clone();
+        let sampler = scope.spawn(move || sample_loop(pid, interval, limit, &stop2));
+        let load = run_load(lg, &spec, cpus.load, &scratch);
+        stop.store(true, Ordering::Relaxed);
+        (sampler.join().unwrap_or_default(), load)
+    });
+    let mut running = running;
+    let died = running.alive().err();
+    running.stop(Duration::from_secs_f64(http.stop_grace_s));
+    let error = match (&died, &load) {
+        (Some(e), _) => Some(format!("{e} during the soak")),
+        (None, Err(m)) => Some(m.clone()),
+        _ => None,
+    };
+    Ok(Soaked {
+        startup_s,
+        samples,
+        load: load.ok().map(|l| l.report),
+        error,
+    })
+}
+
+fn sample_loop(pid: i32, interval: Duration, limit: Duration, stop: &AtomicBool) -> Vec<SoakSample> {
+    let t0 = Instant::now();
+    let mut out = Vec::new();
+    let mut next = t0;
+    while !stop.load(Ordering::Relaxed) && t0.elapsed() < limit {
+        let Ok(s) = procfs::sample_tree(pid) else { break };
+        out.push(SoakSample {
+            t_s: round_time(t0.elapsed().as_secs_f64()),
+            rss_kib: s.rss_kib,
+            cpu_s: round_time(s.cpu_s),
+            threads: s.threads,
+            fds: s.fds,
+        });
+        next += interval;
+        // Sleep in short steps so the end of the load is seen promptly.
+        while Instant::now() < next && !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(20).min(interval));
+        }
+    }
+    out
+}
+
+/// Fits RSS from the window start, and again on the minimum of each minima window; drifted
+/// only when both fits trip the rule (a sawtooth allocator moves the samples, not the minima).
+pub fn judge(samples: &[SoakSample], d: &SoakDef) -> (Option<RssFit>, Option<RssFit>, Drift) {
+    let window: Vec<&SoakSample> = samples
+        .iter()
+        .filter(|s| s.t_s >= d.window_start_s)
+        .collect();
+    let pts: Vec<(f64, f64)> = window.iter().map(|s| (s.t_s, s.rss_kib as f64)).collect();
+    let fit = fit_pts(&pts);
+    let mut minima: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
+    for &(t, y) in &pts {
+        let k = ((t - d.window_start_s) / d.minima_window_s).floor() as u64;
+        let e = minima.entry(k).or_insert((t, y));
+        if y < e.1 {
+            *e = (t, y);
+        }
+    }
+    let fit_minima = fit_pts(&minima.into_values().collect::<Vec<_>>());
+    let trips = |f: &RssFit| f.projected_share >= d.drift_share && f.r2 >= d.min_r2;
+    let drift = match (&fit, &fit_minima) {
+        (None, _) => Drift::Unknown,
+        (Some(f), None) if trips(f) => Drift::Drifted,
+        (Some(f), Some(m)) if trips(f) && trips(m) => Drift::Drifted,
+        _ => Drift::Flat,
+    };
+    (fit, fit_minima, drift)
+}
+
+fn fit_pts(pts: &[(f64, f64)]) -> Option<RssFit> {
+    let xs: Vec<f64> = pts.iter().map(|p| p.0 / 60.0).collect();
+    let ys: Vec<f64> = pts.iter().map(|p| p.1).collect();
+    let o = cell_stats::ols(&xs, &ys)?;
+    let span_min = xs.last()? - xs.first()?;
+    let mean = ys.iter().sum::<f64>() / ys.len() as f64;
+    let projected = o.slope * span_min;
+    Some(RssFit {
+        points: u32::try_from(pts.len()).unwrap_or(u32::MAX),
+        slope_kib_per_min: round_ratio(o.slope),
+        r2: round_ratio(o.r2),
+        projected_kib: round_ratio(projected),
+        mean_kib: round_ratio(mean),
+        projected_share: if mean > 0.0 {
+            round_ratio(projected / mean)
+        } else {
+            0.0
+        },
+    })
+}
+
+/// Server CPU over the window per 1,000 requests served in it (at a fixed rate the requests
+/// are spread evenly, so the window's share of them is its share of the duration).
+fn cpu_per_1k(samples: &[SoakSample], d: &SoakDef, requests: Option<u64>) -> Option<f64> {
+    let first = samples.iter().find(|s| s.t_s >= d.window_start_s)?;
+    let last = samples.last()?;
+    let requests = requests? as f64 * (last.t_s - first.t_s) / d.duration_s;
+    (requests > 0.0).then(|| round_ratio((last.cpu_s - first.cpu_s) * 1e6 / requests))
+}
+
+/// Writes a soak job's directory (one server per job, so one `results.json` per server):
+/// `results.json`, `RESULTS.md`, `soak/<server>.svg` and `soak/overlay.svg`.
+pub fn write_soak_job_dir(dir: &Path, job: &SoakJobResult) -> Result<(), SuiteError> {
+    let w = |p: PathBuf, bytes: &[u8]| {
+        cell_schema::write_atomic(&p, bytes).map_err(io(format!("writing {}", p.display())))
+    };
+    w(dir.join("results.json"), cell_schema::to_json(job).as_bytes())?;
+    w(
+        dir.join("RESULTS.md"),
+        cell_report::suite::soak_job_markdown(job).as_bytes(),
+    )?;
+    for (name, r) in &job.servers {
+        w(
+            dir.join("soak").join(format!("{name}.svg")),
+            cell_report::suite::soak_svg(name, r, &job.settings).as_bytes(),
+        )?;
+    }
+    let all: BTreeMap<ServerName, SoakServerResult> = job.servers.clone();
+    w(
+        dir.join("soak").join("overlay.svg"),
+        cell_report::suite::soak_overlay_svg(&all, &job.settings).as_bytes(),
+    )
+}

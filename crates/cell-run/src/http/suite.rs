@@ -1,0 +1,419 @@
+//! The http suite: every server under every load tool, a fresh server per run, runs
+//! interleaved in a seeded order, each run checked for contamination (DESIGN §6.2).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use cell_model::{Cell, HttpDef, Plan};
+use cell_schema::{
+    CellInfo, HttpJobResult, HttpKind, HttpRun, HttpServerResult, HttpSettings, HttpToolResult,
+    SCHEMA_VERSION, ServerName, Status, SuiteCost, TimeWait, ToolName, Verdict, round_ratio,
+    round_time,
+};
+use cell_stats::{SplitMix64, median, shuffle};
+
+use super::load::LoadSpec;
+use super::procfs;
+use super::server::Cpus;
+use super::session::{
+    Generator, Prepared, SuiteError, build_server, find_generator, io, probe_server, run_load,
+    suite_pins,
+};
+
+/// What the caller may change of `[http]` for one session (tests, quick local runs).
+#[derive(Clone, Debug, Default)]
+pub struct HttpOverrides {
+    /// Measured runs per server and tool.
+    pub runs: Option<u32>,
+    /// Seconds per measured run.
+    pub duration_s: Option<f64>,
+    /// Seconds of warm-up load.
+    pub warmup_s: Option<f64>,
+    /// Load tools.
+    pub tools: Option<Vec<String>>,
+}
+
+/// A session's inputs.
+pub struct HttpOptions {
+    /// Scratch root: `<work>/<server>/` holds each server's build and logs.
+    pub work: PathBuf,
+    /// Seed of the interleaving order.
+    pub seed: u64,
+    /// Changes to `[http]`.
+    pub overrides: HttpOverrides,
+}
+
+fn def(plan: &Plan, o: &HttpOverrides) -> Result<HttpDef, SuiteError> {
+    let mut d = plan.http.clone().ok_or_else(|| {
+        SuiteError::Usage("cell/cell.toml has no [http] table: the http suite has nothing to run".into())
+    })?;
+    if let Some(r) = o.runs {
+        d.runs = r.max(1);
+    }
+    if let Some(s) = o.duration_s {
+        d.duration_s = s;
+    }
+    if let Some(s) = o.warmup_s {
+        d.warmup_s = s;
+    }
+    if let Some(t) = &o.tools {
+        d.tools.clone_from(t);
+    }
+    Ok(d)
+}
+
+/// Runs the http suite for `servers` in one session and returns one job result per server
+/// (`http-<server>`). Progress lines go to `on`.
+#[expect(clippy::too_many_lines, reason = "the session's steps in order, read top to bottom")]
+pub fn run_http(
+    plan: &Plan,
+    cell_label: &str,
+    servers: &[ServerName],
+    opts: &HttpOptions,
+    on: &mut dyn FnMut(String),
+) -> Result<Vec<HttpJobResult>, SuiteError> {
+    let total = Instant::now();
+    let started_at = cell_schema::time::format_utc(cell_schema::time::now_secs());
+    let d = def(plan, &opts.overrides)?;
+    let cell: Cell = plan.cell(cell_label).map_err(SuiteError::Usage)?;
+    let mut chosen = Vec::new();
+    for s in servers {
+        chosen.push(d.servers.get(s).ok_or_else(|| {
+            SuiteError::Usage(format!(
+                "unknown server `{s}`: [http.servers] has {}",
+                d.servers.keys().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+            ))
+        })?);
+    }
+    let generators: Vec<Generator> = d
+        .tools
+        .iter()
+        .map(|t| find_generator(t))
+        .collect::<Result<_, _>>()?;
+    let cpus = Cpus::choose();
+    let machine = crate::facts::machine(cpus.server);
+
+    // Build and check every server first: a wrong answer fails before any load.
+    let build_t = Instant::now();
+    let mut results: BTreeMap<ServerName, HttpServerResult> = BTreeMap::new();
+    let mut ready: BTreeMap<ServerName, Prepared> = BTreeMap::new();
+    let mut versions: BTreeMap<ServerName, BTreeMap<ToolName, cell_schema::ToolVersion>> =
+        BTreeMap::new();
+    for s in &chosen {
+        let probed = probe_server(plan, s)?;
+        versions.insert(s.name.clone(), probed.versions.clone());
+        let mut r = HttpServerResult {
+            toolchain: s.toolchain.clone(),
+            build: None,
+            check: None,
+            tools: BTreeMap::new(),
+            error: None,
+        };
+        on(format!("[http {}] building", s.name));
+        match build_server(plan, s, probed, &opts.work.join(s.name.as_str())) {
+            Err(m) => r.error = Some(m),
+            Ok(p) => {
+                r.build = Some(p.build.clone());
+                let checked = p
+                    .start(cpus.server, Duration::from_secs_f64(d.startup_timeout_s))
+                    .and_then(|(running, _)| {
+                        let v = super::check::verify(s.port, &s.expect, Duration::from_secs(5));
+                        running.stop(Duration::from_secs_f64(d.stop_grace_s));
+                        v
+                    });
+                match checked {
+                    Ok(()) => {
+                        r.check = Some("ok".into());
+                        ready.insert(s.name.clone(), p);
+                    }
+                    Err(m) => {
+                        on(format!("[http {}] FAILED before any load: {m}", s.name));
+                        r.check = Some(m.clone());
+                        r.error = Some(m);
+                    }
+                }
+            }
+        }
+        results.insert(s.name.clone(), r);
+    }
+    let build_s = build_t.elapsed().as_secs_f64();
+
+    // Rounds: every (server, tool) once per round, in a fresh seeded order.
+    let measure_t = Instant::now();
+    let mut rng = SplitMix64::new(opts.seed);
+    let mut runs: BTreeMap<(ServerName, String), Vec<HttpRun>> = BTreeMap::new();
+    let mut seq = 0u32;
+    for index in 0..d.runs {
+        let mut order: Vec<(ServerName, usize)> = ready
+            .keys()
+            .flat_map(|s| (0..generators.len()).map(move |g| (s.clone(), g)))
+            .collect();
+        shuffle(&mut order, &mut rng);
+        for (name, g) in order {
+            let Some(p) = ready.get(&name) else { continue };
+            let lg = &generators[g];
+            on(format!(
+                "[http {name}] run {}/{} under {}",
+                index + 1,
+                d.runs,
+                lg.tool.name()
+            ));
+            match measure(plan, &d, p, lg, cpus, index, seq) {
+                Ok(run) => runs
+                    .entry((name.clone(), lg.tool.name().to_owned()))
+                    .or_default()
+                    .push(run),
+                Err(m) => {
+                    on(format!("[http {name}] FAILED: {m}"));
+                    if let Some(r) = results.get_mut(&name) {
+                        r.error = Some(m);
+                    }
+                    ready.remove(&name);
+                }
+            }
+            seq += 1;
+        }
+    }
+    let measure_s = measure_t.elapsed().as_secs_f64();
+    for ((name, tool), rs) in runs {
+        if let Some(r) = results.get_mut(&name) {
+            r.tools.insert(tool, aggregate(rs));
+        }
+    }
+
+    let settings = HttpSettings {
+        tools: d.tools.clone(),
+        connections: d.connections,
+        threads: d.threads,
+        duration_s: d.duration_s,
+        warmup_s: d.warmup_s,
+        runs: d.runs,
+        keep_alive: d.keep_alive,
+        server_cpu: cpus.server,
+        load_cpu: cpus.load,
+        seed: opts.seed,
+    };
+    let total_s = total.elapsed().as_secs_f64();
+    let n = results.len().max(1) as f64;
+    let mut jobs = Vec::new();
+    for (name, r) in results {
+        let server = &d.servers[&name];
+        let mut v = versions.remove(&name).unwrap_or_default();
+        for g in &generators {
+            v.insert(ToolName::from(g.tool.name()), g.version.clone());
+        }
+        jobs.push(HttpJobResult {
+            schema_version: SCHEMA_VERSION,
+            kind: HttpKind::Http,
+            job: format!("http-{name}"),
+            cell: CellInfo {
+                id: cell.id(),
+                label: cell.label.clone(),
+                os: cell.os.clone(),
+                arch: cell.arch.clone(),
+            },
+            machine: machine.clone(),
+            pins: suite_pins(plan, &[server]),
+            versions: v,
+            settings: settings.clone(),
+            verdict: http_verdict(&name, &r),
+            servers: BTreeMap::from([(name, r)]),
+            // The session's cost is shared out evenly: the servers ran interleaved.
+            cost: SuiteCost {
+                build_s: round_time(build_s / n),
+                measure_s: round_time(measure_s / n),
+                total_s: round_time(total_s / n),
+            },
+            started_at: started_at.clone(),
+            github: crate::job::github_context(),
+        });
+    }
+    Ok(jobs)
+}
+
+fn http_verdict(name: &ServerName, r: &HttpServerResult) -> Verdict {
+    if let Some(e) = &r.error {
+        return Verdict {
+            status: Status::Failed,
+            reasons: vec![format!("server {name}: {e}")],
+        };
+    }
+    let mut reasons = Vec::new();
+    let mut status = Status::Ok;
+    for (tool, t) in &r.tools {
+        if t.clean_runs == 0 {
+            status = Status::Noisy;
+            reasons.push(format!(
+                "server {name} under {tool}: every run contaminated ({}), figures are from all runs",
+                t.runs
+                    .first()
+                    .map(|x| x.contaminated.join(", "))
+                    .unwrap_or_default()
+            ));
+        }
+        if t.errors > 0 || t.non_2xx > 0 {
+            reasons.push(format!(
+                "server {name} under {tool}: {} errors and {} non-2xx responses over {} runs",
+                t.errors,
+                t.non_2xx,
+                t.runs.len()
+            ));
+        }
+    }
+    Verdict { status, reasons }
+}
+
+/// One measured run: drain, fresh server, warm-up, measured load, stop.
+fn measure(
+    plan: &Plan,
+    d: &HttpDef,
+    p: &Prepared,
+    g: &Generator,
+    cpus: Cpus,
+    index: u32,
+    seq: u32,
+) -> Result<HttpRun, String> {
+    let port = p.server.port;
+    let time_wait = drain(port, Duration::from_secs_f64(d.drain_timeout_s));
+    let (mut running, startup_s) =
+        p.start(cpus.server, Duration::from_secs_f64(d.startup_timeout_s))?;
+    let url = format!("http://127.0.0.1:{port}/");
+    let spec = |secs: f64| LoadSpec {
+        url: &url,
+        connections: d.connections,
+        threads: d.threads,
+        duration: Duration::from_secs_f64(secs),
+        keep_alive: d.keep_alive,
+        rate: None,
+        timeout: Duration::from_secs(5),
+    };
+    let scratch = p.work.join(format!("run-{seq}"));
+    std::fs::create_dir_all(&scratch).map_err(|e| format!("creating {}: {e}", scratch.display()))?;
+    let tool = g.tool.name();
+    if d.warmup_s > 0.0 {
+        run_load(g, &spec(d.warmup_s), cpus.load, &scratch)
+            .map_err(|m| format!("warm-up of run {} under {tool}: {m}", index + 1))?;
+    }
+    running
+        .alive()
+        .map_err(|e| format!("{e} during the warm-up of run {} under {tool}", index + 1))?;
+    running.start_sampling(Duration::from_millis(50));
+    let pid = running.pid();
+    let cpu0 = procfs::sample_tree(pid).map_or(0.0, |s| s.cpu_s);
+    let m0 = procfs::machine_cpu().ok();
+    let load = run_load(g, &spec(d.duration_s), cpus.load, &scratch);
+    // A dead server is reported with its exit status, whatever the load tool made of it.
+    if let Err(e) = running.alive() {
+        return Err(format!("{e} during measured run {} under {tool}", index + 1));
+    }
+    let cpu1 = procfs::sample_tree(pid).map_or(cpu0, |s| s.cpu_s);
+    let m1 = procfs::machine_cpu().ok();
+    let peak_rss_bytes = running.stop_sampling();
+    running.stop(Duration::from_secs_f64(d.stop_grace_s));
+    let load = load.map_err(|m| format!("measured run {} under {tool}: {m}", index + 1))?;
+    let _ = std::fs::remove_dir_all(&scratch);
+
+    let server_cpu_s = (cpu1 - cpu0).max(0.0);
+    let requests = load.report.requests;
+    let cpu_ms_per_1k = if requests == 0 {
+        0.0
+    } else {
+        server_cpu_s * 1e6 / requests as f64
+    };
+    let load_cpu_share = if load.wall_s > 0.0 {
+        load.cpu_s / load.wall_s
+    } else {
+        0.0
+    };
+    let other_cpu_share = match (m0, m1) {
+        (Some(a), Some(b)) if b.total_s > a.total_s => {
+            let busy = b.busy_s - a.busy_s;
+            ((busy - server_cpu_s - load.cpu_s) / (b.total_s - a.total_s)).max(0.0)
+        }
+        _ => 0.0,
+    };
+    let s = &plan.settings;
+    let mut contaminated = Vec::new();
+    if load_cpu_share > s.http_load_cpu_max {
+        contaminated.push(format!(
+            "load generator at {:.0}% of its CPU (limit {:.0}%)",
+            load_cpu_share * 100.0,
+            s.http_load_cpu_max * 100.0
+        ));
+    }
+    if other_cpu_share > s.http_other_cpu_max {
+        contaminated.push(format!(
+            "{:.1}% of machine CPU went to neither server nor load generator (limit {:.0}%)",
+            other_cpu_share * 100.0,
+            s.http_other_cpu_max * 100.0
+        ));
+    }
+    Ok(HttpRun {
+        index,
+        seq,
+        startup_s: round_time(startup_s),
+        time_wait,
+        load: load.report,
+        server_cpu_s: round_time(server_cpu_s),
+        cpu_ms_per_1k: round_ratio(cpu_ms_per_1k),
+        peak_rss_bytes,
+        load_cpu_s: round_time(load.cpu_s),
+        load_cpu_share: round_ratio(load_cpu_share),
+        other_cpu_share: round_ratio(other_cpu_share),
+        contaminated,
+    })
+}
+
+/// Waits (bounded) for TIME_WAIT sockets on the port to drain.
+fn drain(port: u16, bound: Duration) -> TimeWait {
+    let t = Instant::now();
+    let before = procfs::time_wait(port).unwrap_or(0);
+    let mut now = before;
+    while now > 0 && t.elapsed() < bound {
+        std::thread::sleep(Duration::from_millis(100));
+        now = procfs::time_wait(port).unwrap_or(0);
+    }
+    TimeWait {
+        before,
+        after: now,
+        waited_s: round_time(t.elapsed().as_secs_f64()),
+    }
+}
+
+/// Medians over the clean runs (all runs when none is clean).
+pub fn aggregate(runs: Vec<HttpRun>) -> HttpToolResult {
+    let clean: Vec<&HttpRun> = runs.iter().filter(|r| r.contaminated.is_empty()).collect();
+    let basis: Vec<&HttpRun> = if clean.is_empty() {
+        runs.iter().collect()
+    } else {
+        clean.clone()
+    };
+    let of = |f: &dyn Fn(&HttpRun) -> f64| basis.iter().map(|r| f(r)).collect::<Vec<f64>>();
+    let rps = of(&|r| r.load.rps);
+    let lo = rps.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = rps.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    HttpToolResult {
+        clean_runs: u32::try_from(clean.len()).unwrap_or(u32::MAX),
+        rps: round_ratio(median(&rps)),
+        rps_range: [round_ratio(lo), round_ratio(hi)],
+        p99_ms: round_ratio(median(&of(&|r| r.load.latency_ms.p99))),
+        cpu_ms_per_1k: round_ratio(median(&of(&|r| r.cpu_ms_per_1k))),
+        peak_rss_bytes: runs.iter().map(|r| r.peak_rss_bytes).max().unwrap_or(0),
+        errors: runs.iter().map(|r| r.load.errors.values().sum::<u64>()).sum(),
+        non_2xx: runs.iter().map(|r| r.load.non_2xx).sum(),
+        runs,
+    }
+}
+
+/// Writes a suite job's directory: `results.json`, `facts.json` is not separate (the machine
+/// is in the result), and `RESULTS.md`.
+pub fn write_http_job_dir(dir: &std::path::Path, job: &HttpJobResult) -> Result<(), SuiteError> {
+    cell_schema::write_atomic(&dir.join("results.json"), cell_schema::to_json(job).as_bytes())
+        .map_err(io(format!("writing {}", dir.join("results.json").display())))?;
+    cell_schema::write_atomic(
+        &dir.join("RESULTS.md"),
+        cell_report::suite::http_job_markdown(job).as_bytes(),
+    )
+    .map_err(io(format!("writing {}", dir.join("RESULTS.md").display())))
+}

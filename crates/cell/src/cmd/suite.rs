@@ -1,0 +1,193 @@
+//! The http and soak suites from the command line: `cell run --suite` and `cell local --suite`.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+use cell_collect::{AnyJob, JobInput};
+use cell_model::Plan;
+use cell_run::http::soak::{SoakOptions, SoakOverrides};
+use cell_run::http::suite::{HttpOptions, HttpOverrides};
+use cell_schema::{MissingJob, ServerName, Status, ToolchainName};
+
+use crate::cli::{Cli, Format, RunArgs, Suite, SuiteFlags};
+use crate::exit::Exit;
+
+fn http_overrides(f: &SuiteFlags) -> HttpOverrides {
+    HttpOverrides {
+        runs: f.runs,
+        duration_s: f.duration,
+        warmup_s: f.warmup,
+        tools: (!f.tools.is_empty()).then(|| f.tools.clone()),
+    }
+}
+
+fn soak_overrides(f: &SuiteFlags) -> SoakOverrides {
+    SoakOverrides {
+        duration_s: f.duration,
+        window_start_s: f.window_start,
+        interval_s: f.interval,
+        minima_window_s: f.minima_window,
+        rate: f.rate,
+    }
+}
+
+fn progress(cli: &Cli) -> impl FnMut(String) + '_ {
+    move |line| {
+        if !cli.quiet {
+            eprintln!("{line}");
+        }
+    }
+}
+
+/// Runs `servers` of a suite; every job written under `dir_of(job name)`.
+pub fn run_suite(
+    plan: &Plan,
+    cli: &Cli,
+    suite: Suite,
+    cell: &str,
+    servers: &[ServerName],
+    flags: &SuiteFlags,
+    work: &Path,
+    seed: u64,
+    dir_of: &dyn Fn(&str) -> std::path::PathBuf,
+) -> anyhow::Result<Vec<AnyJob>> {
+    let mut on = progress(cli);
+    let mut out = Vec::new();
+    match suite {
+        Suite::Http => {
+            let opts = HttpOptions {
+                work: work.to_owned(),
+                seed,
+                overrides: http_overrides(flags),
+            };
+            for job in cell_run::http::suite::run_http(plan, cell, servers, &opts, &mut on)? {
+                let dir = dir_of(&job.job);
+                cell_run::http::suite::write_http_job_dir(&dir, &job)?;
+                out.push(AnyJob::Http(Box::new(job)));
+            }
+        }
+        Suite::Soak => {
+            let opts = SoakOptions {
+                work: work.to_owned(),
+                overrides: soak_overrides(flags),
+            };
+            for job in cell_run::http::soak::run_soak(plan, cell, servers, &opts, &mut on)? {
+                let dir = dir_of(&job.job);
+                cell_run::http::soak::write_soak_job_dir(&dir, &job)?;
+                out.push(AnyJob::Soak(Box::new(job)));
+            }
+        }
+        Suite::Workload => unreachable!("the workload suite has its own path"),
+    }
+    Ok(out)
+}
+
+/// Terminal text of suite jobs.
+pub fn text(jobs: &[AnyJob]) -> String {
+    jobs.iter()
+        .map(|j| match j {
+            AnyJob::Http(j) => cell_report::suite::http_job_text(j),
+            AnyJob::Soak(j) => cell_report::suite::soak_job_text(j),
+            AnyJob::Workload(j) => cell_report::job_text(j),
+        })
+        .collect()
+}
+
+/// `cell run --suite http|soak --server NAME`: one job into `--out`.
+pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<Exit> {
+    let plan = super::load_plan(cli)?;
+    let server = ServerName::from(args.server.as_deref().unwrap_or_default());
+    let work = args.out.join("work");
+    let jobs = run_suite(
+        &plan,
+        cli,
+        args.suite,
+        &args.cell,
+        std::slice::from_ref(&server),
+        &args.suite_flags,
+        &work,
+        args.seed.unwrap_or_else(crate::clock::clock_seed),
+        &|_| args.out.clone(),
+    )
+    .with_context(|| format!("cell run --suite {:?} --server {server}", args.suite).to_lowercase())?;
+    match cli.format {
+        Format::Json => {
+            for j in &jobs {
+                match j {
+                    AnyJob::Http(j) => print!("{}", cell_schema::to_json(j)),
+                    AnyJob::Soak(j) => print!("{}", cell_schema::to_json(j)),
+                    AnyJob::Workload(j) => print!("{}", cell_schema::to_json(j)),
+                }
+            }
+        }
+        Format::Human => print!("{}", text(&jobs)),
+    }
+    if !cli.quiet {
+        eprintln!(
+            "wrote {}",
+            std::path::absolute(&args.out)
+                .unwrap_or_else(|_| args.out.clone())
+                .display()
+        );
+    }
+    Ok(if jobs.iter().any(|j| j.verdict().status == Status::Failed) {
+        Exit::Gate
+    } else {
+        Exit::Ok
+    })
+}
+
+/// The servers `cell local` runs: those asked for (all by default) whose toolchain is here;
+/// the others listed as missing jobs.
+pub fn local_servers(
+    plan: &Plan,
+    suite: Suite,
+    asked: &[String],
+    cli: &Cli,
+) -> anyhow::Result<(Vec<ServerName>, Vec<MissingJob>)> {
+    let http = plan
+        .http
+        .as_ref()
+        .context("cell/cell.toml has no [http] table: the http and soak suites have no servers")?;
+    let pool: Vec<ServerName> = match (suite, &plan.soak) {
+        (Suite::Soak, Some(s)) => s.servers.clone(),
+        (Suite::Soak, None) => anyhow::bail!("cell/cell.toml has no [soak] table"),
+        _ => http.servers.keys().cloned().collect(),
+    };
+    let names: Vec<ServerName> = if asked.is_empty() {
+        pool
+    } else {
+        asked.iter().map(|s| ServerName::from(s.as_str())).collect()
+    };
+    let prefix = if suite == Suite::Soak { "soak" } else { "http" };
+    let mut run = Vec::new();
+    let mut missing = Vec::new();
+    for n in names {
+        let server = http.servers.get(&n).with_context(|| {
+            format!(
+                "unknown server `{n}`: [http.servers] has {}",
+                http.servers.keys().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+            )
+        })?;
+        match cell_run::http::session::probe_server(plan, server) {
+            Ok(_) => run.push(n),
+            Err(m) => {
+                if !cli.quiet {
+                    eprintln!("[{prefix} {n}] {m}");
+                }
+                missing.push(MissingJob {
+                    toolchain: ToolchainName::from(format!("{prefix}-{n}").as_str()),
+                    conclusion: m.to_string(),
+                });
+            }
+        }
+    }
+    Ok((run, missing))
+}
+
+/// The inputs of the merge from suite jobs.
+pub fn inputs(jobs: Vec<AnyJob>) -> Vec<JobInput> {
+    jobs.into_iter()
+        .map(|result| JobInput { result, attempt: 1 })
+        .collect()
+}
