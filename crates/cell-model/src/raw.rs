@@ -179,7 +179,7 @@ pub struct RawHttp {
     pub startup_timeout: Option<f64>,
     /// Seconds between SIGTERM and SIGKILL.
     pub stop_grace: Option<f64>,
-    /// Seconds to wait at most for TIME_WAIT sockets on the port to drain before a run.
+    /// Seconds to wait at most for `TIME_WAIT` sockets on the port to drain before a run.
     pub drain_timeout: Option<f64>,
     /// `versions.env` key of the oha version a workflow installs.
     pub oha: Option<String>,

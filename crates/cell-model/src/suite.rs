@@ -65,7 +65,7 @@ pub struct HttpDef {
     pub startup_timeout_s: f64,
     /// Seconds between SIGTERM and SIGKILL.
     pub stop_grace_s: f64,
-    /// Bound on the wait for TIME_WAIT sockets to drain before a run.
+    /// Bound on the wait for `TIME_WAIT` sockets to drain before a run.
     pub drain_timeout_s: f64,
     /// `versions.env` key of the oha version a workflow installs.
     pub oha_key: String,
@@ -147,6 +147,10 @@ fn resolve_expect(
 
 /// Resolves `[http]`: every server's toolchain and tools exist, templates parse, `{port}`
 /// is named, ports are distinct.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one linear list of checks, each with its own message"
+)]
 pub(crate) fn resolve_http(
     root: &Path,
     raw: RawHttp,
@@ -157,13 +161,19 @@ pub(crate) fn resolve_http(
         .tools
         .unwrap_or_else(|| LOAD_TOOLS.iter().map(|t| (*t).to_owned()).collect());
     if tools.is_empty() {
-        return Err(("http.tools".into(), "empty: write [\"wrk\", \"oha\"] or one of them".into()));
+        return Err((
+            "http.tools".into(),
+            "empty: write [\"wrk\", \"oha\"] or one of them".into(),
+        ));
     }
     for (i, t) in tools.iter().enumerate() {
         if !LOAD_TOOLS.contains(&t.as_str()) {
             return Err((
                 format!("http.tools[{i}]"),
-                format!("`{t}` is not a load generator cell drives: write {}", join(LOAD_TOOLS)),
+                format!(
+                    "`{t}` is not a load generator cell drives: write {}",
+                    join(LOAD_TOOLS)
+                ),
             ));
         }
         if tools[..i].contains(t) {
@@ -172,14 +182,20 @@ pub(crate) fn resolve_http(
     }
     let count = |f: &str, v: Option<u32>, d: u32| -> Result<u32, FieldError> {
         match v.unwrap_or(d) {
-            0 => Err((format!("http.{f}"), "0: write a whole number above 0".into())),
+            0 => Err((
+                format!("http.{f}"),
+                "0: write a whole number above 0".into(),
+            )),
             n => Ok(n),
         }
     };
     let secs = |f: &str, v: Option<f64>, d: f64| positive(&format!("http.{f}"), v.unwrap_or(d));
     let warmup_s = raw.warmup.unwrap_or(2.0);
     if !(warmup_s.is_finite() && warmup_s >= 0.0) {
-        return Err(("http.warmup".into(), format!("{warmup_s}: write 0 or more seconds")));
+        return Err((
+            "http.warmup".into(),
+            format!("{warmup_s}: write 0 or more seconds"),
+        ));
     }
     let base = Expect {
         status: 200,
@@ -193,6 +209,13 @@ pub(crate) fn resolve_http(
     for (name, s) in raw.servers {
         let f = |x: &str| format!("http.servers.{name}.{x}");
         check_name(&name).map_err(|m| (format!("http.servers.{name}"), m))?;
+        if name == "overlay" {
+            // soak/overlay.svg is the chart of every server together.
+            return Err((
+                format!("http.servers.{name}"),
+                "`overlay` is reserved (soak/overlay.svg): pick another name".into(),
+            ));
+        }
         let Some(tc) = toolchains.get(s.toolchain.as_str()) else {
             return Err((
                 f("toolchain"),
@@ -211,7 +234,10 @@ pub(crate) fn resolve_http(
         let build = parse("build", s.build.as_deref().unwrap_or_default())?;
         let run = parse("run", &s.run)?;
         if run.is_empty() {
-            return Err((f("run"), "empty: write the command that starts the server".into()));
+            return Err((
+                f("run"),
+                "empty: write the command that starts the server".into(),
+            ));
         }
         if !run.iter().any(|a| a.has(&Piece::Port)) {
             return Err((
@@ -222,7 +248,10 @@ pub(crate) fn resolve_http(
         for (which, args) in [("build", &build), ("run", &run)] {
             for a in args {
                 if a.has(&Piece::Phase) {
-                    return Err((f(which), "{phase} belongs to workload rows, not servers".into()));
+                    return Err((
+                        f(which),
+                        "{phase} belongs to workload rows, not servers".into(),
+                    ));
                 }
                 for t in a.tools() {
                     if !tc.tools.contains_key(t) {
@@ -239,17 +268,26 @@ pub(crate) fn resolve_http(
             }
         }
         if s.port < 1024 {
-            return Err((f("port"), format!("{}: use a port of 1024 or above", s.port)));
+            return Err((
+                f("port"),
+                format!("{}: use a port of 1024 or above", s.port),
+            ));
         }
         if let Some(other) = ports.insert(s.port, name.clone()) {
             return Err((
                 f("port"),
-                format!("{} is also the port of server `{other}`: give each its own", s.port),
+                format!(
+                    "{} is also the port of server `{other}`: give each its own",
+                    s.port
+                ),
             ));
         }
         let source = source_dir.join(&s.source);
         if !source.is_dir() {
-            return Err((f("source"), format!("{} is not a directory", source.display())));
+            return Err((
+                f("source"),
+                format!("{} is not a directory", source.display()),
+            ));
         }
         let expect = resolve_expect(&f("expect"), &base, s.expect)?;
         let sname = ServerName::from(name.as_str());
@@ -268,7 +306,10 @@ pub(crate) fn resolve_http(
         );
     }
     if servers.is_empty() {
-        return Err(("http.servers".into(), "no servers: add a [http.servers.<name>] table".into()));
+        return Err((
+            "http.servers".into(),
+            "no servers: add a [http.servers.<name>] table".into(),
+        ));
     }
     let oha_key = raw.oha.unwrap_or_else(|| DEFAULT_OHA_KEY.to_owned());
     let oha_version = env.get(&oha_key).map(str::to_owned);
@@ -322,21 +363,32 @@ pub(crate) fn resolve_soak(raw: RawSoak, http: Option<&HttpDef>) -> Result<SoakD
     if !(window_start_s.is_finite() && window_start_s >= 0.0 && window_start_s < duration_s) {
         return Err((
             "soak.window_start".into(),
-            format!("{window_start_s}: write a number of seconds from 0 up to the duration ({duration_s})"),
+            format!(
+                "{window_start_s}: write a number of seconds from 0 up to the duration ({duration_s})"
+            ),
         ));
     }
     let drift_share = secs("drift_share", raw.drift_share, 0.05)?;
     let min_r2 = raw.min_r2.unwrap_or(0.5);
     if !(0.0..=1.0).contains(&min_r2) {
-        return Err(("soak.min_r2".into(), format!("{min_r2}: write a number from 0 to 1")));
+        return Err((
+            "soak.min_r2".into(),
+            format!("{min_r2}: write a number from 0 to 1"),
+        ));
     }
     let rate = raw.rate.unwrap_or(200);
     if rate == 0 {
-        return Err(("soak.rate".into(), "0: write requests per second above 0".into()));
+        return Err((
+            "soak.rate".into(),
+            "0: write requests per second above 0".into(),
+        ));
     }
     let connections = raw.connections.unwrap_or(4);
     if connections == 0 {
-        return Err(("soak.connections".into(), "0: write a whole number above 0".into()));
+        return Err((
+            "soak.connections".into(),
+            "0: write a whole number above 0".into(),
+        ));
     }
     Ok(SoakDef {
         servers,

@@ -1,17 +1,18 @@
 //! The resolved [`Plan`] → the typed [`Workflow`] of `.github/workflows/cell.yml` (DESIGN §7).
 //!
 //! Jobs: `plan` (checks this file is current, turns the run's inputs into matrices), one matrix
-//! job per toolchain (`run-<toolchain>`, split into parts past 256 cells), and `collect`
-//! (downloads every job's artifact, commits `results/`, gates). Values reach scripts only
-//! through `env:`; no `run:` holds an expression.
+//! job per toolchain with rows (`run-<toolchain>`), one per server of `[http]` (`http-<server>`)
+//! and of `[soak]` (`soak-<server>`, on schedule and by hand only), each split into parts past
+//! 256 cells, and `collect` (downloads every job's artifact, commits `results/`, gates). Values
+//! reach scripts only through `env:`; no `run:` holds an expression.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use cell_model::{Cell, Install, Plan, Toolchain};
+use cell_model::{Cell, HttpDef, Install, Plan, Toolchain};
 
-use crate::layout::{Layout, MAX_MATRIX, MatrixJob};
-use crate::pins::{self, CHECKOUT, RUST_CACHE, RUST_TOOLCHAIN, UPLOAD_ARTIFACT};
+use crate::layout::{Layout, MAX_MATRIX, MatrixJob, Suite};
+use crate::pins::{self, CACHE, CHECKOUT, RUST_CACHE, RUST_TOOLCHAIN, UPLOAD_ARTIFACT};
 use crate::workflow::{
     Concurrency, Cron, Defaults, Filters, Input, InputType, Job, Level, Map, Matrix, On,
     Permissions, RunDefaults, RunsOn, Step, Strategy, Workflow, WorkflowDispatch, expr,
@@ -25,6 +26,15 @@ pub const HOST_RUNNER: &str = "ubuntu-24.04";
 const RUN_JOB_BASE_MINUTES: u32 = 45;
 /// Minutes `plan` and `collect` may take (a cold build of cell is most of it).
 const SIDE_JOB_MINUTES: u32 = 30;
+/// Minutes a soak job may take besides the soak itself: building cell, the server and oha.
+const SOAK_JOB_EXTRA_MINUTES: u32 = 60;
+/// The events a soak job runs on (an hour per server is too much for every push).
+const SOAK_EVENTS: &str =
+    "(github.event_name == 'schedule' || github.event_name == 'workflow_dispatch')";
+/// The load generator the soak suite drives (at a fixed rate).
+const SOAK_TOOL: &str = "oha";
+/// Where a suite job keeps oha (under the home directory, `-<version>` appended), cached.
+const OHA_CACHE: &str = ".cache/cell/oha";
 /// The directory `cell run` writes in a job, and the files uploaded from it.
 const JOB_DIR: &str = "job";
 const JOB_FILES: [&str; 3] = ["results.json", "facts.json", "RESULTS.md"];
@@ -47,8 +57,13 @@ pub fn header(layout: &Layout) -> Vec<String> {
         "crates/cell-plan/src/pins.rs. What the jobs do and cost: docs/workflow.md.".to_owned(),
     ];
     if let Some(j) = layout.jobs.iter().find(|j| j.parts > 1) {
+        let whose = if layout.jobs.iter().any(|j| j.suite != Suite::Workload) {
+            "toolchain's and server's"
+        } else {
+            "toolchain's"
+        };
         h.push(format!(
-            "{} jobs: each toolchain's cells are split into {} matrix jobs of at most {MAX_MATRIX}",
+            "{} jobs: each {whose} cells are split into {} matrix jobs of at most {MAX_MATRIX}",
             layout.total(),
             j.parts
         ));
@@ -73,7 +88,11 @@ pub fn workflow(plan: &Plan, layout: &Layout) -> Result<Workflow, PlanError> {
     let mut jobs = Map::new();
     jobs.insert("plan", plan_job(&ctx, layout));
     for job in &layout.jobs {
-        jobs.insert(job.id.clone(), run_job(&ctx, job)?);
+        let built = match job.suite {
+            Suite::Workload => run_job(&ctx, job)?,
+            Suite::Http(_) | Suite::Soak(_) => suite_job(&ctx, job)?,
+        };
+        jobs.insert(job.id.clone(), built);
     }
     jobs.insert("collect", collect_job(&ctx, layout));
 
@@ -118,7 +137,11 @@ fn triggers(plan: &Plan) -> On {
         )
         .with(
             "toolchains",
-            input("Toolchains to run: names from cell/cell.toml, comma-separated (empty: all)"),
+            input(if plan.http.is_some() {
+                "Jobs to run per cell: toolchain names from cell/cell.toml, or http-<server> and soak-<server> for the suite jobs, comma-separated (empty: all, suites too; soak jobs run on schedule and by hand only)"
+            } else {
+                "Toolchains to run: names from cell/cell.toml, comma-separated (empty: all)"
+            }),
         )
         .with(
             "reps",
@@ -213,13 +236,83 @@ fn plan_job(ctx: &Ctx, layout: &Layout) -> Job {
     }
 }
 
-fn run_job(ctx: &Ctx, job: &MatrixJob) -> Result<Job, PlanError> {
-    let plan = ctx.plan;
-    let tc = &plan.toolchains[&job.toolchain];
-    let cells: Vec<&Cell> = job.cells.iter().map(|l| &plan.cells[l]).collect();
+/// The steps every matrix job starts with: check out, build cell, check this file is current.
+fn job_prelude(ctx: &Ctx) -> Vec<Step> {
     let mut steps = vec![checkout(false)];
     steps.extend(install_cell(ctx));
     steps.push(check_step());
+    steps
+}
+
+/// `cell-<cell-id>-<name>-a<attempt>`: the artifact of a job, and the folder its files sit in.
+fn artifact_name(job: &MatrixJob) -> String {
+    format!(
+        "cell-{}-{}-a{}",
+        expr("matrix.cell-id"),
+        job.name(),
+        expr("env.CELL_ATTEMPT")
+    )
+}
+
+/// The steps every matrix job ends with, both `if: always()` so a job whose gate tripped still
+/// reports: RESULTS.md into the step summary, and the upload of the job's files.
+fn report_steps(artifact: String) -> Vec<Step> {
+    let summary = Step::run(
+        "add RESULTS.md to the step summary",
+        &[&format!(
+            "for f in {JOB_DIR}/*/RESULTS.md; do if [ -f \"$f\" ]; then cat \"$f\" >> \"$GITHUB_STEP_SUMMARY\"; fi; done"
+        )],
+    )
+    .when("always()");
+    // The job dir sits in a folder named like the artifact, so the files keep that folder in
+    // the artifact and `download-artifact` with merge-multiple cannot overwrite one job's
+    // results.json with another's.
+    let paths: Vec<String> = JOB_FILES
+        .iter()
+        .map(|f| format!("{JOB_DIR}/*/{f}"))
+        .collect();
+    let upload = Step::uses("upload the job result", UPLOAD_ARTIFACT)
+        .when("always()")
+        .input("name", artifact)
+        .input("path", paths.join("\n"));
+    vec![summary, upload]
+}
+
+/// A matrix job over the `plan` output named like it; `only` narrows when it runs.
+fn matrix_job(job: &MatrixJob, only: Option<&str>, timeout_minutes: u32, steps: Vec<Step>) -> Job {
+    let selected = format!("needs.plan.outputs.{} != ''", job.id);
+    Job {
+        // `cell collect` finds the jobs that left no artifact by this name:
+        // `cell <cell-id> <name>`.
+        name: format!("cell {} {}", expr("matrix.cell-id"), job.name()),
+        needs: vec!["plan".into()],
+        cond: Some(match only {
+            Some(c) => format!("{c} && {selected}"),
+            None => selected,
+        }),
+        runs_on: RunsOn::Label(expr("matrix.runs-on")),
+        permissions: None,
+        concurrency: None,
+        timeout_minutes,
+        strategy: Some(Strategy {
+            fail_fast: false,
+            matrix: Matrix::FromJson(format!("needs.plan.outputs.{}", job.id)),
+        }),
+        env: Map::new().with("CELL_ATTEMPT", expr("github.run_attempt")),
+        outputs: Map::new(),
+        steps,
+    }
+}
+
+fn job_cells<'a>(plan: &'a Plan, job: &MatrixJob) -> Vec<&'a Cell> {
+    job.cells.iter().map(|l| &plan.cells[l]).collect()
+}
+
+fn run_job(ctx: &Ctx, job: &MatrixJob) -> Result<Job, PlanError> {
+    let plan = ctx.plan;
+    let tc = &plan.toolchains[&job.toolchain];
+    let cells = job_cells(plan, job);
+    let mut steps = job_prelude(ctx);
     steps.extend(install_steps(ctx, tc, &cells, None)?);
     let reference = plan.reference_toolchain();
     if reference.name != tc.name {
@@ -230,12 +323,7 @@ fn run_job(ctx: &Ctx, job: &MatrixJob) -> Result<Job, PlanError> {
             Some("the reference compiler"),
         )?);
     }
-    let artifact = format!(
-        "cell-{}-{}-a{}",
-        expr("matrix.cell-id"),
-        tc.name,
-        expr("env.CELL_ATTEMPT")
-    );
+    let artifact = artifact_name(job);
     steps.push(
         Step::run(
             format!("time {} against the reference", tc.name),
@@ -252,46 +340,130 @@ fn run_job(ctx: &Ctx, job: &MatrixJob) -> Result<Job, PlanError> {
         .env("TOOLCHAIN", tc.name.to_string())
         .env("REPS", expr("inputs.reps")),
     );
+    steps.extend(report_steps(artifact));
+    let cap_minutes = (plan.settings.time_cap_s / 60.0).ceil() as u32;
+    Ok(matrix_job(
+        job,
+        None,
+        RUN_JOB_BASE_MINUTES + cap_minutes,
+        steps,
+    ))
+}
+
+/// The job of one server in the http or soak suite: its own runner, never a toolchain's
+/// workload job. It installs the server's toolchain as that toolchain's workload job does, the
+/// load generators the suite drives, and runs `cell run --suite <suite> --server <server>`.
+fn suite_job(ctx: &Ctx, job: &MatrixJob) -> Result<Job, PlanError> {
+    let plan = ctx.plan;
+    let (Some(http), Some(server)) = (&plan.http, job.suite.server()) else {
+        unreachable!("a suite job comes from [http] and has a server");
+    };
+    let tc = &plan.toolchains[&job.toolchain];
+    let cells = job_cells(plan, job);
+    let mut steps = job_prelude(ctx);
+    steps.extend(install_steps(ctx, tc, &cells, None)?);
+    let (tools, run_name, only, minutes) = match &job.suite {
+        Suite::Soak(_) => {
+            let soak = plan.soak.as_ref().expect("a soak job comes from [soak]");
+            let minutes = (soak.duration_s / 60.0).ceil() as u32;
+            (
+                vec![SOAK_TOOL.to_owned()],
+                format!(
+                    "soak server {server} at {} req/s for {minutes} min",
+                    soak.rate
+                ),
+                // An hour per server is too much for every push: schedule and by hand only.
+                Some(SOAK_EVENTS),
+                minutes + SOAK_JOB_EXTRA_MINUTES,
+            )
+        }
+        Suite::Http(_) => {
+            // Every measured run, at its worst: start, warm up, measure, stop, drain.
+            let per_run = http.startup_timeout_s
+                + http.warmup_s
+                + http.duration_s
+                + http.stop_grace_s
+                + http.drain_timeout_s;
+            let load_s = per_run * f64::from(http.runs) * http.tools.len() as f64;
+            (
+                http.tools.clone(),
+                format!("load server {server} with {}", http.tools.join(" and ")),
+                None,
+                RUN_JOB_BASE_MINUTES + (load_s / 60.0).ceil() as u32,
+            )
+        }
+        Suite::Workload => unreachable!("a workload job is built by run_job"),
+    };
+    steps.extend(load_generator_steps(ctx, http, &tools, &cells)?);
+    let artifact = artifact_name(job);
     steps.push(
         Step::run(
-            "add RESULTS.md to the step summary",
+            run_name,
             &[&format!(
-                "for f in {JOB_DIR}/*/RESULTS.md; do if [ -f \"$f\" ]; then cat \"$f\" >> \"$GITHUB_STEP_SUMMARY\"; fi; done"
+                "cell run --suite {} --cell \"$CELL\" --server \"$SERVER\" --out \"{JOB_DIR}/$ARTIFACT\"",
+                job.suite.as_str()
             )],
         )
-        .when("always()"),
+        .env("ARTIFACT", artifact.clone())
+        .env("CELL", expr("matrix.cell"))
+        .env("SERVER", server.to_string()),
     );
-    // The job dir sits in a folder named like the artifact, so the files keep that folder in
-    // the artifact and `download-artifact` with merge-multiple cannot overwrite one job's
-    // results.json with another's.
-    let paths: Vec<String> = JOB_FILES
-        .iter()
-        .map(|f| format!("{JOB_DIR}/*/{f}"))
-        .collect();
-    steps.push(
-        Step::uses("upload the job result", UPLOAD_ARTIFACT)
-            .when("always()")
-            .input("name", artifact)
-            .input("path", paths.join("\n")),
-    );
-    let cap_minutes = (plan.settings.time_cap_s / 60.0).ceil() as u32;
-    Ok(Job {
-        // `cell collect` finds the jobs that left no artifact by this name: `cell <cell-id> <toolchain>`.
-        name: format!("cell {} {}", expr("matrix.cell-id"), tc.name),
-        needs: vec!["plan".into()],
-        cond: Some(format!("needs.plan.outputs.{} != ''", job.id)),
-        runs_on: RunsOn::Label(expr("matrix.runs-on")),
-        permissions: None,
-        concurrency: None,
-        timeout_minutes: RUN_JOB_BASE_MINUTES + cap_minutes,
-        strategy: Some(Strategy {
-            fail_fast: false,
-            matrix: Matrix::FromJson(format!("needs.plan.outputs.{}", job.id)),
-        }),
-        env: Map::new().with("CELL_ATTEMPT", expr("github.run_attempt")),
-        outputs: Map::new(),
-        steps,
-    })
+    steps.extend(report_steps(artifact));
+    Ok(matrix_job(job, only, minutes, steps))
+}
+
+/// Installs the load generators a suite job drives: wrk from apt, oha built by
+/// `cargo install --locked` at the version `versions.env` pins, kept in a cache per version and
+/// cell so a warm job skips the build.
+fn load_generator_steps(
+    ctx: &Ctx,
+    http: &HttpDef,
+    tools: &[String],
+    cells: &[&Cell],
+) -> Result<Vec<Step>, PlanError> {
+    let mut steps = Vec::new();
+    if tools.iter().any(|t| t == "wrk") {
+        let mut step = Step::run(
+            "install the load generator wrk (apt)",
+            &[
+                "sudo apt-get update -q",
+                "sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends wrk",
+            ],
+        );
+        if cells.iter().any(|c| c.os != "linux") {
+            step = step.when("matrix.os == 'linux'");
+        }
+        steps.push(step);
+    }
+    if tools.iter().any(|t| t == "oha") {
+        let version = http.oha_version.as_deref().ok_or_else(|| PlanError::Config {
+            path: ctx.plan.env.path.clone(),
+            field: http.oha_key.clone(),
+            msg: format!(
+                "the http and soak jobs install oha at the version this key pins, and versions.env has no {0}: add {0}=<version> (or name another key in [http] oha of cell/cell.toml)",
+                http.oha_key
+            ),
+        })?;
+        steps.push(
+            Step::uses(format!("restore oha {version} from the cache"), CACHE)
+                .input("path", format!("~/{OHA_CACHE}-{version}"))
+                .input("key", format!("oha-{version}-{}", expr("matrix.cell-id"))),
+        );
+        steps.push(
+            Step::run(
+                format!("install the load generator oha {version} (cargo install --locked)"),
+                &[
+                    &format!("root=\"$HOME/{OHA_CACHE}-$OHA_VERSION\""),
+                    "if [ ! -x \"$root/bin/oha\" ]; then",
+                    "  cargo install oha --locked --version \"$OHA_VERSION\" --root \"$root\"",
+                    "fi",
+                    "echo \"$root/bin\" >> \"$GITHUB_PATH\"",
+                ],
+            )
+            .env("OHA_VERSION", version),
+        );
+    }
+    Ok(steps)
 }
 
 /// The steps that install one toolchain at its pinned version on this job's cells; `role`

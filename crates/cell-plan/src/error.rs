@@ -18,13 +18,16 @@ pub enum PlanError {
     /// `--cells` or `--toolchains` named something the plan does not have.
     #[error("unknown {what} {}: cell/cell.toml has {}", quote(unknown), known.join(", "))]
     Unknown {
-        /// `cell` or `toolchain` (plural when several).
+        /// `cell`, `toolchain` or `suite job`.
         what: &'static str,
         /// The names not found.
         unknown: Vec<String>,
         /// The names there are.
         known: Vec<String>,
     },
+    /// `--toolchains` named something that has no job to select.
+    #[error("{0}")]
+    Select(String),
     /// `--subject` does not match what `versions.env` pins.
     #[error("--subject {subject}: {msg}")]
     Subject {

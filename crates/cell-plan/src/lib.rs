@@ -2,7 +2,7 @@
 //!
 //! One render feeds both writing `.github/workflows/cell.yml` and `--check` (which prints a
 //! unified diff and the command that fixes it). `--matrix` turns a run's chosen cells and
-//! toolchains into the matrices of the workflow's jobs. Same inputs, same bytes: every map is
+//! toolchains (or suite jobs) into the matrices of the workflow's jobs. Same inputs, same bytes: every map is
 //! ordered, and nothing from the machine (paths, time) reaches the text.
 
 mod build;
@@ -18,7 +18,7 @@ use cell_model::{Install, Plan};
 
 pub use build::HOST_RUNNER;
 pub use error::PlanError;
-pub use layout::{Entry, Layout, MAX_MATRIX, MatrixJob, Selection};
+pub use layout::{Entry, Layout, MAX_MATRIX, MatrixJob, Selection, Suite};
 
 /// The generated workflow, relative to the project root.
 pub const WORKFLOW_PATH: &str = ".github/workflows/cell.yml";
@@ -118,9 +118,9 @@ pub fn unified_diff(old: &str, new: &str, old_label: &str, new_label: &str) -> S
         .to_string()
 }
 
-/// Checks a run's `--subject`: blank passes; otherwise every selected toolchain installed from
-/// a tarball (a release under test) must pin exactly that version, because only a pinned
-/// version comes with a verified SHA-256.
+/// Checks a run's `--subject`: blank passes; otherwise every toolchain a selected job installs
+/// from a tarball (a release under test; a server's toolchain too) must pin exactly that
+/// version, because only a pinned version comes with a verified SHA-256.
 pub fn check_subject(plan: &Plan, selection: &Selection, subject: &str) -> Result<(), PlanError> {
     let subject = subject.trim();
     if subject.is_empty() {
@@ -132,8 +132,9 @@ pub fn check_subject(plan: &Plan, selection: &Selection, subject: &str) -> Resul
     };
     let mut seen = false;
     for name in selection
-        .include
+        .per_job
         .iter()
+        .flat_map(|(_, entries)| entries)
         .map(|e| e.toolchain.as_str())
         .collect::<std::collections::BTreeSet<_>>()
     {

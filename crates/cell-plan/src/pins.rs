@@ -33,6 +33,8 @@ pub const RUST_TOOLCHAIN: &Pin = &PINS[6];
 pub const RUST_CACHE: &Pin = &PINS[7];
 /// `actions/setup-python`.
 pub const SETUP_PYTHON: &Pin = &PINS[5];
+/// `actions/cache`: keeps the load generator the suite jobs build (`cargo install oha`).
+pub const CACHE: &Pin = &PINS[8];
 
 /// Every pinned action.
 pub const PINS: &[Pin] = &[
@@ -130,5 +132,6 @@ mod tests {
         assert_eq!(RUST_TOOLCHAIN.action, "dtolnay/rust-toolchain");
         assert_eq!(RUST_CACHE.action, "Swatinem/rust-cache");
         assert_eq!(SETUP_PYTHON.action, "actions/setup-python");
+        assert_eq!(CACHE.action, "actions/cache");
     }
 }

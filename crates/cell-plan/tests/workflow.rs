@@ -1,13 +1,14 @@
 //! The generated workflow: snapshots, the rules of DESIGN §7 checked on the text, the 256-job
-//! split, diff locality, determinism, and the real linters on every render.
+//! split, diff locality, determinism, the http and soak suite jobs, and the real linters on
+//! every render.
 
 mod support;
 
 use cell_plan::{Layout, MAX_MATRIX, PlanError};
 use serde_norway::Value;
 use support::{
-    BASE, CS, DOTNET, GCC, GO, Project, RUST, ZIG, apt_toolchain, hosted, lint_text, self_hosted,
-    self_hosted_subject, three_by_six,
+    BASE, CS, DOTNET, GCC, GO, HTTP, PYTHON, Project, RUST, SOAK, ZIG, apt_toolchain, hosted,
+    lint_text, self_hosted, self_hosted_subject, three_by_six, with_suites, without_suites,
 };
 
 fn render(toml: &str) -> String {
@@ -325,7 +326,8 @@ fn subject_must_be_the_pinned_release() {
 #[test]
 fn a_setup_action_without_a_pin_is_refused_with_what_to_do() {
     let toml = format!(
-        "{BASE}{}\n[toolchains.node]\ninstall = {{ setup = {{ action = \"actions/setup-node\", input = \"node-version\", version = \"GO_VERSION\" }} }}\ntools.node = {{ version = [\"--version\"] }}\n",
+        "{BASE}{}\n[toolchains.node]\ninstall = {{ setup = {{ action = \"actions/setup-node\", input = \"node-version\", version = \"GO_VERSION\" }} }}\ntools.node = {{ version = [\"--version\"] }}\n\
+         \n[rows.node]\ntoolchain = \"node\"\nlabel = \"node\"\nsource = \"node\"\nbuild = [\"{{tool:node}}\", \"{{src}}/build.js\", \"{{out}}\"]\nrun = [\"{{tool:node}}\", \"{{bin}}\", \"{{phase}}\"]\n",
         hosted(&["ubuntu-24.04"])
     );
     let e = cell_plan::render(&Project::of(&toml).plan()).unwrap_err();
@@ -377,4 +379,466 @@ fn rust_toolchain_always_gets_its_toolchain_input() {
     );
     let text = render(&format!("{BASE}{}{RUST}", hosted(&["ubuntu-24.04"])));
     assert!(text.contains("    - name: install rust 1.95.0\n      uses: dtolnay/rust-toolchain@3c5f7ea28cd621ae0bf5283f0e981fb97b8a7af9 # master\n      with:\n        toolchain: 1.95.0\n"));
+}
+
+// --- the http and soak suites ---
+
+/// Job ids of a rendered workflow, in order.
+fn job_ids(doc: &Value) -> Vec<String> {
+    jobs(doc).keys().map(|k| key(k).to_owned()).collect()
+}
+
+/// The step of a job whose name starts with `prefix`.
+fn step<'a>(job: &'a Value, prefix: &str) -> &'a Value {
+    steps(job)
+        .iter()
+        .find(|s| s["name"].as_str().unwrap().starts_with(prefix))
+        .unwrap_or_else(|| panic!("no step `{prefix}…` in {:?}", job["name"]))
+}
+
+fn is_suite_job(id: &str) -> bool {
+    id.starts_with("http-") || id.starts_with("soak-")
+}
+
+#[test]
+fn snapshot_http_and_soak_suites() {
+    let text = render(&with_suites());
+    assert_rules(&text);
+    let doc = yaml(&text);
+    // python has no rows: no workload job, but its servers get theirs.
+    assert_eq!(
+        job_ids(&doc),
+        [
+            "plan",
+            "run-clang",
+            "run-go",
+            "run-zig",
+            "http-c",
+            "http-go",
+            "http-python",
+            "http-zig",
+            "soak-c",
+            "soak-python",
+            "collect"
+        ]
+    );
+    lint_text(&text);
+    insta::assert_snapshot!("http_and_soak_suites", text);
+}
+
+/// A toolchain without rows (one that only runs a server) gets no workload job, and nothing
+/// installs it unless a server needs it.
+#[test]
+fn a_toolchain_without_rows_gets_no_workload_job() {
+    let text = render(&without_suites());
+    let doc = yaml(&text);
+    assert_eq!(run_jobs(&doc), ["run-clang", "run-go", "run-zig"]);
+    assert!(!text.contains("python"), "python is installed somewhere");
+    lint_text(&text);
+}
+
+/// Without `[http]` and `[soak]` nothing of the suites appears, and the workload part is the
+/// bytes it was before suites existed: the snapshot of three cells by six toolchains, taken
+/// before, is still what renders; adding the suites to a plan only adds their own jobs, their
+/// `plan` outputs and `collect` needs, and the longer description of the `toolchains` input.
+#[test]
+fn a_plan_without_suites_has_no_suite_jobs_and_an_unchanged_workload_part() {
+    let before = include_str!("snapshots/workflow__three_cells_by_six_toolchains.snap");
+    let before = before.splitn(3, "---\n").nth(2).unwrap();
+    let now = render(&three_by_six());
+    assert_eq!(now.trim_end(), before.trim_end(), "the workload part moved");
+    for toml in [three_by_six(), without_suites()] {
+        let text = render(&toml);
+        assert!(!job_ids(&yaml(&text)).iter().any(|id| is_suite_job(id)));
+        for word in [
+            "--suite", "--server", "oha", "wrk", "soak", "http-", "server",
+        ] {
+            assert!(!text.contains(word), "`{word}` in a plan without suites");
+        }
+    }
+
+    let without = render(&without_suites());
+    let with = render(&with_suites());
+    let new_lines: Vec<&str> = with.lines().collect();
+    // Line ranges of the suite jobs in `with`.
+    let mut suite_ranges = Vec::new();
+    let mut open: Option<usize> = None;
+    for (i, line) in new_lines.iter().enumerate() {
+        let is_job = line.starts_with("  ") && !line.starts_with("   ") && line.ends_with(':');
+        if is_job {
+            if let Some(start) = open.take() {
+                suite_ranges.push(start..i);
+            }
+            if is_suite_job(line.trim().trim_end_matches(':')) {
+                open = Some(i);
+            }
+        }
+    }
+    assert!(suite_ranges.len() == 6, "{suite_ranges:?}");
+    let mut deleted = Vec::new();
+    for change in similar::TextDiff::from_lines(&without, &with).iter_all_changes() {
+        match change.tag() {
+            similar::ChangeTag::Equal => {}
+            similar::ChangeTag::Delete => deleted.push(change.to_string()),
+            similar::ChangeTag::Insert => {
+                let i = change.new_index().unwrap();
+                let line = new_lines[i];
+                let names_a_suite_job = ["http-", "soak-"].iter().any(|p| {
+                    line.trim_start().starts_with(&format!("- {p}"))
+                        || line.trim_start().starts_with(p)
+                });
+                assert!(
+                    suite_ranges.iter().any(|r| r.contains(&i))
+                        || names_a_suite_job
+                        || line.contains("description: 'Jobs to run per cell"),
+                    "the suites changed line {} outside their jobs: {line:?}",
+                    i + 1
+                );
+            }
+        }
+    }
+    assert_eq!(
+        deleted,
+        [
+            "        description: 'Toolchains to run: names from cell/cell.toml, comma-separated (empty: all)'\n"
+        ]
+    );
+    // Every workload job is the same value with and without the suites.
+    let (a, b) = (yaml(&without), yaml(&with));
+    for id in run_jobs(&a) {
+        assert_eq!(a["jobs"][&id], b["jobs"][&id], "{id}");
+    }
+}
+
+/// `cell collect` finds the jobs that left no result by the last word of `cell <cell-id>
+/// <name>`, and reads the artifacts named like the workload's: both are fixed here, with the
+/// command each job runs and the upload that runs even when the job failed.
+#[test]
+fn suite_jobs_are_named_for_the_collector_and_upload_like_workload_jobs() {
+    let doc = yaml(&render(&with_suites()));
+    let workload_upload = step(&doc["jobs"]["run-go"], "upload the job result").clone();
+    let mut seen = 0;
+    for (id, job) in jobs(&doc) {
+        let id = key(id);
+        let Some((suite, server)) = id.split_once('-').filter(|_| is_suite_job(id)) else {
+            continue;
+        };
+        seen += 1;
+        let name = format!("{suite}-{server}");
+        assert_eq!(
+            job["name"].as_str(),
+            Some(format!("cell ${{{{ matrix.cell-id }}}} {name}").as_str()),
+            "{id}"
+        );
+        let artifact =
+            format!("cell-${{{{ matrix.cell-id }}}}-{name}-a${{{{ env.CELL_ATTEMPT }}}}");
+        assert_eq!(
+            job["env"]["CELL_ATTEMPT"].as_str(),
+            Some("${{ github.run_attempt }}")
+        );
+        let run = steps(job)
+            .iter()
+            .find(|s| {
+                s["run"]
+                    .as_str()
+                    .is_some_and(|r| r.starts_with("cell run "))
+            })
+            .unwrap();
+        assert_eq!(
+            run["run"].as_str(),
+            Some(
+                format!(
+                    "cell run --suite {suite} --cell \"$CELL\" --server \"$SERVER\" --out \"job/$ARTIFACT\""
+                )
+                .as_str()
+            ),
+            "{id}"
+        );
+        assert_eq!(run["env"]["ARTIFACT"].as_str(), Some(artifact.as_str()));
+        assert_eq!(run["env"]["SERVER"].as_str(), Some(server));
+        assert_eq!(run["env"]["CELL"].as_str(), Some("${{ matrix.cell }}"));
+        let upload = step(job, "upload the job result");
+        assert_eq!(upload["if"].as_str(), Some("always()"), "{id}");
+        assert_eq!(upload["with"]["name"].as_str(), Some(artifact.as_str()));
+        assert_eq!(upload["with"]["path"], workload_upload["with"]["path"]);
+        assert_eq!(upload["uses"], workload_upload["uses"]);
+        assert_eq!(step(job, "add RESULTS.md")["if"].as_str(), Some("always()"));
+        assert_eq!(
+            job["strategy"]["matrix"].as_str(),
+            Some(format!("${{{{ fromJSON(needs.plan.outputs.{id}) }}}}").as_str())
+        );
+        // Load generators: http drives wrk and oha, soak only oha; oha's version comes from
+        // versions.env through env:, never an expression in run:.
+        let names: Vec<&str> = steps(job)
+            .iter()
+            .map(|s| s["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names.contains(&"install the load generator wrk (apt)"),
+            suite == "http",
+            "{id}"
+        );
+        let oha = step(job, "install the load generator oha 1.16.0");
+        assert_eq!(oha["env"]["OHA_VERSION"].as_str(), Some("1.16.0"));
+        assert!(
+            oha["run"]
+                .as_str()
+                .unwrap()
+                .contains("cargo install oha --locked --version \"$OHA_VERSION\""),
+            "{id}"
+        );
+        let cache = step(job, "restore oha 1.16.0 from the cache");
+        assert_eq!(
+            cache["with"]["key"].as_str(),
+            Some("oha-1.16.0-${{ matrix.cell-id }}")
+        );
+    }
+    assert_eq!(seen, 6);
+}
+
+/// A server's job installs its toolchain with exactly the steps of that toolchain's workload
+/// job (apt, setup action, tarball per architecture), and not the reference compiler.
+#[test]
+fn a_suite_job_installs_its_servers_toolchain_as_the_workload_job_does() {
+    let doc = yaml(&render(&with_suites()));
+    let installs = |id: &str, tc: &str| -> Vec<Value> {
+        steps(&doc["jobs"][id])
+            .iter()
+            .filter(|s| {
+                s["name"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("install {tc} "))
+            })
+            .cloned()
+            .collect()
+    };
+    for (suite_job, run_job, tc, count) in [
+        ("http-go", "run-go", "go", 1),
+        ("http-zig", "run-zig", "zig", 2),
+        ("http-c", "run-clang", "clang", 1),
+        ("soak-c", "run-clang", "clang", 1),
+    ] {
+        let ours = installs(suite_job, tc);
+        assert_eq!(ours.len(), count, "{suite_job}");
+        assert_eq!(ours, installs(run_job, tc), "{suite_job}");
+    }
+    assert_eq!(installs("http-python", "python").len(), 1);
+    assert!(installs("http-go", "the reference compiler").is_empty());
+    assert!(installs("http-go", "clang").is_empty());
+}
+
+/// Soak jobs run for the soak plus an hour, and only on schedule and by hand: an hour per
+/// server on every push costs too much. http jobs run on every trigger.
+#[test]
+fn soak_jobs_run_on_schedule_and_by_hand_for_the_soak_plus_an_hour() {
+    let doc = yaml(&render(&with_suites()));
+    for id in ["soak-c", "soak-python"] {
+        let job = &doc["jobs"][id];
+        assert_eq!(
+            job["if"].as_str(),
+            Some(
+                format!("(github.event_name == 'schedule' || github.event_name == 'workflow_dispatch') && needs.plan.outputs.{id} != ''")
+                    .as_str()
+            )
+        );
+        // [soak] duration = 1800 s: 30 minutes + 60.
+        assert_eq!(job["timeout-minutes"].as_u64(), Some(90), "{id}");
+        assert_eq!(
+            step(job, "soak server ")["name"].as_str(),
+            Some(format!("soak server {} at 200 req/s for 30 min", &id[5..]).as_str())
+        );
+    }
+    let http = &doc["jobs"]["http-c"];
+    assert_eq!(http["if"].as_str(), Some("needs.plan.outputs.http-c != ''"));
+    // 45 minutes of installing and building, plus 2 tools × 5 runs × (10 s start + 2 s warm-up
+    // + 10 s load + 5 s stop + 10 s drain) = 370 s, rounded up to 7 minutes.
+    assert_eq!(http["timeout-minutes"].as_u64(), Some(52));
+    // The default soak is an hour: two hours in all.
+    let default_soak = render(&with_suites().replace("duration = 1800\n", ""));
+    assert_eq!(
+        yaml(&default_soak)["jobs"]["soak-c"]["timeout-minutes"].as_u64(),
+        Some(120)
+    );
+}
+
+#[test]
+fn collect_and_the_plan_outputs_cover_every_job() {
+    let doc = yaml(&render(&with_suites()));
+    let ids = job_ids(&doc);
+    let matrix_jobs = &ids[1..ids.len() - 1];
+    let needs: Vec<&str> = doc["jobs"]["collect"]["needs"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(needs[0], "plan");
+    assert_eq!(needs[1..], *matrix_jobs);
+    let outputs: Vec<&str> = doc["jobs"]["plan"]["outputs"]
+        .as_mapping()
+        .unwrap()
+        .keys()
+        .map(key)
+        .collect();
+    assert_eq!(outputs, *matrix_jobs);
+    for id in matrix_jobs {
+        assert_eq!(
+            doc["jobs"]["plan"]["outputs"][id.as_str()].as_str(),
+            Some(format!("${{{{ steps.matrix.outputs.{id} }}}}").as_str())
+        );
+    }
+}
+
+/// A run's cells select the suite jobs' cells too; the `toolchains` input names workload
+/// toolchains and suite jobs (`http-<server>`, `soak-<server>`), blank selecting all.
+#[test]
+fn suite_jobs_follow_the_cell_selection_and_are_named_in_the_toolchains_input() {
+    let project = Project::of(&with_suites());
+    let plan = project.plan();
+    let layout = Layout::of(&plan).unwrap();
+    let lines = |sel: &cell_plan::Selection| -> Vec<String> {
+        sel.github_output()
+            .lines()
+            .map(|l| l.split_once('=').unwrap().0.to_owned())
+            .collect()
+    };
+    // Everything, on one cell: every job, with only that cell.
+    let arm = layout
+        .select(&plan, Some("ubuntu-24.04-arm"), Some(""))
+        .unwrap();
+    assert_eq!(
+        lines(&arm),
+        [
+            "run-clang",
+            "run-go",
+            "run-zig",
+            "http-c",
+            "http-go",
+            "http-python",
+            "http-zig",
+            "soak-c",
+            "soak-python"
+        ]
+    );
+    for (job, entries) in &arm.per_job {
+        assert_eq!(entries.len(), 1, "{job}");
+        assert_eq!(entries[0].cell, "ubuntu-24.04-arm");
+    }
+    // The printed matrix holds the workload entries only.
+    assert_eq!(arm.include.len(), 3);
+    let http_go = &arm.per_job.iter().find(|(j, _)| j == "http-go").unwrap().1[0];
+    assert_eq!(http_go.toolchain, "go");
+    assert_eq!(http_go.cell_id, "linux-aarch64-ubuntu-24.04-arm");
+    // Toolchains alone: their workload jobs, no suite job.
+    let go = layout.select(&plan, None, Some("go")).unwrap();
+    assert_eq!(lines(&go), ["run-go"]);
+    // Suite jobs by name, mixed with a toolchain.
+    let some = layout
+        .select(
+            &plan,
+            Some("ubuntu-24.04"),
+            Some("http-go, soak-python,zig"),
+        )
+        .unwrap();
+    assert_eq!(lines(&some), ["run-zig", "http-go", "soak-python"]);
+    assert_eq!(
+        some.github_output().lines().nth(1).unwrap(),
+        r#"http-go={"include":[{"cell":"ubuntu-24.04","cell-id":"linux-x86_64-ubuntu-24.04","os":"linux","arch":"x86_64","runs-on":"ubuntu-24.04","toolchain":"go"}]}"#
+    );
+    // Unknown names list what there is; a toolchain without rows says where its servers run.
+    let e = layout
+        .select(&plan, None, Some("http-rust,soak-go"))
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "unknown suite job `http-rust`, `soak-go`: cell/cell.toml has http-c, http-go, http-python, http-zig, soak-c, soak-python"
+    );
+    let e = layout.select(&plan, None, Some("rust")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "unknown toolchain `rust`: cell/cell.toml has clang, go, python, zig"
+    );
+    let e = layout.select(&plan, None, Some("python")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "toolchain `python` has no rows, so no workload job: its servers run in http-python, soak-python"
+    );
+    // --subject covers the toolchains the selected suite jobs install.
+    let zig = layout.select(&plan, None, Some("http-zig")).unwrap();
+    cell_plan::check_subject(&plan, &zig, "0.16.0").unwrap();
+    assert!(cell_plan::check_subject(&plan, &zig, "0.15.2").is_err());
+    let c = layout.select(&plan, None, Some("http-c")).unwrap();
+    assert!(cell_plan::check_subject(&plan, &c, "0.16.0").is_err());
+}
+
+#[test]
+fn a_toolchain_named_like_a_suite_job_is_refused() {
+    let toml = format!("{BASE}{}{PYTHON}{HTTP}", hosted(&["ubuntu-24.04"]))
+        .replace("[http.servers.go]", "[http.servers.c-go]")
+        .replace(
+            "[http.servers.zig]\ntoolchain = \"zig\"",
+            "[http.servers.zig]\ntoolchain = \"clang\"",
+        )
+        .replace(
+            "[http.servers.c-go]\ntoolchain = \"go\"",
+            "[http.servers.c-go]\ntoolchain = \"clang\"",
+        )
+        .replace("{tool:go}", "{tool:clang}")
+        .replace("{tool:zig}", "{tool:clang}")
+        + &apt_toolchain("http-c");
+    let e = cell_plan::render(&Project::of(&toml).plan()).unwrap_err();
+    assert!(
+        e.to_string().ends_with(
+            "http.servers.c: its job name `cell <cell-id> http-c` is also toolchain `http-c`'s: rename one of them"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_missing_oha_pin_says_what_to_add() {
+    let toml = with_suites();
+    let versions = support::versions_for(&toml).replace("OHA_VERSION=1.16.0\n", "");
+    let toml = toml.replace("oha = \"OHA_VERSION\"\n", "");
+    let e = cell_plan::render(&Project::new(&versions, &toml).plan()).unwrap_err();
+    assert!(
+        e.to_string().ends_with(
+            "versions.env: OHA_VERSION: the http and soak jobs install oha at the version this key pins, and versions.env has no OHA_VERSION: add OHA_VERSION=<version> (or name another key in [http] oha of cell/cell.toml)"
+        ),
+        "{e}"
+    );
+    // An http suite of wrk alone and no soak needs no oha.
+    let wrk_only = toml.replace("tools = [\"wrk\", \"oha\"]", "tools = [\"wrk\"]");
+    let wrk_only = &wrk_only[..wrk_only.find("\n[soak]").unwrap()];
+    let text = cell_plan::render(&Project::new(&versions, wrk_only).plan()).unwrap();
+    assert!(!text.contains("oha"));
+    assert!(text.contains("install the load generator wrk (apt)"));
+}
+
+/// Past 256 cells the suite jobs split like the workload's.
+#[test]
+fn suite_jobs_split_past_256_cells() {
+    let cells: String = (0..300)
+        .map(|i| self_hosted(&format!("bench-{i:03}"), "linux", "x86_64"))
+        .collect();
+    let project = Project::of(&format!("{BASE}{cells}{GO}{ZIG}{PYTHON}{HTTP}{SOAK}"));
+    let plan = project.plan();
+    let layout = Layout::of(&plan).unwrap();
+    let ids: Vec<&str> = layout.jobs.iter().map(|j| j.id.as_str()).collect();
+    assert!(ids.contains(&"http-c-part1") && ids.contains(&"soak-python-part2"));
+    assert_eq!(layout.jobs.len(), 9 * 2);
+    let sel = layout.select(&plan, None, None).unwrap();
+    assert!(sel.per_job.iter().all(|(_, e)| e.len() <= MAX_MATRIX));
+    let text = cell_plan::render(&plan).unwrap();
+    assert!(
+        text.contains(
+            "# 2700 jobs: each toolchain's and server's cells are split into 2 matrix jobs"
+        )
+    );
+    let doc = yaml(&text);
+    assert_eq!(
+        doc["jobs"]["http-c-part2"]["name"].as_str(),
+        Some("cell ${{ matrix.cell-id }} http-c")
+    );
 }

@@ -135,7 +135,12 @@ pub fn gate(
     for (id, cell) in &run.cells {
         // Older runs of this cell, oldest first (only the pinned one when pinned).
         let older: Vec<(&str, &CellResult)> = match pinned {
-            Some(p) => p.cells.get(id).map(|c| (p.name.as_str(), c)).into_iter().collect(),
+            Some(p) => p
+                .cells
+                .get(id)
+                .map(|c| (p.name.as_str(), c))
+                .into_iter()
+                .collect(),
             None => history
                 .iter()
                 .filter(|h| h.run_id != run.run_id)
@@ -143,7 +148,11 @@ pub fn gate(
                 .collect(),
         };
         // The workload is compared with the newest run that had workload jobs.
-        let baseline = older.iter().rev().find(|(_, c)| !c.jobs.is_empty()).copied();
+        let baseline = older
+            .iter()
+            .rev()
+            .find(|(_, c)| !c.jobs.is_empty())
+            .copied();
         let suites = crate::gate_suite::gate_suites(cell, &older, config.http_tolerance);
         let mut g = if cell.jobs.is_empty() {
             // A suite-only run: nothing of the workload to judge.

@@ -69,7 +69,14 @@ pub fn gate_suites(
             };
             let mut message = format!(
                 "{word} {id} http {name} {tool}: {:.0} req/s (runs {:.0}–{:.0}) vs {:.0} req/s (runs {:.0}–{:.0}) in {base_name}; band {:.0}–{:.0}",
-                t.rps, t.rps_range[0], t.rps_range[1], old.rps, old.rps_range[0], old.rps_range[1], band[0], band[1]
+                t.rps,
+                t.rps_range[0],
+                t.rps_range[1],
+                old.rps,
+                old.rps_range[0],
+                old.rps_range[1],
+                band[0],
+                band[1]
             );
             if let Some(n) = noisy {
                 let _ = write!(message, "; {n}");

@@ -78,7 +78,7 @@ pub struct ServerBuild {
     pub sha256: Sha256,
 }
 
-/// Sockets in TIME_WAIT on the server's port, counted before a run.
+/// Sockets in `TIME_WAIT` on the server's port, counted before a run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TimeWait {
     /// Count when the previous server had stopped.
@@ -98,7 +98,7 @@ pub struct HttpRun {
     pub seq: u32,
     /// Seconds from spawn to the first 200.
     pub startup_s: f64,
-    /// TIME_WAIT before this run.
+    /// `TIME_WAIT` before this run.
     pub time_wait: TimeWait,
     /// The measured load.
     pub load: LoadReport,
@@ -199,7 +199,7 @@ pub struct HttpJobResult {
     pub schema_version: u32,
     /// `"http"`.
     pub kind: HttpKind,
-    /// The job's name within its cell (`http-<server>`, or `http` for several servers).
+    /// The job's name within its cell: `http-<server>` (one server per job).
     pub job: String,
     /// The cell.
     pub cell: CellInfo,
@@ -327,7 +327,7 @@ pub struct SoakJobResult {
     pub schema_version: u32,
     /// `"soak"`.
     pub kind: SoakKind,
-    /// The job's name within its cell (`soak-<server>`, or `soak` for several servers).
+    /// The job's name within its cell: `soak-<server>` (one server per job).
     pub job: String,
     /// The cell.
     pub cell: CellInfo,

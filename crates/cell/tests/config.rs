@@ -95,3 +95,97 @@ fn the_repository_config_loads() {
         .code(2)
         .stderr(predicate::str::contains("unknown cell"));
 }
+
+/// A `[http]` table with one server of the tiny project's toolchain.
+fn http(server: &str) -> String {
+    format!(
+        "[http]\nsource = \"bench/workload\"\n[http.servers.s]\ntoolchain = \"clang\"\nsource = \"c\"\n{server}\n"
+    )
+}
+
+#[test]
+fn http_server_errors_name_the_field() {
+    for (server, msg) in [
+        (
+            "run = [\"x\"]\nport = 18400",
+            "http.servers.s.run: the run never names {port}",
+        ),
+        (
+            "run = [\"x\", \"{port}\"]\nport = 80",
+            "http.servers.s.port: 80: use a port of 1024 or above",
+        ),
+        (
+            "run = [\"{tool:gcc}\", \"{port}\"]\nport = 18400",
+            "{tool:gcc} is not a tool of toolchain `clang`",
+        ),
+        (
+            "run = [\"x\", \"{port}\"]\nport = 18400\nexpect = { status = 999 }",
+            "http.servers.s.expect.status: 999: write an HTTP status code",
+        ),
+        (
+            "run = [\"x\", \"{port}\"]\nport = 18400\nhello = 1",
+            "unknown field `hello`",
+        ),
+    ] {
+        run_with(VERSIONS, &http(server))
+            .code(2)
+            .stderr(predicate::str::contains(msg));
+    }
+    run_with(
+        VERSIONS,
+        &format!(
+            "{}[http.servers.t]\ntoolchain = \"clang\"\nsource = \"c\"\nrun = [\"y\", \"{{port}}\"]\nport = 18400\n",
+            http("run = [\"x\", \"{port}\"]\nport = 18400")
+        ),
+    )
+    .code(2)
+    .stderr(predicate::str::contains(
+        "18400 is also the port of server `s`",
+    ));
+}
+
+#[test]
+fn http_and_soak_settings_are_checked() {
+    let ok = http("run = [\"x\", \"{port}\"]\nport = 18400");
+    run_with(
+        VERSIONS,
+        &ok.replace("[http]\n", "[http]\ntools = [\"ab\"]\n"),
+    )
+    .code(2)
+    .stderr(predicate::str::contains(
+        "http.tools[0]: `ab` is not a load generator cell drives: write wrk, oha",
+    ));
+    run_with(VERSIONS, &format!("{ok}[soak]\nservers = [\"nope\"]\n"))
+        .code(2)
+        .stderr(predicate::str::contains(
+            "soak.servers[0]: unknown server `nope`: [http.servers] has s",
+        ));
+    run_with(
+        VERSIONS,
+        &format!("{ok}[soak]\nduration = 60\nwindow_start = 60\n"),
+    )
+    .code(2)
+    .stderr(predicate::str::contains("soak.window_start: 60"));
+    run_with(VERSIONS, "[soak]\nrate = 10\n")
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the soak suite soaks the servers of [http]",
+        ));
+    run_with(&format!("{VERSIONS}HTTP_TOLERANCE=lots\n"), "")
+        .code(2)
+        .stderr(predicate::str::contains(
+            "versions.env:8: HTTP_TOLERANCE=lots is not a number",
+        ));
+}
+
+#[test]
+fn a_port_in_a_workload_row_is_refused() {
+    run_with(
+        VERSIONS,
+        "[rows.p]\ntoolchain = \"clang\"\nlabel = \"p\"\nsource = \"c\"\nbuild = [\"{tool:clang}\", \"-o\", \"{out}\", \"{src}/main.c\"]\nrun = [\"{bin}\", \"{phase}\", \"{port}\"]\n",
+    )
+    .code(2)
+    .stderr(predicate::str::contains(
+        "{port} belongs to servers of [http], not workload rows",
+    ));
+}

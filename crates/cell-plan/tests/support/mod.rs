@@ -21,6 +21,7 @@ ZIG_URL_X86_64=https://ziglang.org/download/0.16.0/zig-x86_64-linux-0.16.0.tar.x
 ZIG_SHA256_X86_64=70e49664a74374b48b51e6f3fdfbf437f6395d42509050588bd49abe52ba3d00
 ZIG_URL_AARCH64=https://ziglang.org/download/0.16.0/zig-aarch64-linux-0.16.0.tar.xz
 ZIG_SHA256_AARCH64=ea4b09bfb22ec6f6c6ceac57ab63efb6b46e17ab08d21f69f3a48b38e1534f17
+OHA_VERSION=1.16.0
 ";
 
 /// The lines of [`VERSIONS`] a config refers to (cell refuses a key nothing uses): the protocol
@@ -78,16 +79,32 @@ build = ["{tool:clang}", "-O0", "-o", "{out}", "{src}/main.c"]
 run = ["{bin}", "{phase}"]
 "#;
 
+// Every toolchain fixture has a row: a toolchain without rows gets no workload job.
+
 pub const GCC: &str = r#"
 [toolchains.gcc]
 install = { apt = { package = "gcc" } }
 tools.gcc = { version = ["--version"] }
+
+[rows.gcc-O2]
+toolchain = "gcc"
+label = "gcc -O2"
+source = "c"
+build = ["{tool:gcc}", "-O2", "-o", "{out}", "{src}/main.c"]
+run = ["{bin}", "{phase}"]
 "#;
 
 pub const RUST: &str = r#"
 [toolchains.rust]
 install = { setup = { action = "dtolnay/rust-toolchain", input = "toolchain", version = "RUST_VERSION" } }
 tools.rustc = { version = ["--version", "--verbose"] }
+
+[rows.rust-O3]
+toolchain = "rust"
+label = "rustc -C opt-level=3"
+source = "rust"
+build = ["{tool:rustc}", "-C", "opt-level=3", "-o", "{out}", "{src}/main.rs"]
+run = ["{bin}", "{phase}"]
 "#;
 
 pub const GO: &str = r#"
@@ -108,6 +125,13 @@ pub const ZIG: &str = r#"
 [toolchains.zig]
 install = { tarball = { url = "ZIG_URL", sha256 = "ZIG_SHA256", version = "ZIG_VERSION", strip = 1 } }
 tools.zig = { version = ["version"] }
+
+[rows.zig-fast]
+toolchain = "zig"
+label = "zig -O ReleaseFast"
+source = "zig"
+build = ["{tool:zig}", "build-exe", "-O", "ReleaseFast", "-femit-bin={out}", "{src}/main.zig"]
+run = ["{bin}", "{phase}"]
 "#;
 
 pub const CS: &str = r#"
@@ -115,12 +139,86 @@ pub const CS: &str = r#"
 install = { apt = { package = "mono-mcs" } }
 tools.mcs = { version = ["--version"] }
 tools.mono = { version = ["--version"] }
+
+[rows.cs-mono]
+toolchain = "cs"
+label = "mcs / mono"
+source = "cs"
+build = ["{tool:mcs}", "-optimize+", "-out:{out}", "{src}/main.cs"]
+run = ["{tool:mono}", "{bin}", "{phase}"]
 "#;
 
 pub const DOTNET: &str = r#"
 [toolchains.dotnet]
 install = { setup = { action = "actions/setup-dotnet", input = "dotnet-version", version = "DOTNET_VERSION" } }
 tools.dotnet = { version = ["--version"] }
+
+[rows.dotnet]
+toolchain = "dotnet"
+label = "dotnet"
+source = "dotnet"
+build = ["{tool:dotnet}", "build", "-c", "Release", "-o", "{out}", "{src}"]
+run = ["{tool:dotnet}", "{bin}", "{phase}"]
+"#;
+
+/// A toolchain without rows: it only runs a server, so it gets no workload job.
+pub const PYTHON: &str = r#"
+[toolchains.python]
+install = { apt = { package = "python3" } }
+tools.python3 = { version = ["--version"] }
+"#;
+
+/// `[http]` with a server on each of clang ([`BASE`]), [`GO`], [`ZIG`] and [`PYTHON`]; its
+/// source directories sit under `bench/http` (the default `[http] source`).
+pub const HTTP: &str = r#"
+[http]
+tools = ["wrk", "oha"]
+runs = 5
+duration = 10
+warmup = 2
+startup_timeout = 10
+stop_grace = 5
+drain_timeout = 10
+oha = "OHA_VERSION"
+
+[http.servers.c]
+toolchain = "clang"
+label = "C epoll"
+source = "c"
+build = ["{tool:clang}", "-O2", "-o", "{out}", "{src}/main.c"]
+run = ["{bin}", "{port}"]
+port = 18083
+
+[http.servers.go]
+toolchain = "go"
+label = "Go net/http"
+source = "go"
+build = ["{tool:go}", "build", "-o", "{out}", "{src}/main.go"]
+run = ["{bin}", "{port}"]
+port = 18082
+
+[http.servers.python]
+toolchain = "python"
+label = "Python http.server"
+source = "python"
+run = ["{tool:python3}", "{src}/server.py", "{port}"]
+port = 18084
+
+[http.servers.zig]
+toolchain = "zig"
+label = "Zig std.http"
+source = "zig"
+build = ["{tool:zig}", "build-exe", "-O", "ReleaseFast", "-femit-bin={out}", "{src}/main.zig"]
+run = ["{bin}", "{port}"]
+port = 18085
+"#;
+
+/// `[soak]` of two servers of [`HTTP`], for half an hour.
+pub const SOAK: &str = r#"
+[soak]
+servers = ["c", "python"]
+rate = 200
+duration = 1800
 "#;
 
 /// `[cells."<label>"]` for hosted labels.
@@ -139,10 +237,12 @@ pub fn self_hosted(label: &str, os: &str, arch: &str) -> String {
     format!("\n[cells.\"{label}\"]\nos = \"{os}\"\narch = \"{arch}\"\n")
 }
 
-/// An apt toolchain without rows, for plans with many toolchains.
+/// An apt toolchain with one row, for plans with many toolchains.
 pub fn apt_toolchain(name: &str) -> String {
     format!(
-        "\n[toolchains.{name}]\ninstall = {{ apt = {{ package = \"{name}\" }} }}\ntools.{name} = {{ version = [\"--version\"] }}\n"
+        "\n[toolchains.{name}]\ninstall = {{ apt = {{ package = \"{name}\" }} }}\ntools.{name} = {{ version = [\"--version\"] }}\n\
+         \n[rows.{name}]\ntoolchain = \"{name}\"\nlabel = \"{name}\"\nsource = \"c\"\n\
+         build = [\"{{tool:{name}}}\", \"-o\", \"{{out}}\", \"{{src}}/main.c\"]\nrun = [\"{{bin}}\", \"{{phase}}\"]\n"
     )
 }
 
@@ -159,19 +259,31 @@ impl Project {
         Self::new(&versions_for(toml), toml)
     }
 
-    /// Writes `versions.env`, `cell/cell.toml` and every row source directory the TOML names.
+    /// Writes `versions.env`, `cell/cell.toml` and every row and server source directory the
+    /// TOML names (rows under `bench/workload`, servers under `bench/http`).
     pub fn new(versions: &str, toml: &str) -> Self {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("proj");
         std::fs::create_dir_all(root.join("cell")).unwrap();
         std::fs::write(root.join("versions.env"), versions).unwrap();
         std::fs::write(root.join("cell/cell.toml"), toml).unwrap();
+        let mut table = "";
         for line in toml.lines() {
+            if line.starts_with('[') {
+                table = line;
+            }
             if let Some(src) = line
                 .strip_prefix("source = \"")
                 .and_then(|s| s.strip_suffix('"'))
             {
-                std::fs::create_dir_all(root.join("bench/workload").join(src)).unwrap();
+                let under = if table.starts_with("[http.servers.") {
+                    "bench/http"
+                } else if table == "[http]" {
+                    continue;
+                } else {
+                    "bench/workload"
+                };
+                std::fs::create_dir_all(root.join(under).join(src)).unwrap();
             }
         }
         Self { _tmp: tmp, root }
@@ -205,6 +317,23 @@ pub fn self_hosted_subject() -> String {
         "{BASE}{}{}{ZIG}",
         self_hosted("bench-box", "linux", "x86_64"),
         hosted(&["ubuntu-24.04-arm"])
+    )
+}
+
+/// Two hosted cells, the workload of clang and Go, Zig with a row, Python without, and the
+/// http suite on all four with two soaked.
+pub fn with_suites() -> String {
+    format!(
+        "{BASE}{}{GO}{ZIG}{PYTHON}{HTTP}{SOAK}",
+        hosted(&["ubuntu-24.04", "ubuntu-24.04-arm"])
+    )
+}
+
+/// [`with_suites`] without `[http]` and `[soak]`.
+pub fn without_suites() -> String {
+    format!(
+        "{BASE}{}{GO}{ZIG}{PYTHON}",
+        hosted(&["ubuntu-24.04", "ubuntu-24.04-arm"])
     )
 }
 

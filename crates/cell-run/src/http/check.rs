@@ -48,8 +48,10 @@ pub fn get(stream: &mut TcpStream, port: u16) -> Result<Response, String> {
 pub fn connect(port: u16, timeout: Duration) -> Result<TcpStream, String> {
     let s = TcpStream::connect_timeout(&loopback(port), timeout)
         .map_err(|e| format!("connecting to 127.0.0.1:{port}: {e}"))?;
-    s.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
-    s.set_write_timeout(Some(timeout)).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(timeout))
+        .map_err(|e| e.to_string())?;
+    s.set_write_timeout(Some(timeout))
+        .map_err(|e| e.to_string())?;
     let _ = s.set_nodelay(true);
     Ok(s)
 }
@@ -201,10 +203,13 @@ pub fn verify(port: u16, e: &Expect, timeout: Duration) -> Result<(), String> {
         .header("connection")
         .is_some_and(|v| v.eq_ignore_ascii_case("close"))
     {
-        return Err("the server answered `Connection: close`: it must keep connections alive".into());
+        return Err(
+            "the server answered `Connection: close`: it must keep connections alive".into(),
+        );
     }
-    let second = get(&mut s, port)
-        .map_err(|m| format!("a second GET / on the same connection failed (no keep-alive?): {m}"))?;
+    let second = get(&mut s, port).map_err(|m| {
+        format!("a second GET / on the same connection failed (no keep-alive?): {m}")
+    })?;
     compare(&second, e).map_err(|d| format!("wrong response to a second GET /: {d}"))?;
     Ok(())
 }
@@ -282,7 +287,13 @@ mod tests {
         );
         let e = verify(port, &expect(), Duration::from_secs(2)).unwrap_err();
         assert!(e.contains("status 201 (expected 200)"), "{e}");
-        assert!(e.contains("header `content-type: text/html` (expected `text/plain`)"), "{e}");
-        assert!(e.contains(r#"body "goodbye\n" (expected "hello, world\n")"#), "{e}");
+        assert!(
+            e.contains("header `content-type: text/html` (expected `text/plain`)"),
+            "{e}"
+        );
+        assert!(
+            e.contains(r#"body "goodbye\n" (expected "hello, world\n")"#),
+            "{e}"
+        );
     }
 }

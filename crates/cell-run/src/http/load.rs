@@ -171,7 +171,12 @@ pub fn argv(
                     "hold a fixed rate ({rate} requests/s): it has no fixed-rate mode; use oha"
                 )));
             }
-            if spec.threads == 0 || spec.connections % spec.threads != 0 {
+            #[expect(
+                clippy::manual_is_multiple_of,
+                reason = "u32::is_multiple_of is newer than the workspace's rust-version"
+            )]
+            let uneven = spec.threads == 0 || spec.connections % spec.threads != 0;
+            if uneven {
                 return Err(unsupported(format!(
                     "spread {} connections evenly over {} threads: it gives each thread \
                      connections/threads and drops the rest",

@@ -68,8 +68,11 @@ pub fn pin(cmd: &mut Command, cpu: Option<u32>) {
             cmd.pre_exec(move || {
                 let mut one: libc::cpu_set_t = std::mem::zeroed();
                 libc::CPU_SET(cpu as usize, &mut one);
-                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw const one)
-                    != 0
+                if libc::sched_setaffinity(
+                    0,
+                    std::mem::size_of::<libc::cpu_set_t>(),
+                    &raw const one,
+                ) != 0
                 {
                     return Err(std::io::Error::last_os_error());
                 }
@@ -118,7 +121,12 @@ fn describe(s: ExitStatus) -> String {
 impl Running {
     /// Starts `argv` in `cwd` with a scrubbed environment, pinned to `cpu`, stdout and stderr
     /// appended to `log`.
-    pub fn start(argv: &[String], cwd: &Path, cpu: Option<u32>, log: &Path) -> std::io::Result<Self> {
+    pub fn start(
+        argv: &[String],
+        cwd: &Path,
+        cpu: Option<u32>,
+        log: &Path,
+    ) -> std::io::Result<Self> {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)

@@ -54,8 +54,9 @@ pub struct Generator {
 
 /// Finds a load generator and asks its version.
 pub fn find_generator(name: &str) -> Result<Generator, SuiteError> {
-    let tool = LoadTool::parse(name)
-        .ok_or_else(|| SuiteError::Usage(format!("`{name}` is not a load generator cell drives")))?;
+    let tool = LoadTool::parse(name).ok_or_else(|| {
+        SuiteError::Usage(format!("`{name}` is not a load generator cell drives"))
+    })?;
     let hint = match tool {
         LoadTool::Wrk => "apt-get install wrk",
         LoadTool::Oha => "cargo install oha --locked",
@@ -79,7 +80,11 @@ pub fn find_generator(name: &str) -> Result<Generator, SuiteError> {
         version: ToolVersion {
             path: path.display().to_string(),
             resolved: resolved.display().to_string(),
-            argv: tool.version_args().iter().map(|a| (*a).to_owned()).collect(),
+            argv: tool
+                .version_args()
+                .iter()
+                .map(|a| (*a).to_owned())
+                .collect(),
             printed,
         },
         path,
@@ -158,7 +163,11 @@ pub fn build_server(
             "server `{}`: `{}` (run[0]) is not an executable file{}",
             server.name,
             run_argv[0],
-            if argv.is_empty() { "" } else { " after the build" }
+            if argv.is_empty() {
+                ""
+            } else {
+                " after the build"
+            }
         )
     })?;
     let (program_bytes, sha256) =

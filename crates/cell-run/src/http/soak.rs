@@ -77,7 +77,6 @@ fn def(plan: &Plan, o: &SoakOverrides) -> Result<(SoakDef, HttpDef), SuiteError>
 
 /// Soaks `servers` at the same time (each with its own load generator; the rate is fixed, so
 /// they do not compete for throughput) and returns one job result per server (`soak-<server>`).
-#[expect(clippy::too_many_lines, reason = "the soak's steps in order")]
 pub fn run_soak(
     plan: &Plan,
     cell_label: &str,
@@ -101,7 +100,11 @@ pub fn run_soak(
         let s = http.servers.get(name).ok_or_else(|| {
             SuiteError::Usage(format!(
                 "unknown server `{name}`: [http.servers] has {}",
-                http.servers.keys().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+                http.servers
+                    .keys()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))
         })?;
         let probed = probe_server(plan, s)?;
@@ -152,7 +155,9 @@ pub fn run_soak(
     });
     let measure_s = measure_t.elapsed().as_secs_f64();
     for (name, outcome) in outcomes {
-        let r = results.get_mut(&name).expect("every soaked server has a result");
+        let r = results
+            .get_mut(&name)
+            .expect("every soaked server has a result");
         match outcome {
             Ok(s) => {
                 r.startup_s = Some(round_time(s.startup_s));
@@ -286,7 +291,8 @@ fn soak_one(
     lg: &Generator,
     cpus: Cpus,
 ) -> Result<Soaked, String> {
-    let (running, startup_s) = p.start(cpus.server, Duration::from_secs_f64(http.startup_timeout_s))?;
+    let (running, startup_s) =
+        p.start(cpus.server, Duration::from_secs_f64(http.startup_timeout_s))?;
     if let Err(m) = super::check::verify(p.server.port, &p.server.expect, Duration::from_secs(5)) {
         running.stop(Duration::from_secs_f64(http.stop_grace_s));
         return Err(m);
@@ -302,7 +308,8 @@ fn soak_one(
         timeout: Duration::from_secs(5),
     };
     let scratch = p.work.join("soak");
-    std::fs::create_dir_all(&scratch).map_err(|e| format!("creating {}: {e}", scratch.display()))?;
+    std::fs::create_dir_all(&scratch)
+        .map_err(|e| format!("creating {}: {e}", scratch.display()))?;
     let pid = running.pid();
     let stop = Arc::new(AtomicBool::new(false));
     let interval = Duration::from_secs_f64(d.interval_s);
@@ -331,12 +338,19 @@ fn soak_one(
     })
 }
 
-fn sample_loop(pid: i32, interval: Duration, limit: Duration, stop: &AtomicBool) -> Vec<SoakSample> {
+fn sample_loop(
+    pid: i32,
+    interval: Duration,
+    limit: Duration,
+    stop: &AtomicBool,
+) -> Vec<SoakSample> {
     let t0 = Instant::now();
     let mut out = Vec::new();
     let mut next = t0;
     while !stop.load(Ordering::Relaxed) && t0.elapsed() < limit {
-        let Ok(s) = procfs::sample_tree(pid) else { break };
+        let Ok(s) = procfs::sample_tree(pid) else {
+            break;
+        };
         out.push(SoakSample {
             t_s: round_time(t0.elapsed().as_secs_f64()),
             rss_kib: s.rss_kib,
@@ -417,7 +431,10 @@ pub fn write_soak_job_dir(dir: &Path, job: &SoakJobResult) -> Result<(), SuiteEr
     let w = |p: PathBuf, bytes: &[u8]| {
         cell_schema::write_atomic(&p, bytes).map_err(io(format!("writing {}", p.display())))
     };
-    w(dir.join("results.json"), cell_schema::to_json(job).as_bytes())?;
+    w(
+        dir.join("results.json"),
+        cell_schema::to_json(job).as_bytes(),
+    )?;
     w(
         dir.join("RESULTS.md"),
         cell_report::suite::soak_job_markdown(job).as_bytes(),

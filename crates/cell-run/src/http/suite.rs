@@ -46,7 +46,9 @@ pub struct HttpOptions {
 
 fn def(plan: &Plan, o: &HttpOverrides) -> Result<HttpDef, SuiteError> {
     let mut d = plan.http.clone().ok_or_else(|| {
-        SuiteError::Usage("cell/cell.toml has no [http] table: the http suite has nothing to run".into())
+        SuiteError::Usage(
+            "cell/cell.toml has no [http] table: the http suite has nothing to run".into(),
+        )
     })?;
     if let Some(r) = o.runs {
         d.runs = r.max(1);
@@ -65,7 +67,10 @@ fn def(plan: &Plan, o: &HttpOverrides) -> Result<HttpDef, SuiteError> {
 
 /// Runs the http suite for `servers` in one session and returns one job result per server
 /// (`http-<server>`). Progress lines go to `on`.
-#[expect(clippy::too_many_lines, reason = "the session's steps in order, read top to bottom")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "the session's steps in order, read top to bottom"
+)]
 pub fn run_http(
     plan: &Plan,
     cell_label: &str,
@@ -82,7 +87,11 @@ pub fn run_http(
         chosen.push(d.servers.get(s).ok_or_else(|| {
             SuiteError::Usage(format!(
                 "unknown server `{s}`: [http.servers] has {}",
-                d.servers.keys().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+                d.servers
+                    .keys()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))
         })?);
     }
@@ -267,32 +276,33 @@ fn http_verdict(name: &ServerName, r: &HttpServerResult) -> Verdict {
 /// One measured run: drain, fresh server, warm-up, measured load, stop.
 fn measure(
     plan: &Plan,
-    d: &HttpDef,
-    p: &Prepared,
-    g: &Generator,
+    http: &HttpDef,
+    server: &Prepared,
+    lg: &Generator,
     cpus: Cpus,
     index: u32,
     seq: u32,
 ) -> Result<HttpRun, String> {
-    let port = p.server.port;
-    let time_wait = drain(port, Duration::from_secs_f64(d.drain_timeout_s));
+    let port = server.server.port;
+    let time_wait = drain(port, Duration::from_secs_f64(http.drain_timeout_s));
     let (mut running, startup_s) =
-        p.start(cpus.server, Duration::from_secs_f64(d.startup_timeout_s))?;
+        server.start(cpus.server, Duration::from_secs_f64(http.startup_timeout_s))?;
     let url = format!("http://127.0.0.1:{port}/");
     let spec = |secs: f64| LoadSpec {
         url: &url,
-        connections: d.connections,
-        threads: d.threads,
+        connections: http.connections,
+        threads: http.threads,
         duration: Duration::from_secs_f64(secs),
-        keep_alive: d.keep_alive,
+        keep_alive: http.keep_alive,
         rate: None,
         timeout: Duration::from_secs(5),
     };
-    let scratch = p.work.join(format!("run-{seq}"));
-    std::fs::create_dir_all(&scratch).map_err(|e| format!("creating {}: {e}", scratch.display()))?;
-    let tool = g.tool.name();
-    if d.warmup_s > 0.0 {
-        run_load(g, &spec(d.warmup_s), cpus.load, &scratch)
+    let scratch = server.work.join(format!("run-{seq}"));
+    std::fs::create_dir_all(&scratch)
+        .map_err(|e| format!("creating {}: {e}", scratch.display()))?;
+    let tool = lg.tool.name();
+    if http.warmup_s > 0.0 {
+        run_load(lg, &spec(http.warmup_s), cpus.load, &scratch)
             .map_err(|m| format!("warm-up of run {} under {tool}: {m}", index + 1))?;
     }
     running
@@ -300,21 +310,24 @@ fn measure(
         .map_err(|e| format!("{e} during the warm-up of run {} under {tool}", index + 1))?;
     running.start_sampling(Duration::from_millis(50));
     let pid = running.pid();
-    let cpu0 = procfs::sample_tree(pid).map_or(0.0, |s| s.cpu_s);
-    let m0 = procfs::machine_cpu().ok();
-    let load = run_load(g, &spec(d.duration_s), cpus.load, &scratch);
+    let tree_cpu_start = procfs::sample_tree(pid).map_or(0.0, |s| s.cpu_s);
+    let machine_start = procfs::machine_cpu().ok();
+    let load = run_load(lg, &spec(http.duration_s), cpus.load, &scratch);
     // A dead server is reported with its exit status, whatever the load tool made of it.
     if let Err(e) = running.alive() {
-        return Err(format!("{e} during measured run {} under {tool}", index + 1));
+        return Err(format!(
+            "{e} during measured run {} under {tool}",
+            index + 1
+        ));
     }
-    let cpu1 = procfs::sample_tree(pid).map_or(cpu0, |s| s.cpu_s);
-    let m1 = procfs::machine_cpu().ok();
+    let tree_cpu_end = procfs::sample_tree(pid).map_or(tree_cpu_start, |s| s.cpu_s);
+    let machine_end = procfs::machine_cpu().ok();
     let peak_rss_bytes = running.stop_sampling();
-    running.stop(Duration::from_secs_f64(d.stop_grace_s));
+    running.stop(Duration::from_secs_f64(http.stop_grace_s));
     let load = load.map_err(|m| format!("measured run {} under {tool}: {m}", index + 1))?;
     let _ = std::fs::remove_dir_all(&scratch);
 
-    let server_cpu_s = (cpu1 - cpu0).max(0.0);
+    let server_cpu_s = (tree_cpu_end - tree_cpu_start).max(0.0);
     let requests = load.report.requests;
     let cpu_ms_per_1k = if requests == 0 {
         0.0
@@ -326,27 +339,27 @@ fn measure(
     } else {
         0.0
     };
-    let other_cpu_share = match (m0, m1) {
+    let other_cpu_share = match (machine_start, machine_end) {
         (Some(a), Some(b)) if b.total_s > a.total_s => {
             let busy = b.busy_s - a.busy_s;
             ((busy - server_cpu_s - load.cpu_s) / (b.total_s - a.total_s)).max(0.0)
         }
         _ => 0.0,
     };
-    let s = &plan.settings;
+    let limits = &plan.settings;
     let mut contaminated = Vec::new();
-    if load_cpu_share > s.http_load_cpu_max {
+    if load_cpu_share > limits.http_load_cpu_max {
         contaminated.push(format!(
             "load generator at {:.0}% of its CPU (limit {:.0}%)",
             load_cpu_share * 100.0,
-            s.http_load_cpu_max * 100.0
+            limits.http_load_cpu_max * 100.0
         ));
     }
-    if other_cpu_share > s.http_other_cpu_max {
+    if other_cpu_share > limits.http_other_cpu_max {
         contaminated.push(format!(
             "{:.1}% of machine CPU went to neither server nor load generator (limit {:.0}%)",
             other_cpu_share * 100.0,
-            s.http_other_cpu_max * 100.0
+            limits.http_other_cpu_max * 100.0
         ));
     }
     Ok(HttpRun {
@@ -365,7 +378,7 @@ fn measure(
     })
 }
 
-/// Waits (bounded) for TIME_WAIT sockets on the port to drain.
+/// Waits (bounded) for `TIME_WAIT` sockets on the port to drain.
 fn drain(port: u16, bound: Duration) -> TimeWait {
     let t = Instant::now();
     let before = procfs::time_wait(port).unwrap_or(0);
@@ -400,7 +413,10 @@ pub fn aggregate(runs: Vec<HttpRun>) -> HttpToolResult {
         p99_ms: round_ratio(median(&of(&|r| r.load.latency_ms.p99))),
         cpu_ms_per_1k: round_ratio(median(&of(&|r| r.cpu_ms_per_1k))),
         peak_rss_bytes: runs.iter().map(|r| r.peak_rss_bytes).max().unwrap_or(0),
-        errors: runs.iter().map(|r| r.load.errors.values().sum::<u64>()).sum(),
+        errors: runs
+            .iter()
+            .map(|r| r.load.errors.values().sum::<u64>())
+            .sum(),
         non_2xx: runs.iter().map(|r| r.load.non_2xx).sum(),
         runs,
     }
@@ -409,8 +425,14 @@ pub fn aggregate(runs: Vec<HttpRun>) -> HttpToolResult {
 /// Writes a suite job's directory: `results.json`, `facts.json` is not separate (the machine
 /// is in the result), and `RESULTS.md`.
 pub fn write_http_job_dir(dir: &std::path::Path, job: &HttpJobResult) -> Result<(), SuiteError> {
-    cell_schema::write_atomic(&dir.join("results.json"), cell_schema::to_json(job).as_bytes())
-        .map_err(io(format!("writing {}", dir.join("results.json").display())))?;
+    cell_schema::write_atomic(
+        &dir.join("results.json"),
+        cell_schema::to_json(job).as_bytes(),
+    )
+    .map_err(io(format!(
+        "writing {}",
+        dir.join("results.json").display()
+    )))?;
     cell_schema::write_atomic(
         &dir.join("RESULTS.md"),
         cell_report::suite::http_job_markdown(job).as_bytes(),

@@ -64,26 +64,7 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let mut inputs = Vec::new();
     let mut missing = Vec::new();
     if !workload {
-        let (servers, absent) = super::suite::local_servers(&plan, args.suite, &args.servers, cli)?;
-        missing = absent;
-        if servers.is_empty() {
-            anyhow::bail!("no server of the {:?} suite can run here: {}", args.suite, missing.iter().map(|m| m.conclusion.clone()).collect::<Vec<_>>().join("; ").to_lowercase());
-        }
-        let jobs = super::suite::run_suite(
-            &plan,
-            cli,
-            args.suite,
-            cell_model::LOCAL_LABEL,
-            &servers,
-            &args.suite_flags,
-            &jobs_dir.join("work"),
-            seed,
-            &|job| jobs_dir.join(format!("cell-{}-{job}-a1", cell.id())),
-        )?;
-        if !cli.quiet && cli.format == Format::Human {
-            print!("{}", super::suite::text(&jobs));
-        }
-        inputs = super::suite::inputs(jobs);
+        (inputs, missing) = super::suite::local(&plan, args, cli, &jobs_dir, seed)?;
     }
     for name in &names {
         let tc = plan.toolchain(name).map_err(anyhow::Error::msg)?;

@@ -23,7 +23,9 @@ pub struct PlanArgs {
     /// With --matrix: cell labels, comma-separated (blank: all); an unknown one exits 2.
     #[arg(long, value_name = "L", requires = "matrix")]
     pub cells: Option<String>,
-    /// With --matrix: toolchain names, comma-separated (blank: all); an unknown one exits 2.
+    /// With --matrix: toolchain names (their workload jobs) and suite jobs (`http-<server>`,
+    /// `soak-<server>`), comma-separated (blank: all, suite jobs too); an unknown name, or a
+    /// toolchain without rows, exits 2.
     #[arg(long, value_name = "L", requires = "matrix")]
     pub toolchains: Option<String>,
     /// With --matrix: the version of the release under test the run expects (blank: as
@@ -69,12 +71,25 @@ pub fn run(args: &PlanArgs, cli: &Cli) -> anyhow::Result<Exit> {
     if !cli.quiet {
         let layout = Layout::of(&plan)?;
         let split = layout.jobs.iter().any(|j| j.parts > 1);
+        // Matrix jobs over (toolchain with rows | http server | soaked server), each over the cells.
+        let kinds = layout
+            .jobs
+            .iter()
+            .map(|j| {
+                (
+                    j.suite.as_str(),
+                    j.suite.server().map(ToString::to_string),
+                    j.toolchain.to_string(),
+                )
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+            .len();
         eprintln!(
-            "{WORKFLOW_PATH} {}: {} jobs ({} cells × {} toolchains) in {} matrix jobs{}",
+            "{WORKFLOW_PATH} {}: {} jobs ({} cells × {} workload, http and soak jobs) in {} matrix jobs{}",
             if changed { "written" } else { "unchanged" },
             layout.total(),
             plan.cells.len(),
-            plan.toolchains.len(),
+            kinds,
             layout.jobs.len(),
             if split {
                 format!(

@@ -22,12 +22,7 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let result = cell_run::run_job(&plan, &args.cell, &toolchain, &opts, &mut |e| {
         progress.event(&e);
     })
-    .with_context(|| {
-        format!(
-            "cell run --cell {} --toolchain {toolchain}",
-            args.cell
-        )
-    })?;
+    .with_context(|| format!("cell run --cell {} --toolchain {toolchain}", args.cell))?;
     progress.finish();
     match cli.format {
         Format::Json => print!("{}", cell_schema::to_json(&result)),

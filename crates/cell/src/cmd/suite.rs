@@ -9,7 +9,7 @@ use cell_run::http::soak::{SoakOptions, SoakOverrides};
 use cell_run::http::suite::{HttpOptions, HttpOverrides};
 use cell_schema::{MissingJob, ServerName, Status, ToolchainName};
 
-use crate::cli::{Cli, Format, RunArgs, Suite, SuiteFlags};
+use crate::cli::{Cli, Format, LocalArgs, RunArgs, Suite, SuiteFlags};
 use crate::exit::Exit;
 
 fn http_overrides(f: &SuiteFlags) -> HttpOverrides {
@@ -39,18 +39,37 @@ fn progress(cli: &Cli) -> impl FnMut(String) + '_ {
     }
 }
 
-/// Runs `servers` of a suite; every job written under `dir_of(job name)`.
+/// One session of a suite.
+pub struct Session<'a> {
+    /// http or soak.
+    pub suite: Suite,
+    /// The cell label.
+    pub cell: &'a str,
+    /// Servers, in one session.
+    pub servers: &'a [ServerName],
+    /// Changes to the config.
+    pub flags: &'a SuiteFlags,
+    /// Scratch root.
+    pub work: &'a Path,
+    /// Seed of the interleaving.
+    pub seed: u64,
+}
+
+/// Runs a session; every job written under `dir_of(job name)`.
 pub fn run_suite(
     plan: &Plan,
     cli: &Cli,
-    suite: Suite,
-    cell: &str,
-    servers: &[ServerName],
-    flags: &SuiteFlags,
-    work: &Path,
-    seed: u64,
+    s: &Session<'_>,
     dir_of: &dyn Fn(&str) -> std::path::PathBuf,
 ) -> anyhow::Result<Vec<AnyJob>> {
+    let Session {
+        suite,
+        cell,
+        servers,
+        flags,
+        work,
+        seed,
+    } = *s;
     let mut on = progress(cli);
     let mut out = Vec::new();
     match suite {
@@ -98,18 +117,17 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let plan = super::load_plan(cli)?;
     let server = ServerName::from(args.server.as_deref().unwrap_or_default());
     let work = args.out.join("work");
-    let jobs = run_suite(
-        &plan,
-        cli,
-        args.suite,
-        &args.cell,
-        std::slice::from_ref(&server),
-        &args.suite_flags,
-        &work,
-        args.seed.unwrap_or_else(crate::clock::clock_seed),
-        &|_| args.out.clone(),
-    )
-    .with_context(|| format!("cell run --suite {:?} --server {server}", args.suite).to_lowercase())?;
+    let session = Session {
+        suite: args.suite,
+        cell: &args.cell,
+        servers: std::slice::from_ref(&server),
+        flags: &args.suite_flags,
+        work: &work,
+        seed: args.seed.unwrap_or_else(crate::clock::clock_seed),
+    };
+    let jobs = run_suite(&plan, cli, &session, &|_| args.out.clone()).with_context(|| {
+        format!("cell run --suite {:?} --server {server}", args.suite).to_lowercase()
+    })?;
     match cli.format {
         Format::Json => {
             for j in &jobs {
@@ -130,11 +148,13 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<Exit> {
                 .display()
         );
     }
-    Ok(if jobs.iter().any(|j| j.verdict().status == Status::Failed) {
-        Exit::Gate
-    } else {
-        Exit::Ok
-    })
+    Ok(
+        if jobs.iter().any(|j| j.verdict().status == Status::Failed) {
+            Exit::Gate
+        } else {
+            Exit::Ok
+        },
+    )
 }
 
 /// The servers `cell local` runs: those asked for (all by default) whose toolchain is here;
@@ -166,7 +186,11 @@ pub fn local_servers(
         let server = http.servers.get(&n).with_context(|| {
             format!(
                 "unknown server `{n}`: [http.servers] has {}",
-                http.servers.keys().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+                http.servers
+                    .keys()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         })?;
         match cell_run::http::session::probe_server(plan, server) {
@@ -185,9 +209,45 @@ pub fn local_servers(
     Ok((run, missing))
 }
 
-/// The inputs of the merge from suite jobs.
-pub fn inputs(jobs: Vec<AnyJob>) -> Vec<JobInput> {
-    jobs.into_iter()
+/// `cell local --suite http|soak`: every installable server in one session, each job written
+/// where a workflow's artifact would put it; the merge's inputs and the servers left out.
+pub fn local(
+    plan: &Plan,
+    args: &LocalArgs,
+    cli: &Cli,
+    jobs_dir: &Path,
+    seed: u64,
+) -> anyhow::Result<(Vec<JobInput>, Vec<MissingJob>)> {
+    let (servers, missing) = local_servers(plan, args.suite, &args.servers, cli)?;
+    if servers.is_empty() {
+        anyhow::bail!(
+            "no server of the {} suite can run here: {}",
+            format!("{:?}", args.suite).to_lowercase(),
+            missing
+                .iter()
+                .map(|m| m.conclusion.clone())
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
+    let cell_id = cell_model::Cell::local().id();
+    let session = Session {
+        suite: args.suite,
+        cell: cell_model::LOCAL_LABEL,
+        servers: &servers,
+        flags: &args.suite_flags,
+        work: &jobs_dir.join("work"),
+        seed,
+    };
+    let jobs = run_suite(plan, cli, &session, &|job| {
+        jobs_dir.join(format!("cell-{cell_id}-{job}-a1"))
+    })?;
+    if !cli.quiet && cli.format == Format::Human {
+        print!("{}", text(&jobs));
+    }
+    let inputs = jobs
+        .into_iter()
         .map(|result| JobInput { result, attempt: 1 })
-        .collect()
+        .collect();
+    Ok((inputs, missing))
 }

@@ -1,0 +1,440 @@
+//! The http and soak suites through the binary: the repository's four servers under the real
+//! wrk and oha, servers that answer wrong, never answer or die, and a soak that tells a leak
+//! from a flat server. Every request goes to 127.0.0.1.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{VERSIONS, cell, project, read_json, repo_root};
+
+/// A python toolchain and `[http]` whose servers live under `servers` (absolute), with short
+/// runs: 1 s measured after 1 s of warm-up.
+fn http_toml(servers: &Path, body: &str) -> String {
+    format!(
+        r#"
+[toolchains.python]
+install = {{ apt = {{ package = "python3" }} }}
+tools.python3 = {{ version = ["--version"] }}
+
+[http]
+source = "{servers}"
+tools = ["wrk", "oha"]
+connections = 16
+duration = 1
+warmup = 1
+runs = 1
+startup_timeout = 3
+stop_grace = 2
+drain_timeout = 1
+{body}
+"#,
+        servers = servers.display()
+    )
+}
+
+fn c_server(name: &str, port: u16, extra: &str) -> String {
+    let src = repo_root().join("bench/http/c");
+    format!(
+        r#"
+[http.servers.{name}]
+toolchain = "clang"
+source = "{src}"
+build = ["{{tool:clang}}", "-O2", "-o", "{{out}}", "{{src}}/main.c"]
+run = ["{{bin}}", "{{port}}"{extra}]
+port = {port}
+"#,
+        src = src.display()
+    )
+}
+
+fn python_server(name: &str, port: u16) -> String {
+    format!(
+        r#"
+[http.servers.{name}]
+toolchain = "python"
+source = "{name}"
+run = ["{{tool:python3}}", "{{src}}/server.py", "{{port}}"]
+port = {port}
+"#
+    )
+}
+
+/// A python server script under `<servers>/<name>/server.py`.
+fn script(servers: &Path, name: &str, text: &str) {
+    let d = servers.join(name);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("server.py"), text).unwrap();
+}
+
+/// A stdlib server; `{BODY}` is its body, `{LIMIT}` the requests it serves before exiting 3.
+const PY: &str = r#"
+import http.server, os, socket, sys
+served = 0
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def setup(self):
+        super().setup()
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    def do_GET(self):
+        global served
+        served += 1
+        if served > LIMIT:
+            os._exit(3)
+        body = BODY
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+http.server.ThreadingHTTPServer.allow_reuse_address = True
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+"#;
+
+fn py(body: &str, limit: u64) -> String {
+    PY.replace("BODY", body)
+        .replace("LIMIT", &limit.to_string())
+}
+
+fn local(root: &Path, out: &Path, args: &[&str]) -> std::process::Output {
+    let mut c = cell();
+    c.arg("--root")
+        .arg(root)
+        .args(["local", "--out"])
+        .arg(out)
+        .args(args);
+    c.output().unwrap()
+}
+
+fn text(o: &std::process::Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Every job's results.json of a local run, by job name.
+fn jobs(out: &Path) -> Vec<(String, serde_json::Value)> {
+    let mut found = Vec::new();
+    for run in std::fs::read_dir(out.join("jobs")).unwrap() {
+        for job in std::fs::read_dir(run.unwrap().path()).unwrap() {
+            let p: PathBuf = job.unwrap().path().join("results.json");
+            if p.is_file() {
+                let v = read_json(&p);
+                found.push((v["job"].as_str().unwrap_or_default().to_owned(), v));
+            }
+        }
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found
+}
+
+#[test]
+fn the_four_servers_under_wrk_and_oha() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    // The repository's own configuration, each server once under each tool.
+    let o = local(
+        &repo_root(),
+        &out,
+        &[
+            "--suite",
+            "http",
+            "--runs",
+            "1",
+            "--duration",
+            "1",
+            "--warmup",
+            "1",
+        ],
+    );
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    for server in ["c", "go", "python", "rust"] {
+        for tool in ["wrk", "oha"] {
+            let line = stdout
+                .lines()
+                .find(|l| {
+                    let w: Vec<&str> = l.split_whitespace().collect();
+                    w.first() == Some(&server) && w.get(1) == Some(&tool)
+                })
+                .unwrap_or_else(|| panic!("no line for {server} under {tool}:\n{stdout}"));
+            for unit in ["req/s", "p99", "ms", "CPU ms/1k", "MiB"] {
+                assert!(line.contains(unit), "{unit} missing in `{line}`");
+            }
+        }
+    }
+    let jobs = jobs(&out);
+    assert_eq!(
+        jobs.iter().map(|j| j.0.as_str()).collect::<Vec<_>>(),
+        ["http-c", "http-go", "http-python", "http-rust"]
+    );
+    for (name, j) in &jobs {
+        common::assert_valid("results", j);
+        let server = &j["servers"][name.trim_start_matches("http-")];
+        assert_eq!(server["check"], "ok", "{name}");
+        for tool in ["wrk", "oha"] {
+            let t = &server["tools"][tool];
+            let run = &t["runs"][0];
+            assert!(
+                run["load"]["requests"].as_u64().unwrap() > 100,
+                "{name} {tool}"
+            );
+            assert_eq!(run["load"]["non_2xx"], 0, "{name} {tool}");
+            assert!(run["server_cpu_s"].as_f64().unwrap() > 0.0, "{name} {tool}");
+            assert!(
+                t["peak_rss_bytes"].as_u64().unwrap() > 100_000,
+                "{name} {tool}"
+            );
+            assert!(run["startup_s"].as_f64().unwrap() < 3.0, "{name} {tool}");
+            assert!(run["load"]["version"].as_str().unwrap().contains(tool));
+        }
+        // Server and load generator on separate CPUs, recorded.
+        let s = &j["settings"];
+        assert_ne!(s["server_cpu"], s["load_cpu"]);
+    }
+    // The merged cell carries every server, and its RESULTS.md the table.
+    let run_dir = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_str().unwrap().contains("-local-"))
+        .unwrap();
+    let cell_dir = run_dir.join("linux-x86_64-local");
+    let merged = read_json(&cell_dir.join("results.json"));
+    common::assert_valid("results", &merged);
+    assert_eq!(merged["http"].as_object().unwrap().len(), 4);
+    let md = std::fs::read_to_string(cell_dir.join("RESULTS.md")).unwrap();
+    assert!(md.contains("## HTTP"), "{md}");
+
+    // The same jobs as a workflow's artifacts: collected, gated and reported like the rest.
+    let results = tmp.path().join("results");
+    cell()
+        .args(["collect", "4242", "--from-dir"])
+        .arg(out.join("jobs"))
+        .arg("--results")
+        .arg(&results)
+        .assert()
+        .success();
+    let run_dir = std::fs::read_dir(&results)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_str().unwrap().ends_with("-4242"))
+        .unwrap();
+    let collected = read_json(&run_dir.join("linux-x86_64-local/results.json"));
+    assert_eq!(collected["http"], merged["http"]);
+    let gate = cell()
+        .arg("--root")
+        .arg(repo_root())
+        .arg("gate")
+        .arg(&run_dir)
+        .arg("--history")
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert_eq!(gate.status.code(), Some(0), "{}", text(&gate).0);
+    let g = read_json(&run_dir.join("gate.json"));
+    let notices = g["cells"][0]["notices"].to_string();
+    assert!(
+        notices.contains("http server rust under wrk: first run, baseline recorded"),
+        "{notices}"
+    );
+    let report = tmp.path().join("report");
+    cell()
+        .args(["report", "--history"])
+        .arg(&results)
+        .arg("--out")
+        .arg(&report)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(html.contains("HTTP") && html.contains("req/s"), "{html}");
+}
+
+#[test]
+fn a_wrong_body_fails_before_any_load_and_the_others_are_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let servers = tmp.path().join("servers");
+    script(&servers, "wrong", &py("b\"goodbye\\n\"", u64::MAX >> 1));
+    let toml = http_toml(
+        &servers,
+        &format!(
+            "{}{}",
+            python_server("wrong", 18301),
+            c_server("good", 18302, "")
+        ),
+    );
+    let root = project(tmp.path(), VERSIONS, &toml);
+    let out = tmp.path().join("out");
+    let o = local(&root, &out, &["--suite", "http", "--tools", "wrk"]);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stdout}\n{stderr}");
+    let all = format!("{stdout}{stderr}");
+    assert!(
+        all.contains(r#"body "goodbye\n" (expected "hello, world\n")"#),
+        "{all}"
+    );
+    let jobs = jobs(&out);
+    let wrong = &jobs.iter().find(|j| j.0 == "http-wrong").unwrap().1;
+    let w = &wrong["servers"]["wrong"];
+    assert!(
+        w["error"]
+            .as_str()
+            .unwrap()
+            .contains("wrong response to GET /")
+    );
+    // Before any load: no tool ran against it.
+    assert!(w["tools"].as_object().unwrap().is_empty());
+    let good = &jobs.iter().find(|j| j.0 == "http-good").unwrap().1;
+    assert!(good["servers"]["good"]["error"].is_null());
+    assert!(
+        good["servers"]["good"]["tools"]["wrk"]["rps"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+}
+
+#[test]
+fn a_server_that_never_answers_fails_at_the_startup_timeout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let servers = tmp.path().join("servers");
+    // Listens, accepts, never answers.
+    script(
+        &servers,
+        "mute",
+        "import socket, sys, time\ns = socket.socket()\ns.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\ns.bind((\"127.0.0.1\", int(sys.argv[1])))\ns.listen()\nheld = []\nwhile True:\n    held.append(s.accept())\n",
+    );
+    let toml = http_toml(&servers, &python_server("mute", 18311));
+    let root = project(tmp.path(), VERSIONS, &toml);
+    let out = tmp.path().join("out");
+    let t = std::time::Instant::now();
+    let o = local(&root, &out, &["--suite", "http", "--tools", "wrk"]);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("no 200 to GET / on 127.0.0.1:18311 within the startup timeout of 3 s"),
+        "{stderr}"
+    );
+    // Bounded: the timeout, not forever (generous: builds and the merge are in here too).
+    assert!(t.elapsed().as_secs() < 60);
+}
+
+#[test]
+fn a_server_dying_mid_run_is_reported_with_its_exit_status() {
+    let tmp = tempfile::tempdir().unwrap();
+    let servers = tmp.path().join("servers");
+    // Serves the check, the startup probe and part of the warm-up, then exits 3.
+    script(&servers, "dies", &py("b\"hello, world\\n\"", 500));
+    let toml = http_toml(
+        &servers,
+        &format!(
+            "{}{}",
+            python_server("dies", 18321),
+            c_server("good", 18322, "")
+        ),
+    );
+    let root = project(tmp.path(), VERSIONS, &toml);
+    let out = tmp.path().join("out");
+    let o = local(&root, &out, &["--suite", "http", "--tools", "oha"]);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stdout}\n{stderr}");
+    let jobs = jobs(&out);
+    let dies = &jobs.iter().find(|j| j.0 == "http-dies").unwrap().1;
+    let e = dies["servers"]["dies"]["error"].as_str().unwrap();
+    assert!(e.contains("the server exited (exit status 3)"), "{e}");
+    assert!(e.contains("run 1 under oha"), "{e}");
+    let good = &jobs.iter().find(|j| j.0 == "http-good").unwrap().1;
+    assert!(good["servers"]["good"]["error"].is_null());
+    assert_eq!(
+        good["servers"]["good"]["tools"]["oha"]["runs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    // The merge keeps both; the gate fails the run for the dead one.
+    let gate = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("gate.json"))
+        .find(|p| p.is_file())
+        .unwrap();
+    let gate = read_json(&gate);
+    let failures = gate["cells"][0]["failures"].to_string();
+    assert!(failures.contains("http server dies"), "{failures}");
+}
+
+#[test]
+fn a_leak_drifts_and_the_rust_server_stays_flat_over_three_minutes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let servers = tmp.path().join("servers");
+    std::fs::create_dir_all(&servers).unwrap();
+    let rust = repo_root().join("bench/http/rust");
+    let toml = format!(
+        r#"{}
+[http.servers.rust]
+toolchain = "rust"
+source = "{rust}"
+build = ["{{tool:cargo}}", "build", "--release", "--locked", "--quiet", "--manifest-path", "{{src}}/Cargo.toml", "--target-dir", "{{src}}/target"]
+run = ["{{src}}/target/release/cell-http-rust", "{{port}}"]
+port = 18332
+
+[toolchains.rust]
+install = {{ preinstalled = {{}} }}
+tools.cargo = {{ version = ["--version"] }}
+
+[soak]
+rate = 200
+connections = 4
+duration = 180
+interval = 1
+window_start = 30
+minima_window = 15
+"#,
+        http_toml(&servers, &c_server("leaky", 18331, r#", "--leak", "4096""#)),
+        rust = rust.display()
+    );
+    let root = project(tmp.path(), VERSIONS, &toml);
+    let out = tmp.path().join("out");
+    let o = local(&root, &out, &["--suite", "soak"]);
+    let (stdout, stderr) = text(&o);
+    // The leak fails the gate (fail_on_drift defaults to true).
+    assert_eq!(o.status.code(), Some(1), "{stdout}\n{stderr}");
+    let jobs = jobs(&out);
+    let leaky = &jobs.iter().find(|j| j.0 == "soak-leaky").unwrap().1;
+    let rust = &jobs.iter().find(|j| j.0 == "soak-rust").unwrap().1;
+    common::assert_valid("results", leaky);
+    let l = &leaky["servers"]["leaky"];
+    assert_eq!(l["drift"], "drifted", "{l}");
+    assert!(l["fit"]["r2"].as_f64().unwrap() >= 0.9, "{}", l["fit"]);
+    // 200 req/s × 4 KiB ≈ 48,000 KiB/min offered; the slope must be of that order.
+    let slope = l["fit"]["slope_kib_per_min"].as_f64().unwrap();
+    assert!((30_000.0..60_000.0).contains(&slope), "{slope}");
+    let r = &rust["servers"]["rust"];
+    assert_eq!(r["drift"], "flat", "{r}");
+    assert!(r["samples"].as_array().unwrap().len() >= 170);
+    let requests = r["load"]["requests"].as_u64().unwrap();
+    assert!((34_000..=38_000).contains(&requests), "{requests}");
+    // Charts: per server and one overlay, in the job dirs and the merged cell; well-formed XML.
+    let run_dir = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("linux-x86_64-local").is_dir())
+        .unwrap()
+        .join("linux-x86_64-local");
+    for chart in ["soak/leaky.svg", "soak/rust.svg", "soak/overlay.svg"] {
+        let p = run_dir.join(chart);
+        let status = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])",
+            ])
+            .arg(&p)
+            .status()
+            .unwrap();
+        assert!(status.success(), "{} is not well-formed", p.display());
+    }
+    let md = std::fs::read_to_string(run_dir.join("RESULTS.md")).unwrap();
+    assert!(md.contains("## Soak") && md.contains("drifted"), "{md}");
+}
