@@ -161,6 +161,7 @@ fn merge_cell(run: &RunInfo, jobs: Vec<JobInput>, missing: Vec<MissingJob>) -> O
                             job: j.job.clone(),
                             machine: j.machine.clone(),
                             settings: j.settings.clone(),
+                            pins: j.pins.clone(),
                             versions: j.versions.clone(),
                             result,
                         },
@@ -177,6 +178,8 @@ fn merge_cell(run: &RunInfo, jobs: Vec<JobInput>, missing: Vec<MissingJob>) -> O
                             job: j.job.clone(),
                             machine: j.machine.clone(),
                             settings: j.settings.clone(),
+                            pins: j.pins.clone(),
+                            versions: j.versions.clone(),
                             result,
                         },
                     );

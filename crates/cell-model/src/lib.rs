@@ -53,6 +53,16 @@ impl Cell {
         CellId::new(format!("{}-{}-{}", self.os, self.arch, self.label))
     }
 
+    /// The cell as a job result records it.
+    pub fn info(&self) -> cell_schema::CellInfo {
+        cell_schema::CellInfo {
+            id: self.id(),
+            label: self.label.clone(),
+            os: self.os.clone(),
+            arch: self.arch.clone(),
+        }
+    }
+
     /// The machine this process runs on, as the `local` cell.
     pub fn local() -> Self {
         Self {

@@ -100,6 +100,99 @@ pub struct SoakDef {
     pub fail_on_drift: bool,
 }
 
+impl HttpDef {
+    /// A server by name; the error lists the servers there are.
+    pub fn server(&self, name: &str) -> Result<&Server, String> {
+        self.servers.get(name).ok_or_else(|| {
+            format!(
+                "unknown server `{name}`: [http.servers] has {}",
+                join(self.servers.keys())
+            )
+        })
+    }
+
+    /// What the load settings must satisfy, checked on the config and again after a command
+    /// line changed them; an error is (field, message).
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        positive("http.duration", self.duration_s)?;
+        if !(self.warmup_s.is_finite() && self.warmup_s >= 0.0) {
+            return Err((
+                "http.warmup".into(),
+                format!("{}: write 0 or more seconds", self.warmup_s),
+            ));
+        }
+        for (i, t) in self.tools.iter().enumerate() {
+            if !LOAD_TOOLS.contains(&t.as_str()) {
+                return Err((
+                    format!("http.tools[{i}]"),
+                    format!(
+                        "`{t}` is not a load generator cell drives: write {}",
+                        join(LOAD_TOOLS)
+                    ),
+                ));
+            }
+        }
+        if self.tools.iter().any(|t| t == "wrk") {
+            // wrk counts whole seconds and spreads connections evenly over its threads.
+            for (f, v) in [("duration", self.duration_s), ("warmup", self.warmup_s)] {
+                if v.fract() != 0.0 {
+                    return Err((
+                        format!("http.{f}"),
+                        format!("{v}: wrk counts whole seconds; write a whole number"),
+                    ));
+                }
+            }
+            #[expect(
+                clippy::manual_is_multiple_of,
+                reason = "is_multiple_of is newer than the workspace's rust-version (1.85)"
+            )]
+            if self.connections % self.threads != 0 {
+                return Err((
+                    "http.connections".into(),
+                    format!(
+                        "{} connections over {} wrk threads: wrk needs a multiple of threads",
+                        self.connections, self.threads
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl SoakDef {
+    /// What the soak settings must satisfy (config and command line alike).
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        positive("soak.duration", self.duration_s)?;
+        positive("soak.interval", self.interval_s)?;
+        positive("soak.minima_window", self.minima_window_s)?;
+        if !(self.window_start_s.is_finite()
+            && self.window_start_s >= 0.0
+            && self.window_start_s < self.duration_s)
+        {
+            return Err((
+                "soak.window_start".into(),
+                format!(
+                    "{}: write a number of seconds from 0 up to the duration ({})",
+                    self.window_start_s, self.duration_s
+                ),
+            ));
+        }
+        // At least three minima windows, or the sawtooth guard has nothing to fit.
+        if (self.duration_s - self.window_start_s) / self.minima_window_s < 3.0 {
+            return Err((
+                "soak.minima_window".into(),
+                format!(
+                    "{} s windows over the {} s fit window give fewer than 3 minima: shorten it or start the fit earlier",
+                    self.minima_window_s,
+                    self.duration_s - self.window_start_s
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Default `versions.env` key of the oha version.
 pub const DEFAULT_OHA_KEY: &str = "OHA_VERSION";
 
@@ -313,7 +406,7 @@ pub(crate) fn resolve_http(
     }
     let oha_key = raw.oha.unwrap_or_else(|| DEFAULT_OHA_KEY.to_owned());
     let oha_version = env.get(&oha_key).map(str::to_owned);
-    Ok(HttpDef {
+    let def = HttpDef {
         tools,
         connections: count("connections", raw.connections, 64)?,
         threads: count("threads", raw.threads, 1)?,
@@ -327,7 +420,9 @@ pub(crate) fn resolve_http(
         oha_key,
         oha_version,
         servers,
-    })
+    };
+    def.validate()?;
+    Ok(def)
 }
 
 /// Resolves `[soak]` against the resolved `[http]` (its servers are soaked).
@@ -390,16 +485,18 @@ pub(crate) fn resolve_soak(raw: RawSoak, http: Option<&HttpDef>) -> Result<SoakD
             "0: write a whole number above 0".into(),
         ));
     }
-    Ok(SoakDef {
+    let def = SoakDef {
         servers,
         rate,
         connections,
         duration_s,
-        interval_s: secs("interval", raw.interval, 1.0)?,
+        interval_s: raw.interval.unwrap_or(1.0),
         window_start_s,
-        minima_window_s: secs("minima_window", raw.minima_window, 60.0)?,
+        minima_window_s: raw.minima_window.unwrap_or(60.0),
         drift_share,
         min_r2,
         fail_on_drift: raw.fail_on_drift.unwrap_or(true),
-    })
+    };
+    def.validate()?;
+    Ok(def)
 }

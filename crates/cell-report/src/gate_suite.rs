@@ -57,11 +57,18 @@ pub fn gate_suites(
             } else {
                 None
             };
-            let status = if noisy.is_some() {
+            let mut status = if noisy.is_some() {
                 GateStatus::Inconclusive
             } else {
                 three_way(old.rps, t.rps_range[0], t.rps_range[1], tolerance)
             };
+            // DESIGN §6.2: HTTP variants are judged in one interleaved session, never only
+            // against a stored number (Go alone moved 37k ↔ 70k req/s with no change), so a
+            // stored baseline can say PASS but not FAIL.
+            let stored = (status == GateStatus::Fail).then(|| {
+                status = GateStatus::Inconclusive;
+                "outside the band against a stored baseline, which alone cannot fail an HTTP run: compare the two in one session (cell local --suite http) to decide"
+            });
             let word = match status {
                 GateStatus::Pass => "PASS",
                 GateStatus::Fail => "FAIL",
@@ -78,7 +85,7 @@ pub fn gate_suites(
                 band[0],
                 band[1]
             );
-            if let Some(n) = noisy {
+            for n in noisy.into_iter().chain(stored) {
                 let _ = write!(message, "; {n}");
             }
             // p99 is read only for changes of 2× or more (its run-to-run spread is that wide).
@@ -119,7 +126,7 @@ pub fn gate_suites(
                 .push(format!("soak server {name} (job {}): {e}", s.job));
             continue;
         }
-        match (r.drift, &r.fit) {
+        match (r.verdict, &r.fit) {
             (Drift::Drifted, Some(fit)) => {
                 let line = format!(
                     "soak server {name} drifted: RSS {:+.1} KiB/min, R² {:.3}, {:+.1} KiB ({:+.1}% of the window mean) over the window; minima fit {}",

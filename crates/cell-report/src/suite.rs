@@ -24,8 +24,6 @@ use crate::{Align, Table, status_name};
 /// The folder, next to a cell's `RESULTS.md`, that holds its soak charts.
 pub const SOAK_CHART_DIR: &str = "soak";
 
-const MIB: f64 = 1024.0 * 1024.0;
-
 // ---------------------------------------------------------------------------------------
 // Figures as every output writes them.
 
@@ -62,10 +60,6 @@ fn signed(v: f64, decimals: usize) -> String {
 /// Seconds as a duration: `10 s`, `0.5 s`.
 fn dur(s: f64) -> String {
     format!("{} s", short(s, 3))
-}
-
-fn mib_bytes(b: u64) -> String {
-    format!("{:.1}", b as f64 / MIB)
 }
 
 fn mib_kib(k: u64) -> String {
@@ -188,7 +182,7 @@ fn http_tool_cells(t: Option<&HttpToolResult>) -> [Vec<Span>; 8] {
         vec![text(format!("{:.0}–{:.0}", t.rps_range[0], t.rps_range[1]))],
         vec![text(format!("{:.2}", t.p99_ms))],
         vec![text(format!("{:.3}", t.cpu_ms_per_1k))],
-        vec![text(mib_bytes(t.peak_rss_bytes))],
+        vec![text(mib_kib(t.peak_rss_kib))],
         vec![text(format!("{}/{}", t.clean_runs, t.runs.len()))],
         vec![text(t.errors.to_string())],
         vec![text(t.non_2xx.to_string())],
@@ -435,7 +429,7 @@ fn soak_row(name: &ServerName, s: &SoakServerResult) -> Vec<Vec<Span>> {
         row.extend((3..SOAK_HEAD.len()).map(|_| dash()));
         return row;
     }
-    row.push(vec![verdict_span(s.drift)]);
+    row.push(vec![verdict_span(s.verdict)]);
     match &s.fit {
         Some(f) => {
             row.push(vec![text(signed(f.slope_kib_per_min, 1))]);
@@ -496,7 +490,7 @@ fn soak_body(
                 src: path(Some(name)),
                 alt: format!(
                     "soak of {name}: RSS, CPU, threads and fds over time ({})",
-                    drift_name(s.drift)
+                    drift_name(s.verdict)
                 ),
                 width: WIDTH as u32,
                 height: SOAK_H as u32,
@@ -742,7 +736,7 @@ pub fn http_job_text(job: &HttpJobResult) -> String {
                 format!("{:.0} req/s", r.rps),
                 format!("p99 {:.2} ms", r.p99_ms),
                 format!("{:.3} CPU ms/1k", r.cpu_ms_per_1k),
-                format!("{} MiB", mib_bytes(r.peak_rss_bytes)),
+                format!("{} MiB", mib_kib(r.peak_rss_kib)),
                 format!("{}/{}", r.clean_runs, r.runs.len()),
                 r.errors.to_string(),
                 r.non_2xx.to_string(),
@@ -797,7 +791,7 @@ pub fn soak_job_text(job: &SoakJobResult) -> String {
         }
         t.row(vec![
             name.to_string(),
-            drift_name(srv.drift).to_owned(),
+            drift_name(srv.verdict).to_owned(),
             srv.fit.as_ref().map_or_else(
                 || "–".into(),
                 |f| format!("{} KiB/min", signed(f.slope_kib_per_min, 1)),
@@ -857,7 +851,7 @@ pub fn soak_summary_line(name: &ServerName, s: &CellSoakServer) -> String {
     format!(
         "soak {name} ({}): {}{}",
         r.toolchain,
-        drift_name(r.drift),
+        drift_name(r.verdict),
         r.fit.as_ref().map_or_else(String::new, |f| format!(
             ", RSS slope {} KiB/min (R² {:.3})",
             signed(f.slope_kib_per_min, 1),
@@ -1228,7 +1222,10 @@ fn fit_line(s: &SoakServerResult, settings: &SoakSettings) -> Option<[(f64, f64)
 fn verdict_caption(s: &SoakServerResult) -> Vec<(String, bool)> {
     let mut spans = vec![
         ("verdict: ".to_owned(), false),
-        (drift_name(s.drift).to_owned(), s.drift == Drift::Drifted),
+        (
+            drift_name(s.verdict).to_owned(),
+            s.verdict == Drift::Drifted,
+        ),
     ];
     match &s.fit {
         Some(f) => spans.push((
@@ -1467,7 +1464,7 @@ fn overlay_entries<'a>(
         .map(|(n, s)| {
             format!(
                 "{n} ({}{})",
-                drift_name(s.drift),
+                drift_name(s.verdict),
                 s.fit.as_ref().map_or_else(String::new, |f| format!(
                     ", {} KiB/min",
                     signed(f.slope_kib_per_min, 1)
@@ -1604,7 +1601,7 @@ mod tests {
             samples,
             fit,
             fit_minima: None,
-            drift: Drift::Flat,
+            verdict: Drift::Flat,
             peak_rss_kib: 0,
             cpu_ms_per_1k: None,
             error: None,
@@ -1644,7 +1641,6 @@ mod tests {
         assert_eq!(signed(12.34, 1), "+12.3");
         assert_eq!(signed(-0.01, 1), "0.0");
         assert_eq!(signed(-3.0, 0), "-3");
-        assert_eq!(mib_bytes(5_452_595), "5.2");
         assert_eq!(mib_kib(30_208), "29.5");
         assert_eq!(one_line("a\r\n  b|c\n\n"), "a b|c");
     }
@@ -1759,6 +1755,9 @@ mod tests {
             server_cpu: None,
             load_cpu: None,
             seed: 0,
+            startup_timeout_s: 10.0,
+            stop_grace_s: 5.0,
+            drain_timeout_s: 3.0,
         };
         let name = ServerName::new("go");
         let md = http_markdown([(&name, &s)], &settings);

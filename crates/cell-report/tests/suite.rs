@@ -49,6 +49,9 @@ fn http_settings() -> HttpSettings {
         server_cpu: Some(1),
         load_cpu: Some(2),
         seed: 7,
+        startup_timeout_s: 10.0,
+        stop_grace_s: 5.0,
+        drain_timeout_s: 3.0,
     }
 }
 
@@ -88,7 +91,7 @@ fn tool(name: &str, rps: [f64; 3], dirty: bool) -> HttpToolResult {
             load: load(name, *r, 1.25),
             server_cpu_s: 4.5,
             cpu_ms_per_1k: 45.0,
-            peak_rss_bytes: 5_452_595,
+            peak_rss_kib: 5_325,
             load_cpu_s: 9.0,
             load_cpu_share: 0.9,
             other_cpu_share: 0.01,
@@ -110,7 +113,7 @@ fn tool(name: &str, rps: [f64; 3], dirty: bool) -> HttpToolResult {
         rps_range: [rps[0], rps[1]],
         p99_ms: 1.234,
         cpu_ms_per_1k: 0.045,
-        peak_rss_bytes: 5_452_595,
+        peak_rss_kib: 5_325,
         errors: 2,
         non_2xx: 0,
     }
@@ -210,7 +213,7 @@ fn soak_servers() -> BTreeMap<ServerName, SoakServerResult> {
                 mean_kib: 5_180.0,
                 projected_share: 0.0003,
             }),
-            drift: Drift::Flat,
+            verdict: Drift::Flat,
             peak_rss_kib: 5_272,
             cpu_ms_per_1k: Some(0.8),
             error: None,
@@ -240,7 +243,7 @@ fn soak_servers() -> BTreeMap<ServerName, SoakServerResult> {
                 mean_kib: 27_900.0,
                 projected_share: 0.2575,
             }),
-            drift: Drift::Drifted,
+            verdict: Drift::Drifted,
             peak_rss_kib: 30_208,
             cpu_ms_per_1k: Some(2.1),
             error: None,
@@ -256,7 +259,7 @@ fn soak_servers() -> BTreeMap<ServerName, SoakServerResult> {
             samples: Vec::new(),
             fit: None,
             fit_minima: None,
-            drift: Drift::Unknown,
+            verdict: Drift::Unknown,
             peak_rss_kib: 0,
             cpu_ms_per_1k: None,
             error: Some("no 200 within 10 s".into()),
@@ -357,6 +360,7 @@ fn suite_cell(date: &str, id: &str, k: u32) -> CellResult {
                 job: format!("http-{name}"),
                 machine: machine(),
                 settings: http_settings(),
+                pins: BTreeMap::new(),
                 versions: versions(),
                 result: r,
             },
@@ -369,6 +373,8 @@ fn suite_cell(date: &str, id: &str, k: u32) -> CellResult {
                 job: "soak".into(),
                 machine: machine(),
                 settings: soak_settings(),
+                pins: BTreeMap::new(),
+                versions: versions(),
                 result: r,
             },
         );
@@ -659,8 +665,124 @@ fn the_report_shows_the_newest_suites_with_their_charts() {
     assert_eq!(cell["http"][0]["points"].as_array().unwrap().len(), 2);
     assert!(cell["newest"]["http"]["rust"]["tools"]["wrk"]["rps"].is_number());
     let py = &cell["newest"]["soak"]["python"];
-    assert_eq!(py["drift"], "drifted");
+    assert_eq!(py["verdict"], "drifted");
     assert_eq!(py["samples"], 13, "a count, not the samples");
     assert!(py["fit"]["slope_kib_per_min"].is_number());
     insta::assert_snapshot!("report_readme", md);
+}
+
+/// Scales every req/s figure of the cell's http servers.
+fn scale_rps(cell: &mut CellResult, f: f64) {
+    for s in cell.http.values_mut() {
+        for t in s.result.tools.values_mut() {
+            t.rps *= f;
+            t.rps_range = [t.rps_range[0] * f, t.rps_range[1] * f];
+            for r in &mut t.runs {
+                r.load.rps *= f;
+            }
+        }
+    }
+}
+
+#[test]
+fn the_suite_gate_passes_a_steady_server_and_fails_a_broken_one_and_a_leak() {
+    let old = suite_cell("2026-11-01", "1", 0);
+    let new = suite_cell("2026-11-02", "2", 1);
+    let f = cell_report::gate_suite::gate_suites(&new, &[("2026-11-01-1", &old)], 0.2);
+    let rust_oha = f
+        .verdicts
+        .iter()
+        .find(|v| v.row.as_str() == "http-rust" && v.phase.as_str() == "oha")
+        .unwrap();
+    assert_eq!(
+        rust_oha.status,
+        cell_schema::GateStatus::Pass,
+        "{}",
+        rust_oha.message
+    );
+    assert!(
+        rust_oha.message.contains("in 2026-11-01-1; band"),
+        "{}",
+        rust_oha.message
+    );
+    // A server that failed is a failure, whatever its baseline; so is a drift when the
+    // settings say so.
+    assert!(
+        f.failures
+            .iter()
+            .any(|m| m.starts_with("http server go (job http-go): build failed")),
+        "{:?}",
+        f.failures
+    );
+    assert!(
+        f.failures
+            .iter()
+            .any(|m| m.starts_with("soak server python drifted")),
+        "{:?}",
+        f.failures
+    );
+    // First run of a server and tool: a notice, no verdict.
+    let none = cell_report::gate_suite::gate_suites(&new, &[], 0.2);
+    assert!(none.verdicts.is_empty());
+    assert!(
+        none.notices
+            .iter()
+            .any(|n| n.contains("first run, baseline recorded"))
+    );
+}
+
+#[test]
+fn a_stored_baseline_alone_cannot_fail_an_http_run() {
+    let old = suite_cell("2026-11-01", "1", 0);
+    let mut new = suite_cell("2026-11-02", "2", 0);
+    scale_rps(&mut new, 0.5);
+    let f = cell_report::gate_suite::gate_suites(&new, &[("2026-11-01-1", &old)], 0.2);
+    let v = f
+        .verdicts
+        .iter()
+        .find(|v| v.row.as_str() == "http-rust" && v.phase.as_str() == "oha")
+        .unwrap();
+    assert_eq!(v.status, cell_schema::GateStatus::Inconclusive);
+    assert!(
+        v.message.starts_with("INCONCLUSIVE") && v.message.contains("stored baseline"),
+        "{}",
+        v.message
+    );
+    assert!(
+        f.verdicts
+            .iter()
+            .all(|v| v.status != cell_schema::GateStatus::Fail)
+    );
+}
+
+#[test]
+fn a_drift_is_a_notice_when_the_settings_do_not_fail_it_and_p99_is_read_at_2x() {
+    let old = suite_cell("2026-11-01", "1", 0);
+    let mut new = suite_cell("2026-11-02", "2", 0);
+    for s in new.soak.values_mut() {
+        s.settings.fail_on_drift = false;
+    }
+    for s in new.http.values_mut() {
+        for t in s.result.tools.values_mut() {
+            t.p99_ms *= 3.0;
+        }
+    }
+    let f = cell_report::gate_suite::gate_suites(&new, &[("2026-11-01-1", &old)], 0.2);
+    assert!(
+        !f.failures.iter().any(|m| m.contains("drifted")),
+        "{:?}",
+        f.failures
+    );
+    assert!(
+        f.notices
+            .iter()
+            .any(|m| m.starts_with("soak server python drifted"))
+    );
+    assert!(
+        f.notices
+            .iter()
+            .any(|m| m.contains("p99 3.70 ms vs 1.23 ms") && m.contains("(3.0×)")),
+        "{:?}",
+        f.notices
+    );
 }

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use cell_model::{Cell, Plan, Row, Toolchain, Vars};
 use cell_schema::{
-    Build, CellInfo, Clock, Contention, JobCost, JobKind, JobResult, Phase, PhaseResult, Protocol,
-    Role, RowName, RowResult, SCHEMA_VERSION, Sha256, SkipReason, Skipped, Status, ToolName, Tooth,
+    Build, Clock, Contention, JobCost, JobKind, JobResult, Phase, PhaseResult, Protocol, Role,
+    RowName, RowResult, SCHEMA_VERSION, Sha256, SkipReason, Skipped, Status, ToolName, Tooth,
     Verdict, round_ratio, round_time,
 };
 use cell_stats::median;
@@ -402,12 +402,7 @@ pub fn run_job(
     let result = JobResult {
         schema_version: SCHEMA_VERSION,
         kind: JobKind::Job,
-        cell: CellInfo {
-            id: cell.id(),
-            label: cell.label.clone(),
-            os: cell.os.clone(),
-            arch: cell.arch.clone(),
-        },
+        cell: cell.info(),
         toolchain: tc.name.clone(),
         machine: cell_schema::Machine {
             pinned_cpu: pinned,
@@ -847,12 +842,7 @@ pub fn calibrate(
     Ok(cell_schema::Calibration {
         schema_version: SCHEMA_VERSION,
         kind: cell_schema::CalibrationKind::Calibration,
-        cell: CellInfo {
-            id: cell.id(),
-            label: cell.label.clone(),
-            os: cell.os.clone(),
-            arch: cell.arch.clone(),
-        },
+        cell: cell.info(),
         machine: cell_schema::Machine {
             pinned_cpu: pinned,
             ..machine

@@ -106,8 +106,8 @@ pub struct HttpRun {
     pub server_cpu_s: f64,
     /// Server CPU milliseconds per 1,000 responses.
     pub cpu_ms_per_1k: f64,
-    /// Peak resident set of the server's process tree over the run, bytes.
-    pub peak_rss_bytes: u64,
+    /// Peak resident set of the server's process tree over the run, KiB.
+    pub peak_rss_kib: u64,
     /// Load generator user+sys seconds over its whole run.
     pub load_cpu_s: f64,
     /// Share of the load generator's CPU it kept busy (1.0 = one CPU flat out).
@@ -133,8 +133,8 @@ pub struct HttpToolResult {
     pub p99_ms: f64,
     /// Median CPU ms per 1,000 responses.
     pub cpu_ms_per_1k: f64,
-    /// Largest peak RSS of any run, bytes.
-    pub peak_rss_bytes: u64,
+    /// Largest peak RSS of any run, KiB.
+    pub peak_rss_kib: u64,
     /// Errors summed over every run.
     pub errors: u64,
     /// Non-2xx responses summed over every run.
@@ -179,6 +179,12 @@ pub struct HttpSettings {
     pub load_cpu: Option<u32>,
     /// Seed of the interleaving order.
     pub seed: u64,
+    /// Bound on the wait for the first 200, seconds.
+    pub startup_timeout_s: f64,
+    /// Seconds between SIGTERM and SIGKILL.
+    pub stop_grace_s: f64,
+    /// Bound on the wait for `TIME_WAIT` sockets before each run, seconds.
+    pub drain_timeout_s: f64,
 }
 
 /// What a suite job cost, in seconds.
@@ -285,8 +291,8 @@ pub struct SoakServerResult {
     pub fit: Option<RssFit>,
     /// Fit over the minimum of each minima window, so a sawtooth allocator is not a leak.
     pub fit_minima: Option<RssFit>,
-    /// The rule's outcome.
-    pub drift: Drift,
+    /// The rule's outcome: `flat`, `drifted` or `unknown`.
+    pub verdict: Drift,
     /// Largest RSS sample, KiB.
     pub peak_rss_kib: u64,
     /// Server CPU milliseconds per 1,000 responses over the window.
@@ -360,7 +366,9 @@ pub struct CellHttpServer {
     pub machine: Machine,
     /// That job's load.
     pub settings: HttpSettings,
-    /// That job's load tool versions, as printed.
+    /// That job's pins, as written.
+    pub pins: BTreeMap<String, String>,
+    /// That job's tool versions (the server's toolchain, the load generators), as printed.
     pub versions: BTreeMap<ToolName, ToolVersion>,
     /// The server as that job wrote it.
     #[serde(flatten)]
@@ -376,6 +384,10 @@ pub struct CellSoakServer {
     pub machine: Machine,
     /// That job's soak.
     pub settings: SoakSettings,
+    /// That job's pins, as written.
+    pub pins: BTreeMap<String, String>,
+    /// That job's tool versions (the server's toolchain, oha), as printed.
+    pub versions: BTreeMap<ToolName, ToolVersion>,
     /// The server as that job wrote it.
     #[serde(flatten)]
     pub result: SoakServerResult,

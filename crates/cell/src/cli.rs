@@ -66,7 +66,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub cell: String,
     /// Toolchain name from cell/cell.toml (the workload suite).
-    #[arg(long, required_if_eq("suite", "workload"))]
+    #[arg(long)]
     pub toolchain: Option<String>,
     /// Suite of this job.
     #[arg(long, value_enum, default_value_t = Suite::Workload)]

@@ -164,6 +164,15 @@ fn the_four_servers_under_wrk_and_oha() {
             for unit in ["req/s", "p99", "ms", "CPU ms/1k", "MiB"] {
                 assert!(line.contains(unit), "{unit} missing in `{line}`");
             }
+            // Each figure is a positive number before its unit.
+            let w: Vec<&str> = line.split_whitespace().collect();
+            for unit in ["req/s", "CPU", "MiB"] {
+                let i = w.iter().position(|x| *x == unit).unwrap();
+                let v: f64 = w[i - 1].parse().unwrap_or_else(|_| panic!("`{line}`"));
+                assert!(v > 0.0, "{unit} is {v} in `{line}`");
+            }
+            let p99 = w.iter().position(|x| *x == "p99").unwrap();
+            assert!(w[p99 + 1].parse::<f64>().unwrap() > 0.0, "`{line}`");
         }
     }
     let jobs = jobs(&out);
@@ -185,7 +194,7 @@ fn the_four_servers_under_wrk_and_oha() {
             assert_eq!(run["load"]["non_2xx"], 0, "{name} {tool}");
             assert!(run["server_cpu_s"].as_f64().unwrap() > 0.0, "{name} {tool}");
             assert!(
-                t["peak_rss_bytes"].as_u64().unwrap() > 100_000,
+                t["peak_rss_kib"].as_u64().unwrap() > 100_000,
                 "{name} {tool}"
             );
             assert!(run["startup_s"].as_f64().unwrap() < 3.0, "{name} {tool}");
@@ -325,8 +334,9 @@ fn a_server_that_never_answers_fails_at_the_startup_timeout() {
 fn a_server_dying_mid_run_is_reported_with_its_exit_status() {
     let tmp = tempfile::tempdir().unwrap();
     let servers = tmp.path().join("servers");
-    // Serves the check, the startup probe and part of the warm-up, then exits 3.
-    script(&servers, "dies", &py("b\"hello, world\\n\"", 500));
+    // Serves the check and the startup probe, then exits 3 on its 2,001st request: with no
+    // warm-up, within the first second of the measured run (python serves thousands a second).
+    script(&servers, "dies", &py("b\"hello, world\\n\"", 2000));
     let toml = http_toml(
         &servers,
         &format!(
@@ -337,14 +347,27 @@ fn a_server_dying_mid_run_is_reported_with_its_exit_status() {
     );
     let root = project(tmp.path(), VERSIONS, &toml);
     let out = tmp.path().join("out");
-    let o = local(&root, &out, &["--suite", "http", "--tools", "oha"]);
+    let o = local(
+        &root,
+        &out,
+        &[
+            "--suite",
+            "http",
+            "--tools",
+            "oha",
+            "--warmup",
+            "0",
+            "--duration",
+            "3",
+        ],
+    );
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stdout}\n{stderr}");
     let jobs = jobs(&out);
     let dies = &jobs.iter().find(|j| j.0 == "http-dies").unwrap().1;
     let e = dies["servers"]["dies"]["error"].as_str().unwrap();
     assert!(e.contains("the server exited (exit status 3)"), "{e}");
-    assert!(e.contains("run 1 under oha"), "{e}");
+    assert!(e.contains("during measured run 1 under oha"), "{e}");
     let good = &jobs.iter().find(|j| j.0 == "http-good").unwrap().1;
     assert!(good["servers"]["good"]["error"].is_null());
     assert_eq!(

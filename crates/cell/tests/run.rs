@@ -224,8 +224,27 @@ fn unknown_cell_or_toolchain_is_exit_2_listing_the_known_ones() {
         .arg(repo_root())
         .assert()
         .code(2)
-        .stderr(
-            predicate::str::contains("unknown toolchain `fortran`")
-                .and(predicate::str::contains("clang, cs, gcc, go, rust, zig")),
-        );
+        .stderr(predicate::str::contains("unknown toolchain `fortran`").and(
+            predicate::str::contains("clang, cs, gcc, go, python, rust, zig"),
+        ));
+}
+
+#[test]
+fn a_toolchain_without_rows_points_at_its_servers() {
+    cell()
+        .args(["run", "--cell", "local", "--toolchain", "python"])
+        .arg("--root")
+        .arg(repo_root())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "toolchain `python` has no workload rows: it only builds or runs servers (--suite http --server python)",
+        ));
+    cell()
+        .args(["run", "--cell", "local"])
+        .arg("--root")
+        .arg(repo_root())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cell run needs --toolchain NAME"));
 }

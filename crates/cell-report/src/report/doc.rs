@@ -275,8 +275,11 @@ fn cell_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport) {
 fn suite_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport) {
     let n = &c.newest;
     if !n.http.is_empty() {
-        let mut blocks =
-            crate::suite::cell_http_blocks(&n.http, 3, &format!("{id} · HTTP in {}", n.run));
+        let mut blocks = crate::suite::cell_http_blocks(
+            &n.http,
+            3,
+            &format!("{id} · HTTP in {}", n.http_run.as_deref().unwrap_or(&n.run)),
+        );
         if super::svg::http_chart_wanted(c) {
             let (width, height) = super::svg::http_size(c);
             blocks.insert(
@@ -303,7 +306,7 @@ fn suite_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport) {
         out.extend(crate::suite::cell_soak_blocks(
             &items,
             3,
-            &format!("{id} · Soak in {}", n.run),
+            &format!("{id} · Soak in {}", n.soak_run.as_deref().unwrap_or(&n.run)),
             Some(&path),
         ));
     }

@@ -120,7 +120,7 @@ pub struct SoakReport {
     /// The toolchain that built it.
     pub toolchain: ToolchainName,
     /// The rule's outcome.
-    pub drift: Drift,
+    pub verdict: Drift,
     /// Fit over the samples from the window start.
     pub fit: Option<RssFit>,
     /// Fit over the per-window minima.
@@ -215,12 +215,19 @@ pub struct NewestRun {
     pub skipped: Vec<String>,
     /// Jobs that left no result.
     pub missing: Vec<MissingJob>,
-    /// The http suite's servers, each as its own job measured it (not written when none).
+    /// The http suite's servers, each as its own job measured it, from the newest run that
+    /// had the suite (not written when none).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub http: BTreeMap<ServerName, CellHttpServer>,
-    /// The soak suite's servers (not written when none).
+    /// The run `http` comes from: a run of one suite does not hide another suite's figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http_run: Option<String>,
+    /// The soak suite's servers, from the newest run that had the suite (not written when none).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub soak: BTreeMap<ServerName, SoakReport>,
+    /// The run `soak` comes from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub soak_run: Option<String>,
 }
 
 /// One job of the newest run.
@@ -446,7 +453,7 @@ fn cell_report(seen: &[(&HistoryRun, &CellResult)]) -> CellReport {
             .map(|j| j.reference.label.clone())
             .unwrap_or_default(),
         phases,
-        newest: newest_report(newest_run, newest),
+        newest: newest_report(newest_run, newest, seen),
         http: http_series(seen),
     }
 }
@@ -551,7 +558,14 @@ fn point(run: &HistoryRun, job: &ToolchainName, row: &RowResult, phase: &Phase) 
     })
 }
 
-fn newest_report(run: &HistoryRun, cell: &CellResult) -> NewestRun {
+fn newest_report(
+    run: &HistoryRun,
+    cell: &CellResult,
+    seen: &[(&HistoryRun, &CellResult)],
+) -> NewestRun {
+    // Each suite from the newest run that ran it: push runs have no soak, a local run one suite.
+    let http_from = seen.iter().rev().find(|(_, c)| !c.http.is_empty());
+    let soak_from = seen.iter().rev().find(|(_, c)| !c.soak.is_empty());
     NewestRun {
         run: run.name.clone(),
         date: run.date.clone(),
@@ -569,17 +583,20 @@ fn newest_report(run: &HistoryRun, cell: &CellResult) -> NewestRun {
             .map(|s| format!("{} ({}): {}", s.row, s.toolchain, s.message))
             .collect(),
         missing: cell.missing.clone(),
-        http: cell.http.clone(),
-        soak: cell
-            .soak
-            .iter()
+        http: http_from.map(|(_, c)| c.http.clone()).unwrap_or_default(),
+        http_run: http_from.map(|(r, _)| r.name.clone()),
+        soak_run: soak_from.map(|(r, _)| r.name.clone()),
+        soak: soak_from
+            .map(|(_, c)| &c.soak)
+            .into_iter()
+            .flatten()
             .map(|(name, s)| {
                 let r = &s.result;
                 let report = SoakReport {
                     job: s.job.clone(),
                     settings: s.settings.clone(),
                     toolchain: r.toolchain.clone(),
-                    drift: r.drift,
+                    verdict: r.verdict,
                     fit: r.fit.clone(),
                     fit_minima: r.fit_minima.clone(),
                     peak_rss_kib: r.peak_rss_kib,

@@ -99,6 +99,8 @@ pub struct Running {
     child: Child,
     started: Instant,
     sampler: Option<Sampler>,
+    /// How it ended, once `alive` saw it (it is reaped then).
+    ended: Option<String>,
 }
 
 /// How a server ended.
@@ -141,11 +143,13 @@ impl Running {
             .process_group(0);
         scrub(&mut cmd, cwd);
         pin(&mut cmd, cpu);
+        die_with_parent(&mut cmd);
         let child = cmd.spawn()?;
         Ok(Self {
             child,
             started: Instant::now(),
             sampler: None,
+            ended: None,
         })
     }
 
@@ -159,11 +163,20 @@ impl Running {
         self.started.elapsed().as_secs_f64()
     }
 
-    /// `Err(how it ended)` once the process has exited.
+    /// `Err(how it ended)` once the process has exited; what it left of its process group is
+    /// killed at once.
     pub fn alive(&mut self) -> Result<(), String> {
+        if let Some(e) = &self.ended {
+            return Err(e.clone());
+        }
         match self.child.try_wait() {
             Ok(None) => Ok(()),
-            Ok(Some(s)) => Err(format!("the server exited ({})", describe(s))),
+            Ok(Some(s)) => {
+                kill_group(self.pid());
+                let e = format!("the server exited ({})", describe(s));
+                self.ended = Some(e.clone());
+                Err(e)
+            }
             Err(e) => Err(format!("waiting for the server: {e}")),
         }
     }
@@ -173,20 +186,20 @@ impl Running {
         self.sampler = Some(Sampler::start(self.pid(), every));
     }
 
-    /// Stops sampling; the peak RSS (bytes) seen since `start_sampling`.
+    /// Stops sampling; the peak RSS (KiB) seen since `start_sampling`.
     pub fn stop_sampling(&mut self) -> u64 {
         let peak_kib = self.sampler.take().map_or(0, Sampler::stop);
         // The sampler can miss a short peak; VmHWM of the root cannot.
         let hwm = procfs::sample_tree(self.pid()).map_or(0, |s| s.hwm_kib);
-        peak_kib.max(hwm) * 1024
+        peak_kib.max(hwm)
     }
 
     /// SIGTERM to the server's own pid; SIGKILL to its group after `grace`.
     pub fn stop(mut self, grace: Duration) -> Ended {
         let _ = self.stop_sampling();
-        if let Ok(Some(s)) = self.child.try_wait() {
+        if let Err(e) = self.alive() {
             return Ended {
-                status: describe(s),
+                status: e,
                 killed: false,
             };
         }
@@ -198,37 +211,71 @@ impl Running {
         let deadline = Instant::now() + grace;
         let (status, killed) = loop {
             match self.child.try_wait() {
-                Ok(Some(s)) => break (describe(s), false),
+                Ok(Some(s)) => {
+                    // Leftover children of the tree go with their group.
+                    kill_group(pid);
+                    break (describe(s), false);
+                }
                 Ok(None) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(10));
                 }
                 _ => {
-                    // SAFETY: its process group, created at spawn.
-                    unsafe {
-                        libc::kill(-pid, libc::SIGKILL);
-                    }
+                    kill_group(pid);
                     let s = self.child.wait().map(describe).unwrap_or_default();
                     break (s, true);
                 }
             }
         };
-        // Leftover children of the tree go with their group.
-        // SAFETY: as above; ESRCH when the group is already empty.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
+        self.ended = Some(status.clone());
         Ended { status, killed }
+    }
+}
+
+/// SIGKILL to a server's process group (its pid, set at spawn). Called before the leader is
+/// reaped or right after, while the group id cannot have been reused.
+fn kill_group(pid: i32) {
+    // SAFETY: kill(2) on a process group we created; ESRCH when it is already empty.
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+    }
+}
+
+/// The child gets SIGKILL when the thread that spawned it dies, so an interrupted harness
+/// leaves no server holding its port.
+pub(crate) fn die_with_parent(cmd: &mut Command) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cmd;
+}
+
+/// `Err` naming the port when something already answers on it: a server left over from an
+/// earlier run would otherwise be measured in place of the one just built.
+pub fn port_free(port: u16) -> Result<(), String> {
+    match std::net::TcpStream::connect_timeout(
+        &super::check::loopback(port),
+        Duration::from_millis(200),
+    ) {
+        Ok(_) => Err(format!(
+            "127.0.0.1:{port} is already taken by another process (a server left over from an earlier run?): stop it or give this server another port"
+        )),
+        Err(_) => Ok(()),
     }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let pid = self.pid();
-            // SAFETY: our own child's process group.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
+        if let Some(s) = self.sampler.take() {
+            s.stop();
+        }
+        if self.ended.is_none() {
+            kill_group(self.pid());
             let _ = self.child.wait();
         }
     }

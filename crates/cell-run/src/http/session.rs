@@ -194,6 +194,7 @@ impl Prepared {
         cpu: Option<u32>,
         startup_timeout: Duration,
     ) -> Result<(Running, f64), String> {
+        super::server::port_free(self.server.port)?;
         let mut running = Running::start(
             &self.build.run_argv,
             &self.work,
@@ -260,6 +261,7 @@ pub fn run_load(
         .stdout(stdout)
         .stderr(stderr);
     pin(&mut cmd, cpu);
+    super::server::die_with_parent(&mut cmd);
     let t = Instant::now();
     let child = cmd
         .spawn()

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use cell_model::{HttpDef, Plan, SoakDef};
 use cell_schema::{
-    CellInfo, Drift, RssFit, SCHEMA_VERSION, ServerName, SoakJobResult, SoakKind, SoakSample,
+    Drift, RssFit, SCHEMA_VERSION, ServerName, SoakJobResult, SoakKind, SoakSample,
     SoakServerResult, SoakSettings, Status, SuiteCost, ToolName, Verdict, round_ratio, round_time,
 };
 
@@ -53,6 +53,14 @@ fn def(plan: &Plan, o: &SoakOverrides) -> Result<(SoakDef, HttpDef), SuiteError>
     let mut d = soak;
     if let Some(v) = o.duration_s {
         d.duration_s = v;
+        // A shorter soak than the config's (CI's minutes) moves the fit window with it unless
+        // the command line says where it starts: 30 s in, or a sixth of the soak when longer.
+        if o.window_start_s.is_none() && d.window_start_s >= v / 2.0 {
+            d.window_start_s = (v / 6.0).max(30.0).min(v / 2.0);
+        }
+        if o.minima_window_s.is_none() {
+            d.minima_window_s = d.minima_window_s.min((v - d.window_start_s) / 5.0);
+        }
     }
     if let Some(v) = o.window_start_s {
         d.window_start_s = v;
@@ -66,12 +74,9 @@ fn def(plan: &Plan, o: &SoakOverrides) -> Result<(SoakDef, HttpDef), SuiteError>
     if let Some(v) = o.rate {
         d.rate = v.max(1);
     }
-    if d.window_start_s >= d.duration_s {
-        return Err(SuiteError::Usage(format!(
-            "the fit window starts at {} s but the soak lasts {} s: shorten the window start",
-            d.window_start_s, d.duration_s
-        )));
-    }
+    d.validate().map_err(|(f, m)| {
+        SuiteError::Usage(format!("{f} (as changed on the command line): {m}"))
+    })?;
     Ok((d, http))
 }
 
@@ -92,7 +97,7 @@ pub fn run_soak(
     let cpus = Cpus::choose();
     let machine = crate::facts::machine(cpus.server);
 
-    let build_t = Instant::now();
+    let mut build_s: BTreeMap<ServerName, f64> = BTreeMap::new();
     let mut results: BTreeMap<ServerName, SoakServerResult> = BTreeMap::new();
     let mut ready: Vec<Prepared> = Vec::new();
     let mut versions = BTreeMap::new();
@@ -111,7 +116,10 @@ pub fn run_soak(
         versions.insert(name.clone(), probed.versions.clone());
         let mut r = empty(s.toolchain.clone());
         on(format!("[soak {name}] building"));
-        match build_server(plan, s, probed, &opts.work.join(name.as_str())) {
+        let build_t = Instant::now();
+        let built = build_server(plan, s, probed, &opts.work.join(name.as_str()));
+        build_s.insert(name.clone(), build_t.elapsed().as_secs_f64());
+        match built {
             Ok(p) => {
                 r.build = Some(p.build.clone());
                 ready.push(p);
@@ -120,7 +128,6 @@ pub fn run_soak(
         }
         results.insert(name.clone(), r);
     }
-    let build_s = build_t.elapsed().as_secs_f64();
 
     let measure_t = Instant::now();
     let concurrent = u32::try_from(ready.len()).unwrap_or(u32::MAX);
@@ -166,11 +173,11 @@ pub fn run_soak(
                 r.cpu_ms_per_1k = cpu_per_1k(&s.samples, &d, s.load.as_ref().map(|l| l.requests));
                 r.fit = fit;
                 r.fit_minima = fit_minima;
-                r.drift = drift;
+                r.verdict = drift;
                 r.samples = s.samples;
                 r.load = s.load;
                 r.error = s.error;
-                on(format!("[soak {name}] {:?}", r.drift));
+                on(format!("[soak {name}] {:?}", r.verdict));
             }
             Err(m) => {
                 on(format!("[soak {name}] FAILED: {m}"));
@@ -192,33 +199,32 @@ pub fn run_soak(
         concurrent,
     };
     let n = results.len().max(1) as f64;
-    let total_s = total.elapsed().as_secs_f64();
+    let setup_s =
+        (total.elapsed().as_secs_f64() - measure_s - build_s.values().sum::<f64>()).max(0.0);
     let mut jobs = Vec::new();
     for (name, r) in results {
         let server = &http.servers[&name];
+        // Each server's own build; the soak ran every server at once, so each took all of it.
+        let b = build_s.get(&name).copied().unwrap_or(0.0);
+        let cost = SuiteCost {
+            build_s: round_time(b),
+            measure_s: round_time(measure_s),
+            total_s: round_time(b + measure_s + setup_s / n),
+        };
         let mut v = versions.remove(&name).unwrap_or_default();
         v.insert(ToolName::from("oha"), lg.version.clone());
         jobs.push(SoakJobResult {
             schema_version: SCHEMA_VERSION,
             kind: SoakKind::Soak,
             job: format!("soak-{name}"),
-            cell: CellInfo {
-                id: cell.id(),
-                label: cell.label.clone(),
-                os: cell.os.clone(),
-                arch: cell.arch.clone(),
-            },
+            cell: cell.info(),
             machine: machine.clone(),
             pins: suite_pins(plan, &[server]),
             versions: v,
             settings: settings.clone(),
             verdict: soak_verdict(&name, &r, &d),
             servers: BTreeMap::from([(name, r)]),
-            cost: SuiteCost {
-                build_s: round_time(build_s / n),
-                measure_s: round_time(measure_s),
-                total_s: round_time(total_s / n),
-            },
+            cost,
             started_at: started_at.clone(),
             github: crate::job::github_context(),
         });
@@ -235,7 +241,7 @@ fn empty(toolchain: cell_schema::ToolchainName) -> SoakServerResult {
         samples: Vec::new(),
         fit: None,
         fit_minima: None,
-        drift: Drift::Unknown,
+        verdict: Drift::Unknown,
         peak_rss_kib: 0,
         cpu_ms_per_1k: None,
         error: None,
@@ -249,7 +255,7 @@ fn soak_verdict(name: &ServerName, r: &SoakServerResult, d: &SoakDef) -> Verdict
             reasons: vec![format!("server {name}: {e}")],
         };
     }
-    match (r.drift, &r.fit) {
+    match (r.verdict, &r.fit) {
         (Drift::Drifted, Some(f)) => Verdict {
             status: if d.fail_on_drift {
                 Status::Failed
@@ -386,11 +392,11 @@ pub fn judge(samples: &[SoakSample], d: &SoakDef) -> (Option<RssFit>, Option<Rss
     }
     let fit_minima = fit_pts(&minima.into_values().collect::<Vec<_>>());
     let trips = |f: &RssFit| f.projected_share >= d.drift_share && f.r2 >= d.min_r2;
+    // Both fits are needed: without the minima the sawtooth guard cannot speak.
     let drift = match (&fit, &fit_minima) {
-        (None, _) => Drift::Unknown,
-        (Some(f), None) if trips(f) => Drift::Drifted,
         (Some(f), Some(m)) if trips(f) && trips(m) => Drift::Drifted,
-        _ => Drift::Flat,
+        (Some(_), Some(_)) => Drift::Flat,
+        _ => Drift::Unknown,
     };
     (fit, fit_minima, drift)
 }
@@ -450,4 +456,97 @@ pub fn write_soak_job_dir(dir: &Path, job: &SoakJobResult) -> Result<(), SuiteEr
         dir.join("soak").join("overlay.svg"),
         cell_report::suite::soak_overlay_svg(&all, &job.settings).as_bytes(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def() -> SoakDef {
+        SoakDef {
+            servers: Vec::new(),
+            rate: 200,
+            connections: 4,
+            duration_s: 180.0,
+            interval_s: 1.0,
+            window_start_s: 30.0,
+            minima_window_s: 15.0,
+            drift_share: 0.05,
+            min_r2: 0.5,
+            fail_on_drift: true,
+        }
+    }
+
+    fn samples(f: impl Fn(f64) -> u64) -> Vec<SoakSample> {
+        (0..=180)
+            .map(|t| SoakSample {
+                t_s: f64::from(t),
+                rss_kib: f(f64::from(t)),
+                cpu_s: 0.0,
+                threads: 1,
+                fds: 5,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_steady_leak_drifts_and_a_flat_line_does_not() {
+        // 800 KiB a second on 10 MiB: 48,000 KiB/min.
+        let (fit, minima, v) = judge(&samples(|t| 10_240 + (t * 800.0) as u64), &def());
+        assert_eq!(v, Drift::Drifted);
+        let fit = fit.unwrap();
+        assert!((fit.slope_kib_per_min - 48_000.0).abs() < 1.0, "{fit:?}");
+        assert!(fit.r2 > 0.999);
+        assert!(minima.unwrap().slope_kib_per_min > 40_000.0);
+        let (fit, _, v) = judge(&samples(|_| 10_240), &def());
+        assert_eq!(v, Drift::Flat);
+        assert!(fit.unwrap().slope_kib_per_min.abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_sawtooth_whose_floor_stays_is_not_a_leak() {
+        // Most samples climb 40 KiB a second, but once per minima window a collection takes
+        // RSS back to its floor: the samples' fit trips, the minima stay flat.
+        #[expect(
+            clippy::manual_is_multiple_of,
+            reason = "is_multiple_of is newer than the workspace's rust-version (1.85)"
+        )]
+        let saw = |t: f64| {
+            if (t as u64) % 15 == 0 {
+                10_240
+            } else {
+                10_240 + (t * 40.0) as u64
+            }
+        };
+        let (fit, minima, v) = judge(&samples(saw), &def());
+        let fit = fit.unwrap();
+        assert!(
+            fit.projected_share >= 0.05 && fit.r2 >= 0.5,
+            "the samples alone would call it a leak: {fit:?}"
+        );
+        assert!(minima.unwrap().projected_share < 0.05);
+        assert_eq!(v, Drift::Flat);
+    }
+
+    #[test]
+    fn the_rule_s_thresholds_come_from_the_config() {
+        let small = samples(|t| 10_240 + (t * 5.0) as u64); // +7.3% over the window
+        assert_eq!(judge(&small, &def()).2, Drift::Drifted);
+        let lax = SoakDef {
+            drift_share: 0.10,
+            ..def()
+        };
+        assert_eq!(judge(&small, &lax).2, Drift::Flat);
+        let strict_r2 = SoakDef {
+            min_r2: 1.1,
+            ..def()
+        };
+        assert_eq!(judge(&small, &strict_r2).2, Drift::Flat);
+    }
+
+    #[test]
+    fn too_few_points_is_unknown() {
+        let few: Vec<SoakSample> = samples(|_| 1).into_iter().take(32).collect();
+        assert_eq!(judge(&few, &def()).2, Drift::Unknown);
+    }
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use cell_model::{Cell, HttpDef, Plan};
 use cell_schema::{
-    CellInfo, HttpJobResult, HttpKind, HttpRun, HttpServerResult, HttpSettings, HttpToolResult,
+    HttpJobResult, HttpKind, HttpRun, HttpServerResult, HttpSettings, HttpToolResult,
     SCHEMA_VERSION, ServerName, Status, SuiteCost, TimeWait, ToolName, Verdict, round_ratio,
     round_time,
 };
@@ -62,6 +62,9 @@ fn def(plan: &Plan, o: &HttpOverrides) -> Result<HttpDef, SuiteError> {
     if let Some(t) = &o.tools {
         d.tools.clone_from(t);
     }
+    d.validate().map_err(|(f, m)| {
+        SuiteError::Usage(format!("{f} (as changed on the command line): {m}"))
+    })?;
     Ok(d)
 }
 
@@ -104,7 +107,7 @@ pub fn run_http(
     let machine = crate::facts::machine(cpus.server);
 
     // Build and check every server first: a wrong answer fails before any load.
-    let build_t = Instant::now();
+    let mut build_s: BTreeMap<ServerName, f64> = BTreeMap::new();
     let mut results: BTreeMap<ServerName, HttpServerResult> = BTreeMap::new();
     let mut ready: BTreeMap<ServerName, Prepared> = BTreeMap::new();
     let mut versions: BTreeMap<ServerName, BTreeMap<ToolName, cell_schema::ToolVersion>> =
@@ -120,14 +123,18 @@ pub fn run_http(
             error: None,
         };
         on(format!("[http {}] building", s.name));
-        match build_server(plan, s, probed, &opts.work.join(s.name.as_str())) {
+        let build_t = Instant::now();
+        let built = build_server(plan, s, probed, &opts.work.join(s.name.as_str()));
+        build_s.insert(s.name.clone(), build_t.elapsed().as_secs_f64());
+        match built {
             Err(m) => r.error = Some(m),
             Ok(p) => {
                 r.build = Some(p.build.clone());
                 let checked = p
                     .start(cpus.server, Duration::from_secs_f64(d.startup_timeout_s))
-                    .and_then(|(running, _)| {
-                        let v = super::check::verify(s.port, &s.expect, Duration::from_secs(5));
+                    .and_then(|(mut running, _)| {
+                        let v = super::check::verify(s.port, &s.expect, Duration::from_secs(5))
+                            .and_then(|()| running.alive());
                         running.stop(Duration::from_secs_f64(d.stop_grace_s));
                         v
                     });
@@ -146,7 +153,6 @@ pub fn run_http(
         }
         results.insert(s.name.clone(), r);
     }
-    let build_s = build_t.elapsed().as_secs_f64();
 
     // Rounds: every (server, tool) once per round, in a fresh seeded order.
     let measure_t = Instant::now();
@@ -202,12 +208,23 @@ pub fn run_http(
         server_cpu: cpus.server,
         load_cpu: cpus.load,
         seed: opts.seed,
+        startup_timeout_s: d.startup_timeout_s,
+        stop_grace_s: d.stop_grace_s,
+        drain_timeout_s: d.drain_timeout_s,
     };
-    let total_s = total.elapsed().as_secs_f64();
     let n = results.len().max(1) as f64;
+    let setup_s =
+        (total.elapsed().as_secs_f64() - measure_s - build_s.values().sum::<f64>()).max(0.0);
     let mut jobs = Vec::new();
     for (name, r) in results {
         let server = &d.servers[&name];
+        // Each server's own build; the interleaved measuring is shared out evenly.
+        let b = build_s.get(&name).copied().unwrap_or(0.0);
+        let cost = SuiteCost {
+            build_s: round_time(b),
+            measure_s: round_time(measure_s / n),
+            total_s: round_time(b + (measure_s + setup_s) / n),
+        };
         let mut v = versions.remove(&name).unwrap_or_default();
         for g in &generators {
             v.insert(ToolName::from(g.tool.name()), g.version.clone());
@@ -216,24 +233,14 @@ pub fn run_http(
             schema_version: SCHEMA_VERSION,
             kind: HttpKind::Http,
             job: format!("http-{name}"),
-            cell: CellInfo {
-                id: cell.id(),
-                label: cell.label.clone(),
-                os: cell.os.clone(),
-                arch: cell.arch.clone(),
-            },
+            cell: cell.info(),
             machine: machine.clone(),
             pins: suite_pins(plan, &[server]),
             versions: v,
             settings: settings.clone(),
             verdict: http_verdict(&name, &r),
             servers: BTreeMap::from([(name, r)]),
-            // The session's cost is shared out evenly: the servers ran interleaved.
-            cost: SuiteCost {
-                build_s: round_time(build_s / n),
-                measure_s: round_time(measure_s / n),
-                total_s: round_time(total_s / n),
-            },
+            cost,
             started_at: started_at.clone(),
             github: crate::job::github_context(),
         });
@@ -310,9 +317,18 @@ fn measure(
         .map_err(|e| format!("{e} during the warm-up of run {} under {tool}", index + 1))?;
     running.start_sampling(Duration::from_millis(50));
     let pid = running.pid();
-    let tree_cpu_start = procfs::sample_tree(pid).map_or(0.0, |s| s.cpu_s);
+    let tree_cpu_start = procfs::sample_tree(pid)
+        .map_err(|e| {
+            format!(
+                "reading the server's process tree before run {}: {e}",
+                index + 1
+            )
+        })?
+        .cpu_s;
     let machine_start = procfs::machine_cpu().ok();
+    let self_start = self_cpu_s();
     let load = run_load(lg, &spec(http.duration_s), cpus.load, &scratch);
+    let self_s = self_cpu_s() - self_start;
     // A dead server is reported with its exit status, whatever the load tool made of it.
     if let Err(e) = running.alive() {
         return Err(format!(
@@ -322,7 +338,7 @@ fn measure(
     }
     let tree_cpu_end = procfs::sample_tree(pid).map_or(tree_cpu_start, |s| s.cpu_s);
     let machine_end = procfs::machine_cpu().ok();
-    let peak_rss_bytes = running.stop_sampling();
+    let peak_rss_kib = running.stop_sampling();
     running.stop(Duration::from_secs_f64(http.stop_grace_s));
     let load = load.map_err(|m| format!("measured run {} under {tool}: {m}", index + 1))?;
     let _ = std::fs::remove_dir_all(&scratch);
@@ -342,7 +358,8 @@ fn measure(
     let other_cpu_share = match (machine_start, machine_end) {
         (Some(a), Some(b)) if b.total_s > a.total_s => {
             let busy = b.busy_s - a.busy_s;
-            ((busy - server_cpu_s - load.cpu_s) / (b.total_s - a.total_s)).max(0.0)
+            // The harness's own sampling is ours, not another tenant's.
+            ((busy - server_cpu_s - load.cpu_s - self_s) / (b.total_s - a.total_s)).max(0.0)
         }
         _ => 0.0,
     };
@@ -370,12 +387,24 @@ fn measure(
         load: load.report,
         server_cpu_s: round_time(server_cpu_s),
         cpu_ms_per_1k: round_ratio(cpu_ms_per_1k),
-        peak_rss_bytes,
+        peak_rss_kib,
         load_cpu_s: round_time(load.cpu_s),
         load_cpu_share: round_ratio(load_cpu_share),
         other_cpu_share: round_ratio(other_cpu_share),
         contaminated,
     })
+}
+
+/// User+sys seconds of this process so far (every thread, the samplers included).
+fn self_cpu_s() -> f64 {
+    // SAFETY: rusage is plain data filled by the kernel.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &raw mut ru) } != 0 {
+        return 0.0;
+    }
+    let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    secs(ru.ru_utime) + secs(ru.ru_stime)
 }
 
 /// Waits (bounded) for `TIME_WAIT` sockets on the port to drain.
@@ -412,7 +441,7 @@ pub fn aggregate(runs: Vec<HttpRun>) -> HttpToolResult {
         rps_range: [round_ratio(lo), round_ratio(hi)],
         p99_ms: round_ratio(median(&of(&|r| r.load.latency_ms.p99))),
         cpu_ms_per_1k: round_ratio(median(&of(&|r| r.cpu_ms_per_1k))),
-        peak_rss_bytes: runs.iter().map(|r| r.peak_rss_bytes).max().unwrap_or(0),
+        peak_rss_kib: runs.iter().map(|r| r.peak_rss_kib).max().unwrap_or(0),
         errors: runs
             .iter()
             .map(|r| r.load.errors.values().sum::<u64>())
@@ -438,4 +467,79 @@ pub fn write_http_job_dir(dir: &std::path::Path, job: &HttpJobResult) -> Result<
         cell_report::suite::http_job_markdown(job).as_bytes(),
     )
     .map_err(io(format!("writing {}", dir.join("RESULTS.md").display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cell_schema::{Latency, LoadReport};
+
+    fn run(index: u32, rps: f64, p99: f64, dirty: bool) -> HttpRun {
+        HttpRun {
+            index,
+            seq: index,
+            startup_s: 0.01,
+            time_wait: TimeWait {
+                before: 0,
+                after: 0,
+                waited_s: 0.0,
+            },
+            load: LoadReport {
+                tool: "wrk".into(),
+                version: "wrk 4.1.0".into(),
+                duration_s: 1.0,
+                requests: rps as u64,
+                errors: BTreeMap::from([("timeout".to_owned(), u64::from(index))]),
+                non_2xx: 1,
+                rps,
+                latency_ms: Latency {
+                    p50: 0.1,
+                    p90: 0.2,
+                    p99,
+                    p99_9: 1.0,
+                    max: 2.0,
+                },
+            },
+            server_cpu_s: 0.5,
+            cpu_ms_per_1k: rps / 1000.0,
+            peak_rss_kib: 1000 + u64::from(index),
+            load_cpu_s: 0.5,
+            load_cpu_share: 0.5,
+            other_cpu_share: 0.0,
+            contaminated: if dirty {
+                vec!["busy".into()]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    #[test]
+    #[expect(clippy::float_cmp, reason = "medians of exact values are exact")]
+    fn contaminated_runs_are_kept_but_left_out_of_the_medians() {
+        let t = aggregate(vec![
+            run(0, 1000.0, 1.0, false),
+            run(1, 9000.0, 9.0, true),
+            run(2, 1200.0, 2.0, false),
+            run(3, 1100.0, 3.0, false),
+        ]);
+        assert_eq!(t.runs.len(), 4);
+        assert_eq!(t.clean_runs, 3);
+        assert_eq!(t.rps, 1100.0);
+        assert_eq!(t.rps_range, [1000.0, 1200.0]);
+        assert_eq!(t.p99_ms, 2.0);
+        assert_eq!(t.cpu_ms_per_1k, 1.1);
+        // Peaks, errors and non-2xx count every run.
+        assert_eq!(t.peak_rss_kib, 1003);
+        assert_eq!(t.errors, 6);
+        assert_eq!(t.non_2xx, 4);
+    }
+
+    #[test]
+    #[expect(clippy::float_cmp, reason = "medians of exact values are exact")]
+    fn with_no_clean_run_the_medians_come_from_all() {
+        let t = aggregate(vec![run(0, 1000.0, 1.0, true), run(1, 3000.0, 3.0, true)]);
+        assert_eq!(t.clean_runs, 0);
+        assert_eq!(t.rps, 2000.0);
+    }
 }

@@ -11,8 +11,31 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<Exit> {
     if args.suite != Suite::Workload {
         return super::suite::run(args, cli);
     }
-    let toolchain = args.toolchain.clone().unwrap_or_default();
+    let Some(toolchain) = args.toolchain.clone() else {
+        anyhow::bail!(
+            "cell run needs --toolchain NAME for the workload suite (or --suite http|soak --server NAME)"
+        );
+    };
     let plan = super::load_plan(cli)?;
+    if let Ok(tc) = plan.toolchain(&toolchain)
+        && tc.rows.is_empty()
+    {
+        let servers: Vec<String> = plan
+            .http
+            .iter()
+            .flat_map(|h| h.servers.values())
+            .filter(|s| s.toolchain == tc.name)
+            .map(|s| format!("--suite http --server {}", s.name))
+            .collect();
+        anyhow::bail!(
+            "toolchain `{toolchain}` has no workload rows: it only builds or runs servers ({})",
+            if servers.is_empty() {
+                "none".into()
+            } else {
+                servers.join(", ")
+            }
+        );
+    }
     let opts = cell_run::JobOptions {
         out: args.out.clone(),
         reps: args.reps,
