@@ -235,24 +235,39 @@ impl Affinity {
     fn apply(&self) {}
 }
 
+/// The CPUs this thread may run on, ascending (empty when the OS does not say).
 #[cfg(target_os = "linux")]
-fn pin_self() -> Option<u32> {
-    // SAFETY: cpu_set_t is plain data manipulated only through the libc macros.
+pub(crate) fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data filled by the kernel and read with the libc macros.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw mut set) != 0 {
-            return None;
+            return Vec::new();
         }
-        let allowed: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+        (0..libc::CPU_SETSIZE as usize)
             .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect();
-        // The highest allowed CPU other than cpu0, which takes most interrupts and housekeeping.
-        let cpu = allowed
-            .iter()
-            .rev()
-            .copied()
-            .find(|&c| c != 0)
-            .or_else(|| allowed.first().copied())?;
+            .collect()
+    }
+}
+
+/// The CPUs this thread may run on (not known off Linux).
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn allowed_cpus() -> Vec<usize> {
+    Vec::new()
+}
+
+#[cfg(target_os = "linux")]
+fn pin_self() -> Option<u32> {
+    let allowed = allowed_cpus();
+    // The highest allowed CPU other than cpu0, which takes most interrupts and housekeeping.
+    let cpu = allowed
+        .iter()
+        .rev()
+        .copied()
+        .find(|&c| c != 0)
+        .or_else(|| allowed.first().copied())?;
+    // SAFETY: cpu_set_t is plain data manipulated only through the libc macros.
+    unsafe {
         let mut one: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut one);
         (libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw const one) == 0)

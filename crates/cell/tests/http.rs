@@ -193,10 +193,7 @@ fn the_four_servers_under_wrk_and_oha() {
             );
             assert_eq!(run["load"]["non_2xx"], 0, "{name} {tool}");
             assert!(run["server_cpu_s"].as_f64().unwrap() > 0.0, "{name} {tool}");
-            assert!(
-                t["peak_rss_kib"].as_u64().unwrap() > 100_000,
-                "{name} {tool}"
-            );
+            assert!(t["peak_rss_kib"].as_u64().unwrap() > 500, "{name} {tool}");
             assert!(run["startup_s"].as_f64().unwrap() < 3.0, "{name} {tool}");
             assert!(run["load"]["version"].as_str().unwrap().contains(tool));
         }
@@ -429,13 +426,13 @@ minima_window = 15
     let rust = &jobs.iter().find(|j| j.0 == "soak-rust").unwrap().1;
     common::assert_valid("results", leaky);
     let l = &leaky["servers"]["leaky"];
-    assert_eq!(l["drift"], "drifted", "{l}");
+    assert_eq!(l["verdict"], "drifted", "{l}");
     assert!(l["fit"]["r2"].as_f64().unwrap() >= 0.9, "{}", l["fit"]);
     // 200 req/s × 4 KiB ≈ 48,000 KiB/min offered; the slope must be of that order.
     let slope = l["fit"]["slope_kib_per_min"].as_f64().unwrap();
     assert!((30_000.0..60_000.0).contains(&slope), "{slope}");
     let r = &rust["servers"]["rust"];
-    assert_eq!(r["drift"], "flat", "{r}");
+    assert_eq!(r["verdict"], "flat", "{r}");
     assert!(r["samples"].as_array().unwrap().len() >= 170);
     let requests = r["load"]["requests"].as_u64().unwrap();
     assert!((34_000..=38_000).contains(&requests), "{requests}");

@@ -23,7 +23,10 @@ impl Cpus {
     /// The highest allowed CPU other than cpu0 for the server (cpu0 takes most interrupts),
     /// the next one down for the load generator. Nothing is pinned with a single CPU.
     pub fn choose() -> Self {
-        let allowed = allowed_cpus();
+        let allowed: Vec<u32> = crate::timing::allowed_cpus()
+            .into_iter()
+            .filter_map(|c| u32::try_from(c).ok())
+            .collect();
         let server = allowed.iter().rev().copied().find(|&c| c != 0);
         let load = server.and_then(|s| allowed.iter().rev().copied().find(|&c| c != s));
         match (server, load) {
@@ -37,26 +40,6 @@ impl Cpus {
             },
         }
     }
-}
-
-#[cfg(target_os = "linux")]
-fn allowed_cpus() -> Vec<u32> {
-    // SAFETY: cpu_set_t is plain data filled by the kernel and read with the libc macros.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw mut set) != 0 {
-            return Vec::new();
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .filter_map(|c| u32::try_from(c).ok())
-            .collect()
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn allowed_cpus() -> Vec<u32> {
-    Vec::new()
 }
 
 /// Pins the child to `cpu` between fork and exec (inherited by its threads and children).
