@@ -693,6 +693,17 @@ fn text_header(
     }
 }
 
+/// A job's table, then its notes (failures, contaminated runs) one per line.
+fn table_and_notes(out: &mut String, t: &Table, below: &[String]) {
+    out.push_str(&t.text());
+    if !below.is_empty() {
+        out.push('\n');
+    }
+    for b in below {
+        let _ = writeln!(out, "  {b}");
+    }
+}
+
 /// The table `cell run --suite http` prints: per server and tool its median req/s, p99, CPU
 /// per 1,000 requests and peak RSS, each with its unit; failures and contaminated runs below.
 pub fn http_job_text(job: &HttpJobResult) -> String {
@@ -751,13 +762,7 @@ pub fn http_job_text(job: &HttpJobResult) -> String {
             }
         }
     }
-    out.push_str(&t.text());
-    if !below.is_empty() {
-        out.push('\n');
-    }
-    for b in below {
-        let _ = writeln!(out, "  {b}");
-    }
+    table_and_notes(&mut out, &t, &below);
     out
 }
 
@@ -805,13 +810,7 @@ pub fn soak_job_text(job: &SoakJobResult) -> String {
             load_errors(srv).map_or_else(|| "–".into(), |e| e.to_string()),
         ]);
     }
-    out.push_str(&t.text());
-    if !below.is_empty() {
-        out.push('\n');
-    }
-    for b in below {
-        let _ = writeln!(out, "  {b}");
-    }
+    table_and_notes(&mut out, &t, &below);
     out
 }
 

@@ -301,26 +301,43 @@ pub fn chart(cell_id: &str, c: &CellReport, p: &PhaseReport) -> String {
 }
 
 fn y_axis(out: &mut String, scale: &Scale, c: &CellReport) {
+    let ticks: Vec<(f64, String)> = scale
+        .ticks()
+        .into_iter()
+        .map(|t| (scale.y(t), tick_label(t)))
+        .collect();
+    let label = format!(
+        "× {}{}",
+        c.reference_label,
+        if scale.log { " (log scale)" } else { "" }
+    );
+    y_axis_with(out, &ticks, true, &label);
+}
+
+/// A y axis: a grid line and a label per tick (`(pixel y, label)`), tick marks when asked,
+/// the axis line and its rotated title.
+fn y_axis_with(out: &mut String, ticks: &[(f64, String)], marks: bool, title: &str) {
     out.push_str("<g class=\"axis y\">\n");
-    for t in scale.ticks() {
-        let y = num(scale.y(t));
+    for (py, text) in ticks {
+        let y = num(*py);
         let _ = writeln!(
             out,
             "<line class=\"grid\" x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"#eaeef2\"/>",
             num(LEFT),
             num(LEFT + plot_w())
         );
+        if marks {
+            let _ = writeln!(
+                out,
+                "<line class=\"tick\" x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"#57606a\"/>",
+                num(LEFT - 5.0),
+                num(LEFT)
+            );
+        }
         let _ = writeln!(
             out,
-            "<line class=\"tick\" x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"#57606a\"/>",
-            num(LEFT - 5.0),
-            num(LEFT)
-        );
-        let _ = writeln!(
-            out,
-            "<text x=\"{}\" y=\"{y}\" dy=\"4\" text-anchor=\"end\" fill=\"#1b1f24\">{}</text>",
-            num(LEFT - 8.0),
-            tick_label(t)
+            "<text x=\"{}\" y=\"{y}\" dy=\"4\" text-anchor=\"end\" fill=\"#1b1f24\">{text}</text>",
+            num(LEFT - 8.0)
         );
     }
     let _ = writeln!(
@@ -330,16 +347,11 @@ fn y_axis(out: &mut String, scale: &Scale, c: &CellReport) {
         num(TOP + PLOT_H),
         x = num(LEFT)
     );
-    let label = format!(
-        "× {}{}",
-        c.reference_label,
-        if scale.log { " (log scale)" } else { "" }
-    );
     let cy = num(TOP + PLOT_H / 2.0);
     let _ = writeln!(
         out,
         "<text class=\"axis-label\" x=\"16\" y=\"{cy}\" transform=\"rotate(-90 16 {cy})\" text-anchor=\"middle\" fill=\"#1b1f24\">{}</text>",
-        escape(&label)
+        escape(title)
     );
     out.push_str("</g>\n");
 }
@@ -650,36 +662,13 @@ pub fn http_chart(cell_id: &str, c: &CellReport) -> String {
         "<text class=\"subtitle\" x=\"{}\" y=\"40\" font-size=\"11.5\" fill=\"#57606a\">median over each run's clean measured runs; higher is faster; each job's own machine and load</text>",
         num(LEFT)
     );
-    out.push_str("<g class=\"axis y\">\n");
-    for k in 0..=((top_v / step).round() as i64) {
-        let v = k as f64 * step;
-        let py = num(y(v));
-        let _ = writeln!(
-            out,
-            "<line class=\"grid\" x1=\"{}\" y1=\"{py}\" x2=\"{}\" y2=\"{py}\" stroke=\"#eaeef2\"/>",
-            num(LEFT),
-            num(LEFT + plot_w())
-        );
-        let _ = writeln!(
-            out,
-            "<text x=\"{}\" y=\"{py}\" dy=\"4\" text-anchor=\"end\" fill=\"#1b1f24\">{}</text>",
-            num(LEFT - 8.0),
-            rps_label(v)
-        );
-    }
-    let _ = writeln!(
-        out,
-        "<line class=\"axis-line\" x1=\"{x}\" y1=\"{}\" x2=\"{x}\" y2=\"{}\" stroke=\"#57606a\"/>",
-        num(TOP),
-        num(TOP + PLOT_H),
-        x = num(LEFT)
-    );
-    let cy = num(TOP + PLOT_H / 2.0);
-    let _ = writeln!(
-        out,
-        "<text class=\"axis-label\" x=\"16\" y=\"{cy}\" transform=\"rotate(-90 16 {cy})\" text-anchor=\"middle\" fill=\"#1b1f24\">req/s (median)</text>"
-    );
-    out.push_str("</g>\n");
+    let ticks: Vec<(f64, String)> = (0..=((top_v / step).round() as i64))
+        .map(|k| {
+            let v = k as f64 * step;
+            (y(v), rps_label(v))
+        })
+        .collect();
+    y_axis_with(&mut out, &ticks, false, "req/s (median)");
     x_axis(&mut out, c);
     let styles = http_styles(c);
     for (s, st) in c.http.iter().zip(&styles) {
