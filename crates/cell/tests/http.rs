@@ -458,3 +458,45 @@ minima_window = 15
     let md = std::fs::read_to_string(run_dir.join("RESULTS.md")).unwrap();
     assert!(md.contains("## Soak") && md.contains("drifted"), "{md}");
 }
+
+#[test]
+fn a_load_generator_that_fails_against_a_healthy_server_is_exit_2_not_the_server_s_fault() {
+    let tmp = tempfile::tempdir().unwrap();
+    let servers = tmp.path().join("servers");
+    std::fs::create_dir_all(&servers).unwrap();
+    let root = project(
+        tmp.path(),
+        VERSIONS,
+        &http_toml(&servers, &c_server("good", 18341, "")),
+    );
+    // A wrk that prints its version and then fails every run, first on PATH.
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = bin.join("wrk");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'wrk 0.0 [broken]'; exit 1; fi\necho 'unable to connect: out of memory' >&2\nexit 1\n",
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&fake).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&fake, perms).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let out = tmp.path().join("out");
+    let o = cell()
+        .env("PATH", path)
+        .arg("--root")
+        .arg(&root)
+        .args(["local", "--suite", "http", "--tools", "wrk", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("the load generator failed, not the server")
+            && stderr.contains("unable to connect: out of memory")
+            && stderr.contains("the server still answers GET / as expected"),
+        "{stderr}"
+    );
+}

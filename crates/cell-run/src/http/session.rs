@@ -34,6 +34,40 @@ pub enum SuiteError {
     /// A bad request (unknown server, no suite configured).
     #[error("{0}")]
     Usage(String),
+    /// The load generator failed against a server that still answers as expected.
+    #[error("the load generator failed, not the server: {0}")]
+    Load(String),
+}
+
+/// Why a measured run ended early: the server's fault, or the load generator's.
+#[derive(Debug)]
+pub enum RunError {
+    /// The server died, stopped answering, or answered wrong: its result says so.
+    Server(String),
+    /// The load generator failed while the server still answered as expected.
+    Tool(String),
+}
+
+impl From<String> for RunError {
+    fn from(m: String) -> Self {
+        Self::Server(m)
+    }
+}
+
+/// Whose fault a failed load run was: a dead server, a server that no longer answers as
+/// expected, or else the load generator.
+pub fn blame(running: &mut Running, p: &Prepared, what: &str, failure: &str) -> RunError {
+    if let Err(e) = running.alive() {
+        return RunError::Server(format!("{e} during {what}"));
+    }
+    match super::check::verify(p.server.port, &p.server.expect, Duration::from_secs(2)) {
+        Ok(()) => RunError::Tool(format!(
+            "{what}: {failure} (the server still answers GET / as expected)"
+        )),
+        Err(v) => RunError::Server(format!(
+            "{what}: {failure}; the server no longer answers as expected: {v}"
+        )),
+    }
 }
 
 pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> SuiteError {

@@ -17,8 +17,8 @@ use super::load::LoadSpec;
 use super::procfs;
 use super::server::Cpus;
 use super::session::{
-    Generator, Prepared, SuiteError, build_server, find_generator, io, probe_server, run_load,
-    suite_pins,
+    Generator, Prepared, RunError, SuiteError, blame, build_server, find_generator, io,
+    probe_server, run_load, suite_pins,
 };
 
 /// What the caller may change of `[soak]` (CI uses minutes, tests less).
@@ -138,7 +138,7 @@ pub fn run_soak(
         d.duration_s,
         d.interval_s
     ));
-    let outcomes: Vec<(ServerName, Result<Soaked, String>)> = std::thread::scope(|scope| {
+    let outcomes: Vec<(ServerName, Result<Soaked, RunError>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = ready
             .iter()
             .map(|p| {
@@ -154,8 +154,9 @@ pub fn run_soak(
             .map(|(n, h)| {
                 (
                     n,
-                    h.join()
-                        .unwrap_or_else(|_| Err("the soak thread panicked".into())),
+                    h.join().unwrap_or_else(|_| {
+                        Err(RunError::Server("the soak thread panicked".into()))
+                    }),
                 )
             })
             .collect()
@@ -179,7 +180,8 @@ pub fn run_soak(
                 r.error = s.error;
                 on(format!("[soak {name}] {:?}", r.verdict));
             }
-            Err(m) => {
+            Err(RunError::Tool(m)) => return Err(SuiteError::Load(m)),
+            Err(RunError::Server(m)) => {
                 on(format!("[soak {name}] FAILED: {m}"));
                 r.error = Some(m);
             }
@@ -296,12 +298,12 @@ fn soak_one(
     p: &Prepared,
     lg: &Generator,
     cpus: Cpus,
-) -> Result<Soaked, String> {
+) -> Result<Soaked, RunError> {
     let (running, startup_s) =
         p.start(cpus.server, Duration::from_secs_f64(http.startup_timeout_s))?;
     if let Err(m) = super::check::verify(p.server.port, &p.server.expect, Duration::from_secs(5)) {
         running.stop(Duration::from_secs_f64(http.stop_grace_s));
-        return Err(m);
+        return Err(RunError::Server(m));
     }
     let url = format!("http://127.0.0.1:{}/", p.server.port);
     let spec = LoadSpec {
@@ -329,13 +331,17 @@ fn soak_one(
         (sampler.join().unwrap_or_default(), load)
     });
     let mut running = running;
-    let died = running.alive().err();
-    running.stop(Duration::from_secs_f64(http.stop_grace_s));
-    let error = match (&died, &load) {
-        (Some(e), _) => Some(format!("{e} during the soak")),
-        (None, Err(m)) => Some(m.clone()),
-        _ => None,
+    // A server that died or stopped answering is its own failure, the samples kept; a load
+    // generator that failed against a healthy server is not the server's.
+    let error = match (running.alive(), &load) {
+        (Err(e), _) => Some(format!("{e} during the soak")),
+        (Ok(()), Err(m)) => match blame(&mut running, p, "the soak", m) {
+            RunError::Tool(m) => return Err(RunError::Tool(m)),
+            RunError::Server(m) => Some(m),
+        },
+        (Ok(()), Ok(_)) => None,
     };
+    running.stop(Duration::from_secs_f64(http.stop_grace_s));
     Ok(Soaked {
         startup_s,
         samples,

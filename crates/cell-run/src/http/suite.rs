@@ -17,8 +17,8 @@ use super::load::LoadSpec;
 use super::procfs;
 use super::server::Cpus;
 use super::session::{
-    Generator, Prepared, SuiteError, build_server, find_generator, io, probe_server, run_load,
-    suite_pins,
+    Generator, Prepared, RunError, SuiteError, blame, build_server, find_generator, io,
+    probe_server, run_load, suite_pins,
 };
 
 /// What the caller may change of `[http]` for one session (tests, quick local runs).
@@ -179,7 +179,8 @@ pub fn run_http(
                     .entry((name.clone(), lg.tool.name().to_owned()))
                     .or_default()
                     .push(run),
-                Err(m) => {
+                Err(RunError::Tool(m)) => return Err(SuiteError::Load(m)),
+                Err(RunError::Server(m)) => {
                     on(format!("[http {name}] FAILED: {m}"));
                     if let Some(r) = results.get_mut(&name) {
                         r.error = Some(m);
@@ -289,7 +290,7 @@ fn measure(
     cpus: Cpus,
     index: u32,
     seq: u32,
-) -> Result<HttpRun, String> {
+) -> Result<HttpRun, RunError> {
     let port = server.server.port;
     let time_wait = drain(port, Duration::from_secs_f64(http.drain_timeout_s));
     let (mut running, startup_s) =
@@ -308,9 +309,11 @@ fn measure(
     std::fs::create_dir_all(&scratch)
         .map_err(|e| format!("creating {}: {e}", scratch.display()))?;
     let tool = lg.tool.name();
-    if http.warmup_s > 0.0 {
-        run_load(lg, &spec(http.warmup_s), cpus.load, &scratch)
-            .map_err(|m| format!("warm-up of run {} under {tool}: {m}", index + 1))?;
+    if http.warmup_s > 0.0
+        && let Err(m) = run_load(lg, &spec(http.warmup_s), cpus.load, &scratch)
+    {
+        let what = format!("the warm-up of run {} under {tool}", index + 1);
+        return Err(blame(&mut running, server, &what, &m));
     }
     running
         .alive()
@@ -330,17 +333,18 @@ fn measure(
     let load = run_load(lg, &spec(http.duration_s), cpus.load, &scratch);
     let self_s = self_cpu_s() - self_start;
     // A dead server is reported with its exit status, whatever the load tool made of it.
+    let what = format!("measured run {} under {tool}", index + 1);
     if let Err(e) = running.alive() {
-        return Err(format!(
-            "{e} during measured run {} under {tool}",
-            index + 1
-        ));
+        return Err(RunError::Server(format!("{e} during {what}")));
     }
+    let load = match load {
+        Ok(l) => l,
+        Err(m) => return Err(blame(&mut running, server, &what, &m)),
+    };
     let tree_cpu_end = procfs::sample_tree(pid).map_or(tree_cpu_start, |s| s.cpu_s);
     let machine_end = procfs::machine_cpu().ok();
     let peak_rss_kib = running.stop_sampling();
     running.stop(Duration::from_secs_f64(http.stop_grace_s));
-    let load = load.map_err(|m| format!("measured run {} under {tool}: {m}", index + 1))?;
     let _ = std::fs::remove_dir_all(&scratch);
 
     let server_cpu_s = (tree_cpu_end - tree_cpu_start).max(0.0);
