@@ -356,6 +356,29 @@ fn y_axis_with(out: &mut String, ticks: &[(f64, String)], marks: bool, title: &s
     out.push_str("</g>\n");
 }
 
+/// A series' line through its points (pixels), dashed when `dash` is not empty.
+fn series_path(out: &mut String, pts: impl Iterator<Item = (f64, f64)>, color: &str, dash: &str) {
+    let mut d = String::new();
+    for (x, y) in pts {
+        let _ = write!(
+            d,
+            "{}{},{}",
+            if d.is_empty() { "M" } else { " L" },
+            num(x),
+            num(y)
+        );
+    }
+    let dash_attr = if dash.is_empty() {
+        String::new()
+    } else {
+        format!(" stroke-dasharray=\"{dash}\"")
+    };
+    let _ = writeln!(
+        out,
+        "<path class=\"line\" d=\"{d}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" stroke-linejoin=\"round\"{dash_attr}/>"
+    );
+}
+
 /// The x pixel of run slot `i` of `k`.
 fn slot_x(i: usize, k: usize) -> f64 {
     LEFT + plot_w() * (i as f64 + 0.5) / k.max(1) as f64
@@ -481,24 +504,14 @@ fn series(
             );
         }
     }
-    let mut d = String::new();
-    for (q, x) in s.points.iter().zip(&xs) {
-        let _ = write!(
-            d,
-            "{}{},{}",
-            if d.is_empty() { "M" } else { " L" },
-            num(*x),
-            num(scale.y(q.median))
-        );
-    }
-    let dash_attr = if dash.is_empty() {
-        String::new()
-    } else {
-        format!(" stroke-dasharray=\"{dash}\"")
-    };
-    let _ = writeln!(
+    series_path(
         out,
-        "<path class=\"line\" d=\"{d}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" stroke-linejoin=\"round\"{dash_attr}/>"
+        s.points
+            .iter()
+            .zip(&xs)
+            .map(|(q, x)| (*x, scale.y(q.median))),
+        color,
+        dash,
     );
     for (q, x) in s.points.iter().zip(&xs) {
         let _ = writeln!(
@@ -733,24 +746,11 @@ fn http_line(
         escape(s.server.as_str()),
         escape(&s.tool)
     );
-    let mut d = String::new();
-    for (p, x) in s.points.iter().zip(&xs) {
-        let _ = write!(
-            d,
-            "{}{},{}",
-            if d.is_empty() { "M" } else { " L" },
-            num(*x),
-            num(y_of(p.rps))
-        );
-    }
-    let dash_attr = if dash.is_empty() {
-        String::new()
-    } else {
-        format!(" stroke-dasharray=\"{dash}\"")
-    };
-    let _ = writeln!(
+    series_path(
         out,
-        "<path class=\"line\" d=\"{d}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" stroke-linejoin=\"round\"{dash_attr}/>"
+        s.points.iter().zip(&xs).map(|(p, x)| (*x, y_of(p.rps))),
+        color,
+        dash,
     );
     for (p, x) in s.points.iter().zip(&xs) {
         let _ = writeln!(
