@@ -29,7 +29,7 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
         args.toolchains.clone()
     };
     for n in &names {
-        plan.toolchain(n).map_err(anyhow::Error::msg)?;
+        super::with_rows(&plan, n)?;
     }
     // The reference must be here: without it no ratio exists.
     let ref_tc = plan.reference_toolchain();

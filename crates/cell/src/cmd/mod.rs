@@ -43,3 +43,29 @@ pub fn load_plan(cli: &Cli) -> anyhow::Result<cell_model::Plan> {
     cell_model::Plan::load(&cli.root)
         .with_context(|| format!("loading the cell definition under {}", cli.root.display()))
 }
+
+/// A toolchain that has workload rows; one without (a server's) says where its servers run.
+pub fn with_rows<'a>(
+    plan: &'a cell_model::Plan,
+    name: &str,
+) -> anyhow::Result<&'a cell_model::Toolchain> {
+    let tc = plan.toolchain(name).map_err(anyhow::Error::msg)?;
+    if tc.rows.is_empty() {
+        let servers: Vec<String> = plan
+            .http
+            .iter()
+            .flat_map(|h| h.servers.values())
+            .filter(|s| s.toolchain == tc.name)
+            .map(|s| format!("--suite http --server {}", s.name))
+            .collect();
+        anyhow::bail!(
+            "toolchain `{name}` has no workload rows: it only builds or runs servers ({})",
+            if servers.is_empty() {
+                "none".into()
+            } else {
+                servers.join(", ")
+            }
+        );
+    }
+    Ok(tc)
+}

@@ -17,25 +17,7 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<Exit> {
         );
     };
     let plan = super::load_plan(cli)?;
-    if let Ok(tc) = plan.toolchain(&toolchain)
-        && tc.rows.is_empty()
-    {
-        let servers: Vec<String> = plan
-            .http
-            .iter()
-            .flat_map(|h| h.servers.values())
-            .filter(|s| s.toolchain == tc.name)
-            .map(|s| format!("--suite http --server {}", s.name))
-            .collect();
-        anyhow::bail!(
-            "toolchain `{toolchain}` has no workload rows: it only builds or runs servers ({})",
-            if servers.is_empty() {
-                "none".into()
-            } else {
-                servers.join(", ")
-            }
-        );
-    }
+    super::with_rows(&plan, &toolchain)?;
     let opts = cell_run::JobOptions {
         out: args.out.clone(),
         reps: args.reps,
