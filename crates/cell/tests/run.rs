@@ -247,4 +247,16 @@ fn a_toolchain_without_rows_points_at_its_servers() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("cell run needs --toolchain NAME"));
+    let tmp = tempfile::tempdir().unwrap();
+    cell()
+        .args(["local", "--toolchains", "python", "--out"])
+        .arg(tmp.path().join("out"))
+        .arg("--root")
+        .arg(repo_root())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "toolchain `python` has no workload rows",
+        ));
+    assert!(!tmp.path().join("out").exists());
 }
