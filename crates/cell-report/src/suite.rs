@@ -16,7 +16,7 @@ use cell_schema::{
 };
 
 use crate::report::svg::{
-    FONT, LEFT, LEGEND_LINE, PALETTE, WIDTH, escape, legend_layout, linear_ticks, num, plot_w,
+    LEFT, LEGEND_LINE, PALETTE, WIDTH, escape, legend_layout, linear_ticks, num, plot_w,
 };
 use crate::report::{Block, Span, segment, slug};
 use crate::{Align, Table, status_name};
@@ -985,23 +985,9 @@ fn time_axis<'a>(
     (Lin::exact(0.0, end / unit.div, LEFT, LEFT + plot_w()), unit)
 }
 
+/// The report's SVG opening at a size in (fractional) pixels.
 fn svg_open(out: &mut String, width: f64, height: f64, title: &str) {
-    let (w, h) = (width as u32, height.ceil() as u32);
-    let _ = writeln!(
-        out,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"{FONT}\" font-size=\"12\" role=\"img\">"
-    );
-    let _ = writeln!(out, "<title>{}</title>", escape(title));
-    let _ = writeln!(
-        out,
-        "<rect class=\"background\" x=\"0\" y=\"0\" width=\"{w}\" height=\"{h}\" fill=\"#ffffff\"/>"
-    );
-    let _ = writeln!(
-        out,
-        "<text class=\"title\" x=\"{}\" y=\"22\" font-size=\"15\" font-weight=\"600\" fill=\"{INK}\">{}</text>",
-        num(LEFT),
-        escape(title)
-    );
+    crate::report::svg::svg_open(out, width as u32, height.ceil() as u32, title);
 }
 
 fn caption(out: &mut String, y: f64, size: f64, color: &str, spans: &[(String, bool)]) {

@@ -246,25 +246,11 @@ pub fn chart(cell_id: &str, c: &CellReport, p: &PhaseReport) -> String {
             .flat_map(|s| s.points.iter().flat_map(|q| [q.lo, q.hi, q.median])),
     );
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"{FONT}\" font-size=\"12\" role=\"img\">"
-    );
     let title = format!(
         "{cell_id} · {}: ratio to {} over runs",
         p.phase, c.reference
     );
-    let _ = writeln!(out, "<title>{}</title>", escape(&title));
-    let _ = writeln!(
-        out,
-        "<rect class=\"background\" x=\"0\" y=\"0\" width=\"{width}\" height=\"{height}\" fill=\"#ffffff\"/>"
-    );
-    let _ = writeln!(
-        out,
-        "<text class=\"title\" x=\"{}\" y=\"22\" font-size=\"15\" font-weight=\"600\" fill=\"#1b1f24\">{}</text>",
-        num(LEFT),
-        escape(&title)
-    );
+    svg_open(&mut out, width, height, &title);
     let _ = writeln!(
         out,
         "<text class=\"subtitle\" x=\"{}\" y=\"40\" font-size=\"11.5\" fill=\"#57606a\">{}</text>",
@@ -354,6 +340,26 @@ fn y_axis_with(out: &mut String, ticks: &[(f64, String)], marks: bool, title: &s
         escape(title)
     );
     out.push_str("</g>\n");
+}
+
+/// An SVG document's opening: the root element, its title, a white background and the title
+/// line. Every chart of the report starts so.
+pub(crate) fn svg_open(out: &mut String, width: u32, height: u32, title: &str) {
+    let _ = writeln!(
+        out,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"{FONT}\" font-size=\"12\" role=\"img\">"
+    );
+    let _ = writeln!(out, "<title>{}</title>", escape(title));
+    let _ = writeln!(
+        out,
+        "<rect class=\"background\" x=\"0\" y=\"0\" width=\"{width}\" height=\"{height}\" fill=\"#ffffff\"/>"
+    );
+    let _ = writeln!(
+        out,
+        "<text class=\"title\" x=\"{}\" y=\"22\" font-size=\"15\" font-weight=\"600\" fill=\"#1b1f24\">{}</text>",
+        num(LEFT),
+        escape(title)
+    );
 }
 
 /// A series' line through its points (pixels), dashed when `dash` is not empty.
@@ -654,22 +660,8 @@ pub fn http_chart(cell_id: &str, c: &CellReport) -> String {
     let top_v = (hi * 1.08 / step).ceil() * step;
     let y = |v: f64| TOP + PLOT_H - v / top_v * PLOT_H;
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"{FONT}\" font-size=\"12\" role=\"img\">"
-    );
     let title = format!("{cell_id} · http: median req/s over runs");
-    let _ = writeln!(out, "<title>{}</title>", escape(&title));
-    let _ = writeln!(
-        out,
-        "<rect class=\"background\" x=\"0\" y=\"0\" width=\"{width}\" height=\"{height}\" fill=\"#ffffff\"/>"
-    );
-    let _ = writeln!(
-        out,
-        "<text class=\"title\" x=\"{}\" y=\"22\" font-size=\"15\" font-weight=\"600\" fill=\"#1b1f24\">{}</text>",
-        num(LEFT),
-        escape(&title)
-    );
+    svg_open(&mut out, width, height, &title);
     let _ = writeln!(
         out,
         "<text class=\"subtitle\" x=\"{}\" y=\"40\" font-size=\"11.5\" fill=\"#57606a\">median over each run's clean measured runs; higher is faster; each job's own machine and load</text>",
