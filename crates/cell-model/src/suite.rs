@@ -121,6 +121,12 @@ impl HttpDef {
                 format!("{}: write 0 or more seconds", self.warmup_s),
             ));
         }
+        if self.tools.is_empty() {
+            return Err((
+                "http.tools".into(),
+                "empty: write [\"wrk\", \"oha\"] or one of them".into(),
+            ));
+        }
         for (i, t) in self.tools.iter().enumerate() {
             if !LOAD_TOOLS.contains(&t.as_str()) {
                 return Err((
@@ -130,6 +136,9 @@ impl HttpDef {
                         join(LOAD_TOOLS)
                     ),
                 ));
+            }
+            if self.tools[..i].contains(t) {
+                return Err((format!("http.tools[{i}]"), format!("`{t}` is listed twice")));
             }
         }
         if self.tools.iter().any(|t| t == "wrk") {
@@ -253,26 +262,6 @@ pub(crate) fn resolve_http(
     let tools = raw
         .tools
         .unwrap_or_else(|| LOAD_TOOLS.iter().map(|t| (*t).to_owned()).collect());
-    if tools.is_empty() {
-        return Err((
-            "http.tools".into(),
-            "empty: write [\"wrk\", \"oha\"] or one of them".into(),
-        ));
-    }
-    for (i, t) in tools.iter().enumerate() {
-        if !LOAD_TOOLS.contains(&t.as_str()) {
-            return Err((
-                format!("http.tools[{i}]"),
-                format!(
-                    "`{t}` is not a load generator cell drives: write {}",
-                    join(LOAD_TOOLS)
-                ),
-            ));
-        }
-        if tools[..i].contains(t) {
-            return Err((format!("http.tools[{i}]"), format!("`{t}` is listed twice")));
-        }
-    }
     let count = |f: &str, v: Option<u32>, d: u32| -> Result<u32, FieldError> {
         match v.unwrap_or(d) {
             0 => Err((
@@ -438,16 +427,10 @@ pub(crate) fn resolve_soak(raw: RawSoak, http: Option<&HttpDef>) -> Result<SoakD
         Some(list) => {
             let mut out = Vec::new();
             for (i, s) in list.iter().enumerate() {
-                if !http.servers.contains_key(s.as_str()) {
-                    return Err((
-                        format!("soak.servers[{i}]"),
-                        format!(
-                            "unknown server `{s}`: [http.servers] has {}",
-                            join(http.servers.keys())
-                        ),
-                    ));
-                }
-                out.push(ServerName::from(s.as_str()));
+                let server = http
+                    .server(s)
+                    .map_err(|m| (format!("soak.servers[{i}]"), m))?;
+                out.push(server.name.clone());
             }
             out
         }

@@ -555,35 +555,40 @@ fn legend(out: &mut String, c: &CellReport, p: &PhaseReport) {
             Some((name, _)) => style(row_index(c, name)),
             None => ("#57606a", "5 4"),
         };
-        let dash_attr = if dash.is_empty() {
-            String::new()
-        } else {
-            format!(" stroke-dasharray=\"{dash}\"")
-        };
-        let _ = writeln!(
-            out,
-            "<line x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{color}\" stroke-width=\"2\"{dash_attr}/>",
-            num(x),
-            num(x + 22.0),
-            y = num(y)
-        );
-        if rows.get(i).is_some() {
-            let _ = writeln!(
-                out,
-                "<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{color}\"/>",
-                num(x + 11.0),
-                num(y)
-            );
-        }
-        let _ = writeln!(
-            out,
-            "<text x=\"{}\" y=\"{}\" dy=\"4\" fill=\"#1b1f24\">{}</text>",
-            num(x + 28.0),
-            num(y),
-            escape(label)
-        );
+        legend_item(out, x, y, (color, dash), rows.get(i).is_some(), label);
     }
     out.push_str("</g>\n");
+}
+
+/// One legend entry at `(x, y)`: a line sample in the series' style, its point marker when
+/// `dot`, and the label.
+fn legend_item(out: &mut String, x: f64, y: f64, style: (&str, &str), dot: bool, label: &str) {
+    let (color, dash) = style;
+    let dash_attr = if dash.is_empty() {
+        String::new()
+    } else {
+        format!(" stroke-dasharray=\"{dash}\"")
+    };
+    let y = num(y);
+    let _ = writeln!(
+        out,
+        "<line x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{color}\" stroke-width=\"2\"{dash_attr}/>",
+        num(x),
+        num(x + 22.0)
+    );
+    if dot {
+        let _ = writeln!(
+            out,
+            "<circle cx=\"{}\" cy=\"{y}\" r=\"3.5\" fill=\"{color}\"/>",
+            num(x + 11.0)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<text x=\"{}\" y=\"{y}\" dy=\"4\" fill=\"#1b1f24\">{}</text>",
+        num(x + 28.0),
+        escape(label)
+    );
 }
 
 /// A cell gets an http chart once some server and tool was measured in two runs.
@@ -686,29 +691,8 @@ pub fn http_chart(cell_id: &str, c: &CellReport) -> String {
     for (i, label) in entries.iter().enumerate() {
         let (color, dash) = styles[i];
         let x = LEFT + (i % cols) as f64 * col_w;
-        let ly = num(top + (i / cols) as f64 * LEGEND_LINE + LEGEND_LINE / 2.0);
-        let dash_attr = if dash.is_empty() {
-            String::new()
-        } else {
-            format!(" stroke-dasharray=\"{dash}\"")
-        };
-        let _ = writeln!(
-            out,
-            "<line x1=\"{}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{color}\" stroke-width=\"2\"{dash_attr}/>",
-            num(x),
-            num(x + 22.0)
-        );
-        let _ = writeln!(
-            out,
-            "<circle cx=\"{}\" cy=\"{ly}\" r=\"3.5\" fill=\"{color}\"/>",
-            num(x + 11.0)
-        );
-        let _ = writeln!(
-            out,
-            "<text x=\"{}\" y=\"{ly}\" dy=\"4\" fill=\"#1b1f24\">{}</text>",
-            num(x + 28.0),
-            escape(label)
-        );
+        let ly = top + (i / cols) as f64 * LEGEND_LINE + LEGEND_LINE / 2.0;
+        legend_item(&mut out, x, ly, (color, dash), true, label);
     }
     out.push_str("</g>\n</svg>\n");
     out

@@ -102,16 +102,7 @@ pub fn run_soak(
     let mut ready: Vec<Prepared> = Vec::new();
     let mut versions = BTreeMap::new();
     for name in servers {
-        let s = http.servers.get(name).ok_or_else(|| {
-            SuiteError::Usage(format!(
-                "unknown server `{name}`: [http.servers] has {}",
-                http.servers
-                    .keys()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-        })?;
+        let s = http.server(name.as_str()).map_err(SuiteError::Usage)?;
         let probed = probe_server(plan, s)?;
         versions.insert(name.clone(), probed.versions.clone());
         let mut r = empty(s.toolchain.clone());

@@ -85,19 +85,10 @@ pub fn run_http(
     let started_at = cell_schema::time::format_utc(cell_schema::time::now_secs());
     let d = def(plan, &opts.overrides)?;
     let cell: Cell = plan.cell(cell_label).map_err(SuiteError::Usage)?;
-    let mut chosen = Vec::new();
-    for s in servers {
-        chosen.push(d.servers.get(s).ok_or_else(|| {
-            SuiteError::Usage(format!(
-                "unknown server `{s}`: [http.servers] has {}",
-                d.servers
-                    .keys()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-        })?);
-    }
+    let chosen = servers
+        .iter()
+        .map(|s| d.server(s.as_str()).map_err(SuiteError::Usage))
+        .collect::<Result<Vec<_>, _>>()?;
     let generators: Vec<Generator> = d
         .tools
         .iter()

@@ -183,16 +183,7 @@ pub fn local_servers(
     let mut run = Vec::new();
     let mut missing = Vec::new();
     for n in names {
-        let server = http.servers.get(&n).with_context(|| {
-            format!(
-                "unknown server `{n}`: [http.servers] has {}",
-                http.servers
-                    .keys()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })?;
+        let server = http.server(n.as_str()).map_err(anyhow::Error::msg)?;
         match cell_run::http::session::probe_server(plan, server) {
             Ok(_) => run.push(n),
             Err(m) => {
