@@ -468,3 +468,15 @@ fn writing_replaces_the_files_and_drops_charts_a_previous_report_left() {
             .is_file()
     );
 }
+
+#[test]
+fn snapshot_every_chart() {
+    for f in report::render(&build()) {
+        if f.path.starts_with("charts/") {
+            insta::assert_snapshot!(
+                format!("chart_{}", f.path.replace('/', "_")),
+                std::str::from_utf8(&f.bytes).unwrap()
+            );
+        }
+    }
+}

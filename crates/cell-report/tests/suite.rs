@@ -786,3 +786,16 @@ fn a_drift_is_a_notice_when_the_settings_do_not_fail_it_and_p99_is_read_at_2x() 
         f.notices
     );
 }
+
+#[test]
+fn snapshot_every_file_of_the_suite_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    history(tmp.path());
+    let r = Report::build(&load_history(tmp.path()).unwrap());
+    for f in report::render(&r) {
+        insta::assert_snapshot!(
+            format!("report_{}", f.path.replace('/', "_")),
+            std::str::from_utf8(&f.bytes).unwrap()
+        );
+    }
+}

@@ -1,0 +1,58 @@
+//! The job dir of each suite, written from recorded results (frozen under
+//! `crates/cell-testkit/fixtures/`): every file, byte for byte.
+
+use std::path::Path;
+
+use cell_testkit::{fixtures, read};
+
+fn dump(dir: &Path) -> String {
+    cell_testkit::dump(&cell_testkit::files(dir))
+}
+
+#[test]
+fn workload_job_dir() {
+    let job =
+        fixtures().join("workload/jobs/2026-12-01-local-093940/cell-linux-x86_64-local-clang-a1");
+    let result = cell_schema::read_job(&read(&job.join("results.json"))).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    cell_run::job::write_job_dir(tmp.path(), &result).unwrap();
+    for name in ["results.json", "facts.json", "RESULTS.md"] {
+        assert_eq!(
+            read(&tmp.path().join(name)),
+            read(&job.join(name)),
+            "{name}"
+        );
+    }
+    insta::assert_snapshot!("workload_job_dir", dump(tmp.path()));
+}
+
+#[test]
+fn http_job_dir() {
+    let text = read(&fixtures().join("http/results.json"));
+    let Ok(cell_schema::ResultsFile::Http(job)) = cell_schema::read_results(&text) else {
+        panic!("an http job result");
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    cell_run::http::suite::write_http_job_dir(tmp.path(), &job).unwrap();
+    assert_eq!(read(&tmp.path().join("results.json")), text);
+    insta::assert_snapshot!("http_job_dir", dump(tmp.path()));
+}
+
+#[test]
+fn soak_job_dir() {
+    let text = read(&fixtures().join("soak/results.json"));
+    let Ok(cell_schema::ResultsFile::Soak(job)) = cell_schema::read_results(&text) else {
+        panic!("a soak job result");
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    cell_run::http::soak::write_soak_job_dir(tmp.path(), &job).unwrap();
+    assert_eq!(read(&tmp.path().join("results.json")), text);
+    for name in ["RESULTS.md", "soak/python.svg", "soak/overlay.svg"] {
+        assert_eq!(
+            read(&tmp.path().join(name)),
+            read(&fixtures().join("soak").join(name)),
+            "{name}"
+        );
+    }
+    insta::assert_snapshot!("soak_job_dir", dump(tmp.path()));
+}
