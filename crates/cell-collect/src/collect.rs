@@ -261,10 +261,10 @@ fn download_all(
                         .download(a, &zip)
                         .map_err(CollectError::from)
                         .and_then(|_| {
-                            let opts = cell_run::fetch::UnpackOptions::default();
-                            cell_run::fetch::unpack(
+                            let opts = cell_fetch::UnpackOptions::default();
+                            cell_fetch::unpack(
                                 &zip,
-                                cell_run::fetch::ArchiveKind::Zip,
+                                cell_fetch::ArchiveKind::Zip,
                                 &unpacked.join(&a.name),
                                 &opts,
                             )

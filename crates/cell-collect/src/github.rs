@@ -6,14 +6,12 @@
 //! sequential calls. ureq gives a blocking agent whose redirects we turn off, so the one
 //! 302 of an artifact download is followed by hand, without the Authorization header.
 
-use std::io::Read as _;
 use std::path::Path;
 use std::time::Duration;
 
 use cell_schema::{RunId, Sha256};
 use cell_stats::SplitMix64;
 use serde::Deserialize;
-use sha2::Digest as _;
 
 /// Errors talking to GitHub.
 #[derive(Debug, thiserror::Error)]
@@ -295,27 +293,15 @@ impl Github {
 
     fn save(a: &Artifact, reply: Reply, to: &Path) -> Result<Sha256, GithubError> {
         let io = |what: String| move |source| GithubError::Io { what, source };
-        let mut file =
-            std::fs::File::create(to).map_err(io(format!("creating {}", to.display())))?;
-        let mut hasher = sha2::Sha256::new();
-        let mut reader = reply
-            .body
-            .into_with_config()
-            .limit(a.size_in_bytes.saturating_mul(2).max(1 << 20) + (1 << 30))
-            .reader();
-        let mut buf = vec![0u8; 1 << 16];
-        loop {
-            let n = reader
-                .read(&mut buf)
-                .map_err(io(format!("downloading artifact `{}`", a.name)))?;
-            if n == 0 {
-                break;
-            }
-            hasher.update(&buf[..n]);
-            std::io::Write::write_all(&mut file, &buf[..n])
-                .map_err(io(format!("writing {}", to.display())))?;
-        }
-        let actual = Sha256::from_bytes(&hasher.finalize());
+        let file = std::fs::File::create(to).map_err(io(format!("creating {}", to.display())))?;
+        let cap = a.size_in_bytes.saturating_mul(2).max(1 << 20) + (1 << 30);
+        let mut out = cell_fetch::HashingWriter::new(file, cap);
+        let mut reader = reply.body.into_reader();
+        std::io::copy(&mut reader, &mut out)
+            .map_err(io(format!("downloading artifact `{}`", a.name)))?;
+        let (_, actual, _) = out
+            .finish()
+            .map_err(io(format!("writing {}", to.display())))?;
         if let Some(d) = &a.digest {
             let expected = d.strip_prefix("sha256:").unwrap_or(d).to_ascii_lowercase();
             if expected != actual.as_str() {

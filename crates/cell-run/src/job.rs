@@ -9,12 +9,14 @@ use std::time::{Duration, Instant};
 use cell_model::{Cell, Plan, Row, Toolchain, Vars};
 use cell_schema::{
     Build, Clock, Contention, JobCost, JobKind, JobResult, Phase, PhaseResult, Protocol, Role,
-    RowName, RowResult, SCHEMA_VERSION, Sha256, SkipReason, Skipped, Status, ToolName, Tooth,
-    Verdict, round_ratio, round_time,
+    RowName, RowResult, SCHEMA_VERSION, SkipReason, Skipped, Status, ToolName, Tooth, Verdict,
+    round_ratio, round_time,
 };
 use cell_stats::median;
 
 use crate::protocol::{self, Executor, Params, Sample, Unit};
+use cell_fetch::hash_file;
+
 use crate::timing::{Engine, ExitKind};
 use crate::tools::{self, Probed};
 
@@ -747,15 +749,6 @@ fn copy_control(reference: &Build, to: &Path) -> Result<Build, JobError> {
         binary_bytes: bytes,
         sha256,
     })
-}
-
-/// Size and SHA-256 of a file.
-pub fn hash_file(path: &Path) -> std::io::Result<(u64, Sha256)> {
-    use sha2::Digest as _;
-    let mut f = std::fs::File::open(path)?;
-    let mut h = sha2::Sha256::new();
-    let n = std::io::copy(&mut f, &mut h)?;
-    Ok((n, Sha256::from_bytes(&h.finalize())))
 }
 
 /// `cell calibrate`: the A/A noise of this machine. Times the reference against its

@@ -2,7 +2,6 @@
 //! per the protocol, read host facts, and write the job dir.
 
 pub mod facts;
-pub mod fetch;
 pub mod http;
 pub mod job;
 pub mod protocol;

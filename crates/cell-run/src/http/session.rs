@@ -13,7 +13,9 @@ use cell_schema::{LoadReport, ServerBuild, ToolName, ToolVersion, round_time};
 use super::check;
 use super::load::{self, LoadSpec, LoadTool};
 use super::server::{Running, pin};
-use crate::job::{hash_file, log_tail, run_build};
+use cell_fetch::hash_file;
+
+use crate::job::{log_tail, run_build};
 use crate::tools::{self, Probed};
 
 /// Why a suite cannot run at all (exit 2): a missing tool, an unwritable directory.

@@ -3,7 +3,7 @@
 use std::io::Write as _;
 use std::path::PathBuf;
 
-use cell_run::fetch::{
+use cell_fetch::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_UNPACKED_BYTES, Expected, FetchRequest,
     Fetched, UnpackOptions, fetch,
 };

@@ -1,4 +1,5 @@
-//! `cell fetch`: download an archive, verify its SHA-256, and only then unpack it.
+//! Downloads with caps and timeouts, a digest checked before anything is unpacked, and a safe
+//! unpack: `cell fetch`, the toolchain tarballs of a job and the artifacts of `cell collect`.
 //!
 //! The download streams into a temporary file next to the destination while it is hashed, and
 //! stops past a size cap. A digest mismatch leaves the destination exactly as it was. The
@@ -8,6 +9,7 @@
 mod digest_file;
 mod download;
 mod error;
+mod hash;
 mod unpack;
 mod url;
 
@@ -16,7 +18,9 @@ use std::path::{Path, PathBuf};
 
 use cell_schema::Sha256;
 
+pub use self::digest_file::DigestFileError;
 pub use self::error::{FetchError, Unsafe};
+pub use self::hash::{CapExceeded, HashingWriter, hash_file};
 pub use self::unpack::{
     ArchiveKind, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_UNPACKED_BYTES, UnpackOptions, unpack,
 };

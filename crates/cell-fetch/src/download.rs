@@ -5,10 +5,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use cell_schema::Sha256;
-use sha2::Digest as _;
 use tempfile::NamedTempFile;
 
 use super::error::FetchError;
+use super::hash::{CapExceeded, HashingWriter};
 use super::url::redact;
 
 /// How many redirects are followed before giving up.
@@ -16,10 +16,6 @@ const MAX_REDIRECTS: u32 = 10;
 
 /// The agent every fetch uses: redirects followed, statuses checked by us, no transparent
 /// decompression asked for (the digest is of the bytes as published).
-#[expect(
-    clippy::duration_suboptimal_units,
-    reason = "Duration::from_mins is newer than the workspace's rust-version"
-)]
 pub(super) fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
         .max_redirects(MAX_REDIRECTS)
@@ -27,9 +23,9 @@ pub(super) fn agent() -> ureq::Agent {
         .accept_encoding("identity")
         .user_agent(concat!("cell/", env!("CARGO_PKG_VERSION")))
         .timeout_connect(Some(Duration::from_secs(30)))
-        .timeout_recv_response(Some(Duration::from_secs(120)))
+        .timeout_recv_response(Some(Duration::from_mins(2)))
         // A stalled transfer must end some day; 2 GiB at 1 MB/s still fits.
-        .timeout_recv_body(Some(Duration::from_secs(3 * 3600)))
+        .timeout_recv_body(Some(Duration::from_hours(3)))
         .build()
         .into()
 }
@@ -76,14 +72,14 @@ pub(super) fn to_temp_file(
         return Err(too_large());
     }
     let mut reader = body.into_reader();
-    let mut file = tempfile::Builder::new()
+    let file = tempfile::Builder::new()
         .prefix(".cell-fetch-")
         .suffix(".part")
         .tempfile_in(dir)
         .map_err(|e| FetchError::io("creating a temporary file in", dir, e))?;
-    let mut hasher = sha2::Sha256::new();
+    let path = file.path().to_owned();
+    let mut out = HashingWriter::new(file, max_bytes);
     let mut buf = vec![0u8; 64 * 1024];
-    let mut bytes: u64 = 0;
     loop {
         let n = match reader.read(&mut buf) {
             Ok(0) => break,
@@ -96,19 +92,18 @@ pub(super) fn to_temp_file(
                 });
             }
         };
-        bytes += n as u64;
-        if bytes > max_bytes {
-            return Err(too_large());
-        }
-        hasher.update(&buf[..n]);
-        file.write_all(&buf[..n])
-            .map_err(|e| FetchError::io("writing", file.path(), e))?;
+        out.write_all(&buf[..n])
+            .map_err(|e| match CapExceeded::of(&e) {
+                Some(_) => too_large(),
+                None => FetchError::io("writing", &path, e),
+            })?;
     }
-    file.flush()
-        .map_err(|e| FetchError::io("writing", file.path(), e))?;
+    let (file, sha256, bytes) = out
+        .finish()
+        .map_err(|e| FetchError::io("writing", &path, e))?;
     Ok(Downloaded {
         file,
-        sha256: Sha256::from_bytes(&hasher.finalize()),
+        sha256,
         bytes,
     })
 }

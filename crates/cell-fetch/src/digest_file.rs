@@ -31,48 +31,71 @@ pub(super) fn fetch_expected(
                 source: Box::new(other),
             },
         })?;
-    pick(&text, archive_name).map_err(|msg| FetchError::DigestFile {
+    pick(&text, archive_name).map_err(|e| FetchError::DigestFile {
         url: redact(url),
-        msg,
+        msg: e.to_string(),
     })
+}
+
+/// A digest file that names no usable digest for the archive.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DigestFileError {
+    /// A line that is none of the known forms.
+    #[error(
+        "line {line}: expected `HEX  NAME`, `HEX *NAME`, a bare `HEX` or `SHA256 (NAME) = HEX`, found `{shown}`"
+    )]
+    BadLine {
+        /// 1-based line number.
+        line: usize,
+        /// Its first 80 characters.
+        shown: String,
+    },
+    /// Not one digest in it.
+    #[error("no SHA-256 digest in the file")]
+    Empty,
+    /// Several digests, none for the archive.
+    #[error("it lists {count} digests but none for `{archive}`; pass --sha256 instead")]
+    NotListed {
+        /// How many it lists.
+        count: usize,
+        /// The archive's file name.
+        archive: String,
+    },
+    /// The archive twice, with two digests.
+    #[error("it lists `{0}` twice with different digests")]
+    Conflicting(String),
 }
 
 /// The digest for `archive_name` in the text of a digest file: the only one if there is one
 /// line, else the line naming `archive_name` (or a path ending in it).
-pub(super) fn pick(text: &str, archive_name: &str) -> Result<Sha256, String> {
+pub(super) fn pick(text: &str, archive_name: &str) -> Result<Sha256, DigestFileError> {
     let mut lines = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = raw.trim_start_matches('\u{feff}').trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let parsed = parse_line(line).ok_or_else(|| {
-            let shown: String = line.chars().take(80).collect();
-            format!(
-                "line {}: expected `HEX  NAME`, `HEX *NAME`, a bare `HEX` or \
-                 `SHA256 (NAME) = HEX`, found `{shown}`",
-                i + 1
-            )
+        let parsed = parse_line(line).ok_or_else(|| DigestFileError::BadLine {
+            line: i + 1,
+            shown: line.chars().take(80).collect(),
         })?;
         lines.push(parsed);
     }
     match lines.as_slice() {
-        [] => Err("no SHA-256 digest in the file".to_owned()),
+        [] => Err(DigestFileError::Empty),
         [(digest, _)] => Ok(digest.clone()),
         many => {
             let names =
                 |n: &str| n == archive_name || n.rsplit(['/', '\\']).next() == Some(archive_name);
             let mut hits = many.iter().filter(|(_, n)| n.as_deref().is_some_and(names));
             let Some((first, _)) = hits.next() else {
-                return Err(format!(
-                    "it lists {} digests but none for `{archive_name}`; pass --sha256 instead",
-                    many.len()
-                ));
+                return Err(DigestFileError::NotListed {
+                    count: many.len(),
+                    archive: archive_name.to_owned(),
+                });
             };
             if hits.any(|(d, _)| d != first) {
-                return Err(format!(
-                    "it lists `{archive_name}` twice with different digests"
-                ));
+                return Err(DigestFileError::Conflicting(archive_name.to_owned()));
             }
             Ok(first.clone())
         }
@@ -134,7 +157,7 @@ mod tests {
         );
         assert_eq!(pick(&text, "x.tgz").unwrap().as_str(), hex('2'));
         let err = pick(&text, "z.tgz").unwrap_err();
-        assert!(err.contains("none for `z.tgz`"), "{err}");
+        assert!(err.to_string().contains("none for `z.tgz`"), "{err}");
         let bsd = format!(
             "SHA256 (a.zip) = {}\nSHA256 (x.tgz) = {}\n",
             hex('4'),
@@ -146,7 +169,7 @@ mod tests {
     #[test]
     fn garbage_is_named() {
         let err = pick("not a digest  x.tgz\n", "x.tgz").unwrap_err();
-        assert!(err.starts_with("line 1:"), "{err}");
+        assert!(err.to_string().starts_with("line 1:"), "{err}");
         assert!(pick("\n# nothing\n", "x.tgz").is_err());
     }
 }

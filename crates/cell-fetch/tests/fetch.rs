@@ -1,4 +1,4 @@
-//! `cell_run::fetch` as a library: `.tar.xz`, the caps, links that stay inside, and `unpack`
+//! `cell_fetch` as a library: `.tar.xz`, the caps, links that stay inside, and `unpack`
 //! on its own (no network), plus `fetch` against a loopback HTTP/1.1 server.
 #![cfg(unix)]
 
@@ -8,7 +8,7 @@ use std::net::TcpListener;
 use std::path::Path;
 use std::thread;
 
-use cell_run::fetch::{
+use cell_fetch::{
     ArchiveKind, Expected, FetchError, FetchRequest, UnpackOptions, Unsafe, fetch, unpack,
 };
 use cell_schema::Sha256;
