@@ -365,7 +365,7 @@ fn main() {
                         };
                         f.verdicts.push(m);
                         f.runs.push(runs);
-                        if cell_report::gate::three_way(1.0, lo, hi, tol) == GateStatus::Fail {
+                        if cell_verdict::three_way(1.0, lo, hi, tol) == GateStatus::Fail {
                             f.fails += 1;
                         }
                     }

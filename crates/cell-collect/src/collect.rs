@@ -1,16 +1,17 @@
-//! `cell collect`: a run's job results, from the GitHub API or a directory, merged into
-//! `results/<run-date>-<run-id>/` atomically and idempotently.
+//! `cell collect`: a run's job results, from the GitHub API or a directory, merged into one
+//! cell result per cell, named for `results/<run-date>-<run-id>/`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use cell_schema::store::RunDirName;
 use cell_schema::{
-    CellId, MissingJob, RunId, RunInfo, RunJob, RunKind, RunRecord, SCHEMA_VERSION, ToolchainName,
-    round_time,
+    AnyJob, CellId, MissingJob, RunId, RunInfo, RunJob, RunKind, RunRecord, SCHEMA_VERSION,
+    ToolchainName, round_time,
 };
 
 use crate::github::{Github, GithubError};
-use crate::merge::{AnyJob, JobInput, MergedCell, merge_run};
+use crate::merge::{JobInput, MergedCell, merge_run};
 
 /// Where the job results come from.
 pub enum Source<'a> {
@@ -29,34 +30,17 @@ pub enum Source<'a> {
 /// What to do with what was collected.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// The `results/` directory.
-    pub results: PathBuf,
-    /// Overwrite an existing run dir whose content differs.
-    pub replace: bool,
     /// Write the run even when artifacts are missing, marked partial.
     pub allow_partial: bool,
     /// The run date (`YYYY-MM-DD`) for a directory source; default: the earliest job's start.
     pub date: Option<String>,
 }
 
-/// How the run dir ended up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Written {
-    /// It did not exist; now it does.
-    New,
-    /// It existed with the same bytes: nothing was written.
-    Unchanged,
-    /// It existed with other content and `--replace` swapped it.
-    Replaced,
-}
-
-/// The outcome.
+/// What was collected, merged, for the caller to render and write.
 #[derive(Debug)]
 pub struct Collected {
-    /// `results/<date>-<id>`.
-    pub dir: PathBuf,
-    /// What happened to it.
-    pub written: Written,
+    /// The run dir's name, `<date>-<id>`.
+    pub name: RunDirName,
     /// The merged cells.
     pub cells: Vec<MergedCell>,
     /// The run record.
@@ -72,9 +56,9 @@ pub enum CollectError {
     /// Artifacts that could not be had, without `--allow-partial`.
     #[error("{} artifact(s) could not be collected; nothing was written (pass --allow-partial to write the rest, marked partial):\n  {}", .0.len(), .0.join("\n  "))]
     Missing(Vec<String>),
-    /// The run dir exists with other content.
-    #[error("{} already exists with different content: nothing was changed (pass --replace to overwrite it)", .0.display())]
-    Exists(PathBuf),
+    /// Results of the test suite's scripted executor, which are no measurement.
+    #[error("{} job result(s) came from the scripted test executor, not from timed processes: nothing was written\n  {}", .0.len(), .0.join("\n  "))]
+    Scripted(Vec<String>),
     /// No job result at all.
     #[error("no job results found {0}")]
     Empty(String),
@@ -101,7 +85,7 @@ impl CollectError {
     pub fn is_integrity(&self) -> bool {
         match self {
             Self::Github(g) => g.is_integrity(),
-            Self::Missing(_) => true,
+            Self::Missing(_) | Self::Scripted(_) => true,
             _ => false,
         }
     }
@@ -112,7 +96,7 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> CollectError {
     move |source| CollectError::Io { what, source }
 }
 
-/// Collects run `run_id` from `source` into `opts.results`.
+/// Collects run `run_id` from `source` and merges it, one cell result per cell.
 pub fn collect(
     run_id: RunId,
     source: &Source<'_>,
@@ -123,20 +107,36 @@ pub fn collect(
         Source::Api { github, repo } => from_api(github, repo, run_id, staging.path())?,
         Source::Dir(dir) => from_dir(run_id, dir, opts.date.as_deref())?,
     };
+    refuse_scripted(&jobs)?;
     if !record.missing.is_empty() && !opts.allow_partial {
         return Err(CollectError::Missing(record.missing.clone()));
     }
     record.run.partial = !record.missing.is_empty();
     let cells = merge_run(&record.run, jobs, &missing);
-    let name = format!("{}-{}", record.run.date, record.run.id);
-    let dir = opts.results.join(&name);
-    let written = write_run(&opts.results, &name, &cells, &record, opts.replace)?;
+    let name =
+        RunDirName::new(&record.run.date, &record.run.id).map_err(|e| CollectError::Read {
+            path: PathBuf::from(format!("run {run_id}")),
+            msg: e.to_string(),
+        })?;
     Ok(Collected {
-        dir,
-        written,
+        name,
         cells,
         record,
     })
+}
+
+/// Results of the scripted executor are test data: they never enter the history.
+fn refuse_scripted(jobs: &[JobInput]) -> Result<(), CollectError> {
+    let scripted: Vec<String> = jobs
+        .iter()
+        .filter(|j| matches!(&j.result, AnyJob::Workload(w) if w.protocol.scripted))
+        .map(|j| format!("job {} of {}", j.result.name(), j.result.cell().id))
+        .collect();
+    if scripted.is_empty() {
+        Ok(())
+    } else {
+        Err(CollectError::Scripted(scripted))
+    }
 }
 
 type Gathered = (RunRecord, Vec<JobInput>, BTreeMap<CellId, Vec<MissingJob>>);
@@ -349,11 +349,11 @@ pub fn discover(dir: &Path) -> Result<Vec<JobInput>, CollectError> {
         let text =
             std::fs::read_to_string(path).map_err(io(format!("reading {}", path.display())))?;
         // A merged cell's results.json (or anything else) under the directory is not a job.
-        let result = match cell_schema::read_results(&text) {
-            Ok(cell_schema::ResultsFile::Job(j)) => AnyJob::Workload(j),
-            Ok(cell_schema::ResultsFile::Http(j)) => AnyJob::Http(j),
-            Ok(cell_schema::ResultsFile::Soak(j)) => AnyJob::Soak(j),
-            Ok(cell_schema::ResultsFile::Cell(_)) | Err(_) => return Ok(()),
+        let Some(result) = cell_schema::read_results(&text)
+            .ok()
+            .and_then(AnyJob::from_file)
+        else {
+            return Ok(());
         };
         let from_folder = path
             .ancestors()
@@ -395,82 +395,6 @@ fn attempt_of(name: &str) -> Option<u32> {
     let (stem, n) = name.rsplit_once("-a")?;
     stem.starts_with("cell-").then_some(())?;
     n.parse().ok()
-}
-
-/// Writes the run dir through a staging sibling and a rename: readers never see half of it,
-/// identical content is a no-op, different content needs `replace`.
-fn write_run(
-    results: &Path,
-    name: &str,
-    cells: &[MergedCell],
-    record: &RunRecord,
-    replace: bool,
-) -> Result<Written, CollectError> {
-    std::fs::create_dir_all(results).map_err(io(format!("creating {}", results.display())))?;
-    let stage = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .tempdir_in(results)
-        .map_err(io(format!("staging in {}", results.display())))?;
-    crate::merge::write_run_dir(stage.path(), cells)
-        .map_err(io(format!("writing {}", stage.path().display())))?;
-    cell_schema::write_atomic(
-        &stage.path().join("run.json"),
-        cell_schema::to_json(record).as_bytes(),
-    )
-    .map_err(io("writing run.json"))?;
-    let dest = results.join(name);
-    if dest.exists() {
-        // gate.json is the gate's, written beside the run after collecting: not ours to compare.
-        if same_tree(stage.path(), &dest, &["gate.json"])
-            .map_err(io(format!("comparing with {}", dest.display())))?
-        {
-            return Ok(Written::Unchanged);
-        }
-        if !replace {
-            return Err(CollectError::Exists(dest));
-        }
-        let old = results.join(format!(".{name}.old-{}", std::process::id()));
-        std::fs::rename(&dest, &old).map_err(io(format!("moving {} aside", dest.display())))?;
-        // The gate's verdict was about the old content: it does not carry over.
-        std::fs::rename(stage.keep(), &dest)
-            .map_err(io(format!("renaming into {}", dest.display())))?;
-        std::fs::remove_dir_all(&old).map_err(io(format!("removing {}", old.display())))?;
-        return Ok(Written::Replaced);
-    }
-    std::fs::rename(stage.keep(), &dest)
-        .map_err(io(format!("renaming into {}", dest.display())))?;
-    Ok(Written::New)
-}
-
-/// Same files with the same bytes, recursively; top-level names in `ignore` do not count.
-fn same_tree(a: &Path, b: &Path, ignore: &[&str]) -> std::io::Result<bool> {
-    let list = |d: &Path| -> std::io::Result<Vec<(std::ffi::OsString, bool)>> {
-        let mut v: Vec<_> = std::fs::read_dir(d)?
-            .map(|e| e.map(|e| (e.file_name(), e.path().is_dir())))
-            .filter(|e| {
-                e.as_ref()
-                    .map_or(true, |(n, _)| !ignore.iter().any(|i| n == *i))
-            })
-            .collect::<Result<_, _>>()?;
-        v.sort();
-        Ok(v)
-    };
-    let (la, lb) = (list(a)?, list(b)?);
-    if la != lb {
-        return Ok(false);
-    }
-    for (name, is_dir) in la {
-        let (pa, pb) = (a.join(&name), b.join(&name));
-        let same = if is_dir {
-            same_tree(&pa, &pb, &[])?
-        } else {
-            std::fs::read(&pa)? == std::fs::read(&pb)?
-        };
-        if !same {
-            return Ok(false);
-        }
-    }
-    Ok(true)
 }
 
 #[cfg(test)]

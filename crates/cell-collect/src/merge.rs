@@ -5,78 +5,12 @@
 //! (cell, toolchain) wins.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use cell_schema::{
-    CellCost, CellHttpServer, CellId, CellInfo, CellKind, CellResult, CellRow, CellSoakServer,
-    Facts, GithubJob, HttpJobResult, JobResult, JobSummary, MissingJob, Role, RunInfo,
-    SCHEMA_VERSION, SoakJobResult, Status, ToolchainName, Verdict, round_time,
+    AnyJob, CellCost, CellId, CellKind, CellResult, CellRow, CellSuiteServer, Facts, JobSummary,
+    MissingJob, Role, RunInfo, SCHEMA_VERSION, Status, Suite, SuiteJob, ToolchainName, Verdict,
+    round_time,
 };
-
-/// A job's `results.json` of any suite.
-#[derive(Clone, Debug)]
-pub enum AnyJob {
-    /// The workload suite (one toolchain).
-    Workload(Box<JobResult>),
-    /// The http suite.
-    Http(Box<HttpJobResult>),
-    /// The soak suite.
-    Soak(Box<SoakJobResult>),
-}
-
-impl AnyJob {
-    /// The cell it ran in.
-    pub fn cell(&self) -> &CellInfo {
-        match self {
-            Self::Workload(j) => &j.cell,
-            Self::Http(j) => &j.cell,
-            Self::Soak(j) => &j.cell,
-        }
-    }
-
-    /// Its name within the cell: the toolchain of a workload job, `http-<server>` or
-    /// `soak-<server>` of a suite job (the last word of the workflow job's name).
-    pub fn name(&self) -> ToolchainName {
-        match self {
-            Self::Workload(j) => j.toolchain.clone(),
-            Self::Http(j) => ToolchainName::from(j.job.as_str()),
-            Self::Soak(j) => ToolchainName::from(j.job.as_str()),
-        }
-    }
-
-    /// When it started.
-    pub fn started_at(&self) -> &str {
-        match self {
-            Self::Workload(j) => &j.started_at,
-            Self::Http(j) => &j.started_at,
-            Self::Soak(j) => &j.started_at,
-        }
-    }
-
-    /// The GitHub run it belonged to.
-    pub fn github(&self) -> Option<&GithubJob> {
-        match self {
-            Self::Workload(j) => j.github.as_ref(),
-            Self::Http(j) => j.github.as_ref(),
-            Self::Soak(j) => j.github.as_ref(),
-        }
-    }
-
-    /// Its outcome.
-    pub fn verdict(&self) -> &Verdict {
-        match self {
-            Self::Workload(j) => &j.verdict,
-            Self::Http(j) => &j.verdict,
-            Self::Soak(j) => &j.verdict,
-        }
-    }
-}
-
-impl From<JobResult> for AnyJob {
-    fn from(j: JobResult) -> Self {
-        Self::Workload(Box::new(j))
-    }
-}
 
 /// One job's result with the attempt that produced it.
 #[derive(Clone, Debug)]
@@ -129,104 +63,47 @@ pub fn merge_run(
         .collect()
 }
 
+/// What a cell's merge gathers, job by job.
+#[derive(Default)]
+struct Gathered {
+    rows: BTreeMap<cell_schema::RowName, CellRow>,
+    jobs: BTreeMap<ToolchainName, JobSummary>,
+    facts: BTreeMap<ToolchainName, Facts>,
+    skipped: Vec<cell_schema::Skipped>,
+    failures: Vec<String>,
+    reasons: Vec<String>,
+    status: Option<Status>,
+    jobs_s: BTreeMap<ToolchainName, f64>,
+    http: BTreeMap<cell_schema::ServerName, cell_schema::CellHttpServer>,
+    soak: BTreeMap<cell_schema::ServerName, cell_schema::CellSoakServer>,
+}
+
 fn merge_cell(run: &RunInfo, jobs: Vec<JobInput>, missing: Vec<MissingJob>) -> Option<MergedCell> {
     let cell = jobs.first()?.result.cell().clone();
-    let mut rows = BTreeMap::new();
-    let mut job_summaries = BTreeMap::new();
-    let mut facts = BTreeMap::new();
-    let mut skipped = Vec::new();
-    let mut failures = Vec::new();
-    let mut reasons = Vec::new();
-    let mut status = Status::Ok;
-    let mut jobs_s = BTreeMap::new();
-    let mut http = BTreeMap::new();
-    let mut soak = BTreeMap::new();
+    let mut g = Gathered::default();
     for JobInput { result, attempt } in jobs {
         let name = result.name();
-        status = status.max(result.verdict().status);
-        for r in &result.verdict().reasons {
-            reasons.push(format!("{name}: {r}"));
-            if result.verdict().status == Status::Failed {
-                failures.push(format!("{name}: {r}"));
+        let verdict = result.verdict();
+        g.status = Some(g.status.unwrap_or(Status::Ok).max(verdict.status));
+        for r in &verdict.reasons {
+            g.reasons.push(format!("{name}: {r}"));
+            if verdict.status == Status::Failed {
+                g.failures.push(format!("{name}: {r}"));
             }
         }
-        let j = match result {
-            AnyJob::Workload(j) => *j,
+        match result {
+            AnyJob::Workload(j) => merge_workload(&mut g, *j, attempt),
             AnyJob::Http(j) => {
-                jobs_s.insert(name, j.cost.total_s);
-                for (server, result) in j.servers {
-                    http.insert(
-                        server,
-                        CellHttpServer {
-                            job: j.job.clone(),
-                            machine: j.machine.clone(),
-                            settings: j.settings.clone(),
-                            pins: j.pins.clone(),
-                            versions: j.versions.clone(),
-                            result,
-                        },
-                    );
-                }
-                continue;
+                g.jobs_s.insert(name, j.cost.total_s);
+                g.http.extend(suite_servers(*j));
             }
             AnyJob::Soak(j) => {
-                jobs_s.insert(name, j.cost.total_s);
-                for (server, result) in j.servers {
-                    soak.insert(
-                        server,
-                        CellSoakServer {
-                            job: j.job.clone(),
-                            machine: j.machine.clone(),
-                            settings: j.settings.clone(),
-                            pins: j.pins.clone(),
-                            versions: j.versions.clone(),
-                            result,
-                        },
-                    );
-                }
-                continue;
-            }
-        };
-        let tc = j.toolchain.clone();
-        for (name, row) in &j.rows {
-            // A row belongs to the job of its own toolchain; the reference also appears as a
-            // row there (at ratio 1), and as `reference` under every job.
-            let own = row.toolchain == tc && matches!(row.role, Role::Row | Role::Reference);
-            if own {
-                rows.insert(
-                    name.clone(),
-                    CellRow {
-                        job: tc.clone(),
-                        row: row.clone(),
-                    },
-                );
+                g.jobs_s.insert(name, j.cost.total_s);
+                g.soak.extend(suite_servers(*j));
             }
         }
-        let reference = j.rows.get(&j.protocol.reference).cloned();
-        let control = j.rows.get(&j.protocol.control).cloned();
-        let Some(reference) = reference else { continue };
-        skipped.extend(j.skipped.iter().cloned());
-        jobs_s.insert(tc.clone(), j.cost.total_s);
-        facts.insert(tc.clone(), j.facts());
-        job_summaries.insert(
-            tc,
-            JobSummary {
-                attempt,
-                machine: j.machine,
-                pins: j.pins,
-                versions: j.versions,
-                subject: j.subject,
-                protocol: j.protocol,
-                reference,
-                control,
-                tooth: j.tooth,
-                contention: j.contention,
-                verdict: j.verdict,
-                cost: j.cost,
-            },
-        );
     }
-    let total_s = round_time(jobs_s.values().sum());
+    let total_s = round_time(g.jobs_s.values().sum());
     let mut run = run.clone();
     run.partial |= !missing.is_empty() && run.source != "local";
     Some(MergedCell {
@@ -235,42 +112,94 @@ fn merge_cell(run: &RunInfo, jobs: Vec<JobInput>, missing: Vec<MissingJob>) -> O
             kind: CellKind::Cell,
             run,
             cell,
-            jobs: job_summaries,
-            rows,
-            skipped,
+            jobs: g.jobs,
+            rows: g.rows,
+            skipped: g.skipped,
             missing,
-            failures,
-            verdict: Verdict { status, reasons },
-            cost: CellCost { jobs_s, total_s },
-            http,
-            soak,
+            failures: g.failures,
+            verdict: Verdict {
+                status: g.status.unwrap_or(Status::Ok),
+                reasons: g.reasons,
+            },
+            cost: CellCost {
+                jobs_s: g.jobs_s,
+                total_s,
+            },
+            http: g.http,
+            soak: g.soak,
         },
-        facts,
+        facts: g.facts,
     })
 }
 
-/// Writes `<dir>/<cell-id>/{results.json,RESULTS.md,facts/<toolchain>.json}` and the soak
-/// charts (`soak/<server>.svg`, `soak/overlay.svg`), each atomically.
-pub fn write_run_dir(dir: &Path, cells: &[MergedCell]) -> std::io::Result<()> {
-    for c in cells {
-        let cdir = dir.join(c.result.cell.id.as_str());
-        cell_schema::write_atomic(
-            &cdir.join("results.json"),
-            cell_schema::to_json(&c.result).as_bytes(),
-        )?;
-        cell_schema::write_atomic(
-            &cdir.join("RESULTS.md"),
-            cell_report::cell_markdown(&c.result).as_bytes(),
-        )?;
-        for (path, svg) in cell_report::suite::soak_chart_files(&c.result) {
-            cell_schema::write_atomic(&cdir.join(path), svg.as_bytes())?;
-        }
-        for (tc, f) in &c.facts {
-            cell_schema::write_atomic(
-                &cdir.join("facts").join(format!("{tc}.json")),
-                cell_schema::to_json(f).as_bytes(),
-            )?;
+/// A suite job's servers, each with the job, machine, settings, pins and versions that
+/// measured it.
+fn suite_servers<S: Suite>(
+    j: SuiteJob<S>,
+) -> impl Iterator<Item = (cell_schema::ServerName, CellSuiteServer<S>)> {
+    let SuiteJob {
+        job,
+        machine,
+        settings,
+        pins,
+        versions,
+        servers,
+        ..
+    } = j;
+    servers.into_iter().map(move |(server, result)| {
+        (
+            server,
+            CellSuiteServer {
+                job: job.clone(),
+                machine: machine.clone(),
+                settings: settings.clone(),
+                pins: pins.clone(),
+                versions: versions.clone(),
+                result,
+            },
+        )
+    })
+}
+
+/// A workload job: its own rows, and its reference, control, machine and versions under it.
+fn merge_workload(g: &mut Gathered, j: cell_schema::JobResult, attempt: u32) {
+    let tc = j.toolchain.clone();
+    for (name, row) in &j.rows {
+        // A row belongs to the job of its own toolchain; the reference also appears as a
+        // row there (at ratio 1), and as `reference` under every job.
+        let own = row.toolchain == tc && matches!(row.role, Role::Row | Role::Reference);
+        if own {
+            g.rows.insert(
+                name.clone(),
+                CellRow {
+                    job: tc.clone(),
+                    row: row.clone(),
+                },
+            );
         }
     }
-    Ok(())
+    let Some(reference) = j.rows.get(&j.protocol.reference).cloned() else {
+        return;
+    };
+    let control = j.rows.get(&j.protocol.control).cloned();
+    g.skipped.extend(j.skipped.iter().cloned());
+    g.jobs_s.insert(tc.clone(), j.cost.total_s);
+    g.facts.insert(tc.clone(), j.facts());
+    g.jobs.insert(
+        tc,
+        JobSummary {
+            attempt,
+            machine: j.machine,
+            pins: j.pins,
+            versions: j.versions,
+            subject: j.subject,
+            protocol: j.protocol,
+            reference,
+            control,
+            tooth: j.tooth,
+            contention: j.contention,
+            verdict: j.verdict,
+            cost: j.cost,
+        },
+    );
 }

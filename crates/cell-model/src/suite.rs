@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use cell_schema::{ServerName, ToolchainName};
+use cell_schema::{ServerName, SoakConfig, ToolchainName};
 
 use crate::raw::{RawExpect, RawHttp, RawSoak};
 use crate::template::{Arg, Piece};
@@ -75,29 +75,14 @@ pub struct HttpDef {
     pub servers: BTreeMap<ServerName, Server>,
 }
 
-/// `[soak]`, resolved.
+/// `[soak]`, resolved: the servers soaked and the soak every one of them gets (the schema's
+/// own type, so a job records exactly what was configured).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SoakDef {
     /// Servers soaked.
     pub servers: Vec<ServerName>,
-    /// Offered requests per second.
-    pub rate: u32,
-    /// Open connections.
-    pub connections: u32,
-    /// Seconds of load.
-    pub duration_s: f64,
-    /// Seconds between samples.
-    pub interval_s: f64,
-    /// Seconds into the load where the fit starts.
-    pub window_start_s: f64,
-    /// Seconds per window of the minima fit.
-    pub minima_window_s: f64,
-    /// Projected move, as a share of the window mean, that counts as drift.
-    pub drift_share: f64,
-    /// R² at or above which a move counts.
-    pub min_r2: f64,
-    /// A drift fails the gate.
-    pub fail_on_drift: bool,
+    /// Rate, duration, sampling and the drift rule.
+    pub config: SoakConfig,
 }
 
 impl HttpDef {
@@ -172,29 +157,30 @@ impl HttpDef {
 impl SoakDef {
     /// What the soak settings must satisfy (config and command line alike).
     pub fn validate(&self) -> Result<(), (String, String)> {
-        positive("soak.duration", self.duration_s)?;
-        positive("soak.interval", self.interval_s)?;
-        positive("soak.minima_window", self.minima_window_s)?;
-        if !(self.window_start_s.is_finite()
-            && self.window_start_s >= 0.0
-            && self.window_start_s < self.duration_s)
+        let c = &self.config;
+        positive("soak.duration", c.duration_s)?;
+        positive("soak.interval", c.interval_s)?;
+        positive("soak.minima_window", c.minima_window_s)?;
+        if !(c.window_start_s.is_finite()
+            && c.window_start_s >= 0.0
+            && c.window_start_s < c.duration_s)
         {
             return Err((
                 "soak.window_start".into(),
                 format!(
                     "{}: write a number of seconds from 0 up to the duration ({})",
-                    self.window_start_s, self.duration_s
+                    c.window_start_s, c.duration_s
                 ),
             ));
         }
         // At least three minima windows, or the sawtooth guard has nothing to fit.
-        if (self.duration_s - self.window_start_s) / self.minima_window_s < 3.0 {
+        if (c.duration_s - c.window_start_s) / c.minima_window_s < 3.0 {
             return Err((
                 "soak.minima_window".into(),
                 format!(
                     "{} s windows over the {} s fit window give fewer than 3 minima: shorten it or start the fit earlier",
-                    self.minima_window_s,
-                    self.duration_s - self.window_start_s
+                    c.minima_window_s,
+                    c.duration_s - c.window_start_s
                 ),
             ));
         }
@@ -470,15 +456,17 @@ pub(crate) fn resolve_soak(raw: RawSoak, http: Option<&HttpDef>) -> Result<SoakD
     }
     let def = SoakDef {
         servers,
-        rate,
-        connections,
-        duration_s,
-        interval_s: raw.interval.unwrap_or(1.0),
-        window_start_s,
-        minima_window_s: raw.minima_window.unwrap_or(60.0),
-        drift_share,
-        min_r2,
-        fail_on_drift: raw.fail_on_drift.unwrap_or(true),
+        config: SoakConfig {
+            rate,
+            connections,
+            duration_s,
+            interval_s: raw.interval.unwrap_or(1.0),
+            window_start_s,
+            minima_window_s: raw.minima_window.unwrap_or(60.0),
+            drift_share,
+            min_r2,
+            fail_on_drift: raw.fail_on_drift.unwrap_or(true),
+        },
     };
     def.validate()?;
     Ok(def)

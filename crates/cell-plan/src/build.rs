@@ -365,12 +365,12 @@ fn suite_job(ctx: &Ctx, job: &MatrixJob) -> Result<Job, PlanError> {
     let (tools, run_name, only, minutes) = match &job.suite {
         Suite::Soak(_) => {
             let soak = plan.soak.as_ref().expect("a soak job comes from [soak]");
-            let minutes = (soak.duration_s / 60.0).ceil() as u32;
+            let minutes = (soak.config.duration_s / 60.0).ceil() as u32;
             (
                 vec![SOAK_TOOL.to_owned()],
                 format!(
                     "soak server {server} at {} req/s for {minutes} min",
-                    soak.rate
+                    soak.config.rate
                 ),
                 // An hour per server is too much for every push: schedule and by hand only.
                 Some(SOAK_EVENTS),

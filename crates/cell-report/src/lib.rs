@@ -3,17 +3,56 @@
 //! [`Table`], so the two never disagree on a figure.
 
 pub mod gate;
-pub mod gate_suite;
-pub mod history;
 pub mod report;
 pub mod suite;
 mod table;
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use cell_schema::{CellResult, Clock, JobResult, Phase, RatioCi, RowResult, Status};
+use cell_schema::store::{CellDir, JobDir};
+use cell_schema::{
+    AnyJob, CellResult, Clock, Facts, JobResult, Phase, RatioCi, RowResult, Status, ToolchainName,
+};
 
 pub use table::{Align, Table};
+
+/// A job dir of any suite, rendered: its result, `RESULTS.md`, and the charts beside it.
+pub fn job_dir(job: &AnyJob) -> JobDir<'_> {
+    let (markdown, charts) = match job {
+        AnyJob::Workload(j) => (job_markdown(j), BTreeMap::new()),
+        AnyJob::Http(j) => (suite::http_job_markdown(j), BTreeMap::new()),
+        AnyJob::Soak(j) => (suite::soak_job_markdown(j), suite::soak_job_charts(j)),
+    };
+    JobDir {
+        result: job,
+        markdown,
+        charts,
+    }
+}
+
+/// A cell of a run dir, rendered: its result, its jobs' facts, `RESULTS.md`, and the soak
+/// charts beside it.
+pub fn cell_dir<'a>(
+    cell: &'a CellResult,
+    facts: &'a BTreeMap<ToolchainName, Facts>,
+) -> CellDir<'a> {
+    CellDir {
+        result: cell,
+        facts,
+        markdown: cell_markdown(cell),
+        charts: suite::soak_chart_files(cell),
+    }
+}
+
+/// The terminal text of a job of any suite.
+pub fn any_job_text(job: &AnyJob) -> String {
+    match job {
+        AnyJob::Workload(j) => job_text(j),
+        AnyJob::Http(j) => suite::http_job_text(j),
+        AnyJob::Soak(j) => suite::soak_job_text(j),
+    }
+}
 
 /// The ratio a verdict reads: the row's own clock.
 pub fn verdict_ratio<'a>(row: &'a RowResult, phase: &Phase) -> Option<&'a RatioCi> {

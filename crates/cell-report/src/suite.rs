@@ -9,6 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
+use cell_schema::store::{ChartName, SOAK_CHART_DIR};
 use cell_schema::{
     CellHttpServer, CellResult, CellSoakServer, Drift, HttpJobResult, HttpServerResult,
     HttpSettings, HttpToolResult, Machine, ServerName, SoakJobResult, SoakServerResult,
@@ -21,20 +22,10 @@ use crate::report::svg::{
 use crate::report::{Block, Span, segment, slug};
 use crate::{Align, Table, status_name};
 
-/// The folder, next to a cell's `RESULTS.md`, that holds its soak charts.
-pub const SOAK_CHART_DIR: &str = "soak";
-
 // ---------------------------------------------------------------------------------------
 // Figures as every output writes them.
 
-/// A message on one line: table cells and terminal lines hold one.
-fn one_line(s: &str) -> String {
-    s.split(['\n', '\r'])
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
+use cell_schema::escape::one_line;
 
 /// At most `decimals` decimals, trailing zeros dropped: `10`, `0.5`, `2.25`.
 fn short(v: f64, decimals: usize) -> String {
@@ -381,16 +372,16 @@ fn version_line(v: &ToolVersion) -> &str {
 fn soak_settings_spans(s: &SoakSettings) -> Vec<Span> {
     vec![text(format!(
         "Load: {} req/s offered over {} for {}, {} at a time; sampled every {}; the fit starts {} into the load. A server drifted when its fitted RSS line moves by at least {}% of the window's mean RSS with R² ≥ {}, on both the samples and the minima of each {} window; a drift {} the gate.",
-        s.rate,
-        plural(u64::from(s.connections), "connection", "connections"),
-        dur(s.duration_s),
+        s.config.rate,
+        plural(u64::from(s.config.connections), "connection", "connections"),
+        dur(s.config.duration_s),
         plural(u64::from(s.concurrent), "server", "servers"),
-        dur(s.interval_s),
-        dur(s.window_start_s),
-        short(s.drift_share * 100.0, 2),
-        short(s.min_r2, 3),
-        dur(s.minima_window_s),
-        if s.fail_on_drift {
+        dur(s.config.interval_s),
+        dur(s.config.window_start_s),
+        short(s.config.drift_share * 100.0, 2),
+        short(s.config.min_r2, 3),
+        dur(s.config.minima_window_s),
+        if s.config.fail_on_drift {
             "fails"
         } else {
             "does not fail"
@@ -598,27 +589,45 @@ pub fn cell_suites_markdown(cell: &CellResult) -> String {
     crate::report::markdown::render(&blocks)
 }
 
-/// The soak charts of a merged cell, for its writer to put next to `RESULTS.md`:
-/// `(relative path, SVG)`, `soak/<server>.svg` per server with samples, then
-/// `soak/overlay.svg` (none when no server has samples).
-pub fn soak_chart_files(cell: &CellResult) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = cell
+/// The soak charts of a merged cell, for its writer to put next to `RESULTS.md`: one per
+/// server with samples, then the overlay (none when no server has samples).
+pub fn soak_chart_files(cell: &CellResult) -> BTreeMap<ChartName, String> {
+    let mut out: BTreeMap<ChartName, String> = cell
         .soak
         .iter()
         .filter(|(_, s)| !s.result.samples.is_empty())
         .map(|(name, s)| {
             (
-                prefixed_chart(&format!("{SOAK_CHART_DIR}/"), Some(name)),
+                ChartName::Soak(name.clone()),
                 soak_svg(name, &s.result, &s.settings),
             )
         })
         .collect();
     if !out.is_empty() {
-        out.push((
-            prefixed_chart(&format!("{SOAK_CHART_DIR}/"), None),
+        out.insert(
+            ChartName::SoakOverlay,
             cell_soak_overlay_svg(cell.soak.iter()),
-        ));
+        );
     }
+    out
+}
+
+/// The charts of a soak job's dir: every server's, with samples or not, and the overlay.
+pub fn soak_job_charts(job: &SoakJobResult) -> BTreeMap<ChartName, String> {
+    let mut out: BTreeMap<ChartName, String> = job
+        .servers
+        .iter()
+        .map(|(name, r)| {
+            (
+                ChartName::Soak(name.clone()),
+                soak_svg(name, r, &job.settings),
+            )
+        })
+        .collect();
+    out.insert(
+        ChartName::SoakOverlay,
+        soak_overlay_svg(&job.servers, &job.settings),
+    );
     out
 }
 
@@ -774,10 +783,10 @@ pub fn soak_job_text(job: &SoakJobResult) -> String {
     let _ = writeln!(
         out,
         "  load: {} req/s over {} connections for {}; fit from {}\n",
-        s.rate,
-        s.connections,
-        dur(s.duration_s),
-        dur(s.window_start_s)
+        s.config.rate,
+        s.config.connections,
+        dur(s.config.duration_s),
+        dur(s.config.window_start_s)
     );
     let mut t = Table::new(&[
         ("server", Align::Left),
@@ -976,7 +985,7 @@ fn time_axis<'a>(
             s.samples
                 .iter()
                 .map(|x| x.t_s)
-                .chain([set.duration_s, set.window_start_s])
+                .chain([set.config.duration_s, set.config.window_start_s])
         })
         .filter(|t| t.is_finite())
         .fold(0.0_f64, f64::max);
@@ -1184,7 +1193,7 @@ fn empty_svg(title: &str, why: &str) -> String {
 fn fit_line(s: &SoakServerResult, settings: &SoakSettings) -> Option<[(f64, f64); 2]> {
     let fit = s.fit.as_ref()?;
     let end = s.samples.last()?.t_s;
-    let start = settings.window_start_s;
+    let start = settings.config.window_start_s;
     if end <= start || !fit.slope_kib_per_min.is_finite() {
         return None;
     }
@@ -1270,11 +1279,11 @@ pub fn soak_svg(server: &ServerName, s: &SoakServerResult, settings: &SoakSettin
         &[(
             format!(
                 "{} req/s over {} connections for {}, sampled every {}; shaded: before the fit window ({})",
-                settings.rate,
-                settings.connections,
-                dur(settings.duration_s),
-                dur(settings.interval_s),
-                dur(settings.window_start_s)
+                settings.config.rate,
+                settings.config.connections,
+                dur(settings.config.duration_s),
+                dur(settings.config.interval_s),
+                dur(settings.config.window_start_s)
             ),
             false,
         )],
@@ -1283,7 +1292,7 @@ pub fn soak_svg(server: &ServerName, s: &SoakServerResult, settings: &SoakSettin
     let time = TimeAxis {
         x: &x,
         unit,
-        start: settings.window_start_s / unit.div,
+        start: settings.config.window_start_s / unit.div,
     };
     rss_panel(&mut out, &time, panel_top(0), s, settings);
     cpu_panel(&mut out, &time, panel_top(1), s);
@@ -1501,11 +1510,11 @@ fn overlay_svg(servers: &[(&ServerName, &SoakServerResult, &SoakSettings)]) -> S
     svg_open(&mut out, WIDTH, height, title);
     let starts: BTreeSet<String> = servers
         .iter()
-        .map(|(_, _, set)| dur(set.window_start_s))
+        .map(|(_, _, set)| dur(set.config.window_start_s))
         .collect();
     let rates: BTreeSet<String> = servers
         .iter()
-        .map(|(_, _, set)| format!("{} req/s", set.rate))
+        .map(|(_, _, set)| format!("{} req/s", set.config.rate))
         .collect();
     caption(
         &mut out,
@@ -1535,7 +1544,7 @@ fn overlay_svg(servers: &[(&ServerName, &SoakServerResult, &SoakSettings)]) -> S
     );
     let first_start = servers
         .iter()
-        .map(|(_, _, set)| set.window_start_s)
+        .map(|(_, _, set)| set.config.window_start_s)
         .fold(f64::INFINITY, f64::min);
     window_mark(&mut out, &x, &y, first_start / unit.div, true);
     frame(&mut out, &x, &y, "RSS (MiB)");
@@ -1595,15 +1604,17 @@ mod tests {
 
     fn settings() -> SoakSettings {
         SoakSettings {
-            rate: 100,
-            connections: 4,
-            duration_s: 60.0,
-            interval_s: 10.0,
-            window_start_s: 20.0,
-            minima_window_s: 20.0,
-            drift_share: 0.05,
-            min_r2: 0.8,
-            fail_on_drift: false,
+            config: cell_schema::SoakConfig {
+                rate: 100,
+                connections: 4,
+                duration_s: 60.0,
+                interval_s: 10.0,
+                window_start_s: 20.0,
+                minima_window_s: 20.0,
+                drift_share: 0.05,
+                min_r2: 0.8,
+                fail_on_drift: false,
+            },
             concurrent: 1,
         }
     }

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use cell_report::history::load_history;
 use cell_report::report::{self, Output, Report};
+use cell_schema::store::load_history;
 use serde_json::{Value, json};
 
 const LINUX: &str = "linux-x86_64-ubuntu-24.04";

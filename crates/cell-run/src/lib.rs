@@ -1,11 +1,16 @@
-//! What runs inside one job: fetch and verify a tarball, probe tools, build rows, time them
-//! per the protocol, read host facts, and write the job dir.
+//! What runs inside one job: probe tools, build rows, time them per the protocol, read host
+//! facts, and the http and soak suites. Every function returns data (a job result); the
+//! binary renders it and writes the job dir.
 
+pub mod build;
+pub mod calibrate;
 pub mod facts;
 pub mod http;
 pub mod job;
 pub mod protocol;
+pub mod scripted;
 pub mod timing;
 pub mod tools;
 
-pub use job::{Event, JobError, JobOptions, run_job, write_atomic};
+pub use calibrate::calibrate;
+pub use job::{Event, JobError, JobOptions, run_job};

@@ -1,4 +1,4 @@
-//! The measurement protocol of DESIGN §6: rounds in a seeded random order, the reference
+//! The measurement protocol of docs/protocol.md: rounds in a seeded random order, the reference
 //! interleaved so each row pairs with a nearby reference run, warm-up excluded, an adaptive
 //! budget, and the statistics of per-round ratios.
 //!
@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use cell_schema::{
-    Clock, ClockStats, Phase, RatioCi, Ratios, Run, Summary, round_ratio, round_time,
+    Clock, ClockStats, Phase, RatioCi, Ratios, Run, Stopped, Summary, round_ratio, round_time,
 };
 use cell_stats::{SplitMix64, median, median_ci, shuffle, summary};
 
@@ -94,8 +94,8 @@ pub struct Outcome {
     pub runs: Vec<Recorded>,
     /// Measured rounds run.
     pub measured_rounds: u32,
-    /// `fixed`, `converged`, `max_rounds` or `time_cap`.
-    pub stopped: &'static str,
+    /// Why the rounds stopped.
+    pub stopped: Stopped,
     /// Warm-up rounds.
     pub warmup: u32,
 }
@@ -126,20 +126,20 @@ pub fn run(
         if round == target {
             let measured = round - params.warmup;
             if params.max_rounds <= params.min_rounds {
-                break "fixed";
+                break Stopped::Fixed;
             }
             if measured >= params.max_rounds {
-                break "max_rounds";
+                break Stopped::MaxRounds;
             }
             if converged(units, &runs, params, &dead) {
-                break "converged";
+                break Stopped::Converged;
             }
             target = (target + params.step).min(params.warmup + params.max_rounds);
         }
         if round >= params.warmup + params.min_rounds.min(1)
             && started.elapsed().as_secs_f64() > params.time_cap_s
         {
-            break "time_cap";
+            break Stopped::TimeCap;
         }
         let mut phases = params.phases.clone();
         shuffle(&mut phases, &mut rng);
@@ -179,7 +179,7 @@ pub fn run(
             planned: target,
         });
         if dead[0] {
-            break "reference_timed_out";
+            break Stopped::ReferenceTimedOut;
         }
     };
     Outcome {
@@ -475,7 +475,7 @@ mod tests {
             spread: 0.0,
         };
         let out = run(&units(7), &params(4, 4), &mut ex, &mut |_| {});
-        assert_eq!(out.stopped, "fixed");
+        assert_eq!(out.stopped, Stopped::Fixed);
         assert_eq!(out.measured_rounds, 4);
         for round in 0..5 {
             for phase in ["mix", "fib"] {
@@ -524,7 +524,7 @@ mod tests {
             spread: 0.2,
         };
         let out = run(&units(2), &params(10, 30), &mut ex, &mut |_| {});
-        assert_eq!(out.stopped, "max_rounds");
+        assert_eq!(out.stopped, Stopped::MaxRounds);
         assert_eq!(out.measured_rounds, 30);
 
         let mut quiet = Scripted {
@@ -534,7 +534,7 @@ mod tests {
             spread: 0.001,
         };
         let out = run(&units(2), &params(10, 30), &mut quiet, &mut |_| {});
-        assert_eq!(out.stopped, "converged");
+        assert_eq!(out.stopped, Stopped::Converged);
         assert_eq!(out.measured_rounds, 10);
     }
 

@@ -5,7 +5,9 @@
 //! in the order they are written, so the same value always serialises to the same bytes.
 #![deny(missing_docs)]
 
+pub mod escape;
 mod ids;
+pub mod store;
 mod suite;
 pub mod time;
 mod write;
@@ -20,9 +22,10 @@ pub use ids::{
     ToolchainName,
 };
 pub use suite::{
-    CellHttpServer, CellSoakServer, Drift, HttpJobResult, HttpKind, HttpRun, HttpServerResult,
-    HttpSettings, HttpToolResult, Latency, LoadReport, RssFit, ServerBuild, SoakJobResult,
-    SoakKind, SoakSample, SoakServerResult, SoakSettings, SuiteCost, TimeWait,
+    CellHttpServer, CellSoakServer, CellSuiteServer, Drift, HttpJobResult, HttpKind, HttpRun,
+    HttpServerResult, HttpSettings, HttpSuite, HttpToolResult, Latency, LoadReport, RssFit,
+    ServerBuild, SoakConfig, SoakJobResult, SoakKind, SoakSample, SoakServerResult, SoakSettings,
+    SoakSuite, Suite, SuiteCost, SuiteJob, TimeWait,
 };
 pub use write::{round_ratio, round_time, to_json, write_atomic};
 
@@ -65,6 +68,94 @@ pub enum ResultsFile {
     Http(Box<HttpJobResult>),
     /// Written by `cell run --suite soak`.
     Soak(Box<SoakJobResult>),
+}
+
+/// A job's `results.json`, of any suite: what a job dir holds and a merge takes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum AnyJob {
+    /// The workload suite (one toolchain).
+    Workload(Box<JobResult>),
+    /// The http suite (one server).
+    Http(Box<HttpJobResult>),
+    /// The soak suite (one server).
+    Soak(Box<SoakJobResult>),
+}
+
+impl AnyJob {
+    /// The cell it ran in.
+    pub fn cell(&self) -> &CellInfo {
+        match self {
+            Self::Workload(j) => &j.cell,
+            Self::Http(j) => &j.cell,
+            Self::Soak(j) => &j.cell,
+        }
+    }
+
+    /// Its name within the cell: the toolchain of a workload job, `http-<server>` or
+    /// `soak-<server>` of a suite job (the last word of the workflow job's name).
+    pub fn name(&self) -> ToolchainName {
+        match self {
+            Self::Workload(j) => j.toolchain.clone(),
+            Self::Http(j) => ToolchainName::from(j.job.as_str()),
+            Self::Soak(j) => ToolchainName::from(j.job.as_str()),
+        }
+    }
+
+    /// When it started.
+    pub fn started_at(&self) -> &str {
+        match self {
+            Self::Workload(j) => &j.started_at,
+            Self::Http(j) => &j.started_at,
+            Self::Soak(j) => &j.started_at,
+        }
+    }
+
+    /// The GitHub run it belonged to.
+    pub fn github(&self) -> Option<&GithubJob> {
+        match self {
+            Self::Workload(j) => j.github.as_ref(),
+            Self::Http(j) => j.github.as_ref(),
+            Self::Soak(j) => j.github.as_ref(),
+        }
+    }
+
+    /// Its outcome.
+    pub fn verdict(&self) -> &Verdict {
+        match self {
+            Self::Workload(j) => &j.verdict,
+            Self::Http(j) => &j.verdict,
+            Self::Soak(j) => &j.verdict,
+        }
+    }
+
+    /// The job result in `file`, when `file` is one (a merged cell's is not).
+    pub fn from_file(file: ResultsFile) -> Option<Self> {
+        match file {
+            ResultsFile::Job(j) => Some(Self::Workload(j)),
+            ResultsFile::Http(j) => Some(Self::Http(j)),
+            ResultsFile::Soak(j) => Some(Self::Soak(j)),
+            ResultsFile::Cell(_) => None,
+        }
+    }
+}
+
+impl From<JobResult> for AnyJob {
+    fn from(j: JobResult) -> Self {
+        Self::Workload(Box::new(j))
+    }
+}
+
+impl From<HttpJobResult> for AnyJob {
+    fn from(j: HttpJobResult) -> Self {
+        Self::Http(Box::new(j))
+    }
+}
+
+impl From<SoakJobResult> for AnyJob {
+    fn from(j: SoakJobResult) -> Self {
+        Self::Soak(Box::new(j))
+    }
 }
 
 /// The cell a job ran in.
@@ -179,8 +270,8 @@ pub struct Protocol {
     pub step_rounds: u32,
     /// Whether rounds were added while CIs were wide (false with `--reps`).
     pub adaptive: bool,
-    /// Why the rounds stopped: `fixed`, `converged`, `max_rounds` or `time_cap`.
-    pub stopped: String,
+    /// Why the rounds stopped.
+    pub stopped: Stopped,
     /// Seed of the per-round order.
     pub seed: u64,
     /// At most this many rows run between two reference runs in a round.
@@ -197,6 +288,46 @@ pub struct Protocol {
     pub time_cap_s: f64,
     /// The clock verdicts use unless a row sets its own.
     pub default_clock: Clock,
+    /// The timings came from a file of the test suite's scripted executor, not from timed
+    /// processes: never a measurement, and refused as history by `cell collect` and
+    /// `cell gate`. Absent (false) in every real result.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub scripted: bool,
+}
+
+/// Why a job's rounds stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Stopped {
+    /// The rounds were fixed (`--reps`, or `REPS_MAX` equal to `REPS`).
+    Fixed,
+    /// Every row's interval reached `CI_TARGET`.
+    Converged,
+    /// The adaptive budget reached `REPS_MAX`.
+    MaxRounds,
+    /// The job reached `TIME_CAP_S`.
+    TimeCap,
+    /// The reference hit `RUN_TIMEOUT_S`, so no ratio could be measured any more.
+    ReferenceTimedOut,
+}
+
+impl Stopped {
+    /// The name results.json and RESULTS.md write (`max_rounds`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Fixed => "fixed",
+            Self::Converged => "converged",
+            Self::MaxRounds => "max_rounds",
+            Self::TimeCap => "time_cap",
+            Self::ReferenceTimedOut => "reference_timed_out",
+        }
+    }
+}
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// How one row's binary was built.
@@ -846,6 +977,12 @@ pub fn read_job(text: &str) -> Result<JobResult, SchemaError> {
 
 /// Reads a cell's `results.json`, refusing a newer major version.
 pub fn read_cell(text: &str) -> Result<CellResult, SchemaError> {
+    check_version(text)?;
+    Ok(serde_json::from_str(text)?)
+}
+
+/// Reads a `run.json`, refusing a newer major version.
+pub fn read_record(text: &str) -> Result<RunRecord, SchemaError> {
     check_version(text)?;
     Ok(serde_json::from_str(text)?)
 }

@@ -2,8 +2,10 @@
 //! keeps of it.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::{CellInfo, GithubJob, Machine, ServerName, Sha256, ToolName, ToolVersion, Verdict};
@@ -198,37 +200,6 @@ pub struct SuiteCost {
     pub total_s: f64,
 }
 
-/// What `cell run --suite http` writes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct HttpJobResult {
-    /// Always [`crate::SCHEMA_VERSION`] when written by this build.
-    pub schema_version: u32,
-    /// `"http"`.
-    pub kind: HttpKind,
-    /// The job's name within its cell: `http-<server>` (one server per job).
-    pub job: String,
-    /// The cell.
-    pub cell: CellInfo,
-    /// The machine.
-    pub machine: Machine,
-    /// `versions.env` pins of the servers' toolchains and the load tools.
-    pub pins: BTreeMap<String, String>,
-    /// Every tool invoked (compilers, load generators), with its version as printed.
-    pub versions: BTreeMap<ToolName, ToolVersion>,
-    /// The load.
-    pub settings: HttpSettings,
-    /// Per server.
-    pub servers: BTreeMap<ServerName, HttpServerResult>,
-    /// The outcome.
-    pub verdict: Verdict,
-    /// Cost.
-    pub cost: SuiteCost,
-    /// When the job started, UTC.
-    pub started_at: String,
-    /// The GitHub Actions run, when it ran in one.
-    pub github: Option<GithubJob>,
-}
-
 /// One sample of a server's process tree.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SoakSample {
@@ -301,9 +272,9 @@ pub struct SoakServerResult {
     pub error: Option<String>,
 }
 
-/// The soak every server got.
+/// The soak as `[soak]` of cell/cell.toml configures it (after a command line's changes).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct SoakSettings {
+pub struct SoakConfig {
     /// Offered requests per second.
     pub rate: u32,
     /// Open connections.
@@ -322,31 +293,93 @@ pub struct SoakSettings {
     pub min_r2: f64,
     /// A drift fails the gate.
     pub fail_on_drift: bool,
+}
+
+/// The soak every server got: the configured soak, and how many servers shared the machine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SoakSettings {
+    /// The configured soak.
+    #[serde(flatten)]
+    pub config: SoakConfig,
     /// Servers soaked at the same time (each with its own load generator).
     pub concurrent: u32,
 }
 
-/// What `cell run --suite soak` writes.
+/// A suite of servers measured from outside: the types its job results and its part of a
+/// merged cell carry. A third suite is one more marker type and one more
+/// [`ResultsFile`](crate::ResultsFile) variant.
+pub trait Suite {
+    /// The `kind` a job result of the suite carries.
+    type Kind: Clone + Copy + fmt::Debug + PartialEq + Serialize + DeserializeOwned + JsonSchema;
+    /// What every server of a job got (the load, the soak).
+    type Settings: Clone + fmt::Debug + PartialEq + Serialize + DeserializeOwned + JsonSchema;
+    /// One server's outcome.
+    type Server: Clone + fmt::Debug + PartialEq + Serialize + DeserializeOwned + JsonSchema;
+    /// How the suite is named in job names (`http-<server>`) and on the command line.
+    const NAME: &'static str;
+}
+
+/// The `http` suite: servers under wrk and oha.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HttpSuite;
+
+/// The `soak` suite: servers at a fixed rate for a long window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SoakSuite;
+
+impl Suite for HttpSuite {
+    type Kind = HttpKind;
+    type Settings = HttpSettings;
+    type Server = HttpServerResult;
+    const NAME: &'static str = "http";
+}
+
+impl Suite for SoakSuite {
+    type Kind = SoakKind;
+    type Settings = SoakSettings;
+    type Server = SoakServerResult;
+    const NAME: &'static str = "soak";
+}
+
+/// The schema names the suite's types by (`HttpJobResult`, `CellSoakServer`).
+macro_rules! suite_schema_name {
+    ($t:ty, $name:literal) => {
+        impl JsonSchema for $t {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                $name.into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!(false)
+            }
+        }
+    };
+}
+suite_schema_name!(HttpSuite, "Http");
+suite_schema_name!(SoakSuite, "Soak");
+
+/// What `cell run --suite http|soak` writes: one server's job.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct SoakJobResult {
+#[serde(bound = "")]
+#[schemars(rename = "{S}JobResult", bound = "S: Suite + JsonSchema")]
+pub struct SuiteJob<S: Suite> {
     /// Always [`crate::SCHEMA_VERSION`] when written by this build.
     pub schema_version: u32,
-    /// `"soak"`.
-    pub kind: SoakKind,
-    /// The job's name within its cell: `soak-<server>` (one server per job).
+    /// The suite: `"http"` or `"soak"`.
+    pub kind: S::Kind,
+    /// The job's name within its cell: `<suite>-<server>` (one server per job).
     pub job: String,
     /// The cell.
     pub cell: CellInfo,
     /// The machine.
     pub machine: Machine,
-    /// `versions.env` pins.
+    /// `versions.env` pins of the server's toolchain and of the load generator, as written.
     pub pins: BTreeMap<String, String>,
-    /// Tool versions as printed.
+    /// Every tool invoked (compilers, load generators), with its version as printed.
     pub versions: BTreeMap<ToolName, ToolVersion>,
-    /// The soak.
-    pub settings: SoakSettings,
+    /// What every server got.
+    pub settings: S::Settings,
     /// Per server.
-    pub servers: BTreeMap<ServerName, SoakServerResult>,
+    pub servers: BTreeMap<ServerName, S::Server>,
     /// The outcome.
     pub verdict: Verdict,
     /// Cost.
@@ -357,38 +390,32 @@ pub struct SoakJobResult {
     pub github: Option<GithubJob>,
 }
 
-/// A server of a cell result's http suite, with the job that measured it.
+/// What `cell run --suite http` writes.
+pub type HttpJobResult = SuiteJob<HttpSuite>;
+/// What `cell run --suite soak` writes.
+pub type SoakJobResult = SuiteJob<SoakSuite>;
+
+/// A server of a cell result's suite, with the job that measured it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct CellHttpServer {
+#[serde(bound = "")]
+#[schemars(rename = "Cell{S}Server", bound = "S: Suite + JsonSchema")]
+pub struct CellSuiteServer<S: Suite> {
     /// The job that measured it.
     pub job: String,
     /// That job's machine.
     pub machine: Machine,
-    /// That job's load.
-    pub settings: HttpSettings,
+    /// That job's settings (its load, its soak).
+    pub settings: S::Settings,
     /// That job's pins, as written.
     pub pins: BTreeMap<String, String>,
     /// That job's tool versions (the server's toolchain, the load generators), as printed.
     pub versions: BTreeMap<ToolName, ToolVersion>,
     /// The server as that job wrote it.
     #[serde(flatten)]
-    pub result: HttpServerResult,
+    pub result: S::Server,
 }
 
-/// A server of a cell result's soak suite, with the job that measured it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct CellSoakServer {
-    /// The job that measured it.
-    pub job: String,
-    /// That job's machine.
-    pub machine: Machine,
-    /// That job's soak.
-    pub settings: SoakSettings,
-    /// That job's pins, as written.
-    pub pins: BTreeMap<String, String>,
-    /// That job's tool versions (the server's toolchain, oha), as printed.
-    pub versions: BTreeMap<ToolName, ToolVersion>,
-    /// The server as that job wrote it.
-    #[serde(flatten)]
-    pub result: SoakServerResult,
-}
+/// A server of a cell result's http suite.
+pub type CellHttpServer = CellSuiteServer<HttpSuite>;
+/// A server of a cell result's soak suite.
+pub type CellSoakServer = CellSuiteServer<SoakSuite>;

@@ -12,11 +12,17 @@ fn facts_schema_snapshot() {
 }
 
 #[test]
+fn gate_schema_snapshot() {
+    insta::assert_json_snapshot!("gate.schema", cell_schema::gate_schema());
+}
+
+#[test]
 fn docs_copies_are_current() {
     let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/schema");
     for (file, schema) in [
         ("results.schema.json", cell_schema::results_schema()),
         ("facts.schema.json", cell_schema::facts_schema()),
+        ("gate.schema.json", cell_schema::gate_schema()),
     ] {
         let committed = std::fs::read_to_string(docs.join(file)).unwrap_or_default();
         assert_eq!(

@@ -86,6 +86,10 @@ pub struct RunArgs {
     /// Seed of the per-round order (default: from the clock; always recorded).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Timings from this file instead of timed processes (the test suite's executor; the
+    /// results are marked scripted and refused as history).
+    #[arg(long, hide = true, value_name = "FILE")]
+    pub scripted_timings: Option<PathBuf>,
 }
 
 /// `cell local`.
@@ -112,6 +116,10 @@ pub struct LocalArgs {
     /// Changes to [http] and [soak] for this run.
     #[command(flatten)]
     pub suite_flags: SuiteFlags,
+    /// Timings from this file instead of timed processes (the test suite's executor; the
+    /// results are marked scripted and refused as history).
+    #[arg(long, hide = true, value_name = "FILE")]
+    pub scripted_timings: Option<PathBuf>,
 }
 
 /// Suites.

@@ -42,18 +42,7 @@ a{color:#0969da}
 
 /// Escapes text for HTML content and attribute values.
 pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    cell_schema::escape::html(s)
 }
 
 fn spans(out: &mut String, spans: &[Span]) {

@@ -22,29 +22,11 @@ impl Exporter for MarkdownExporter {
 
 /// Escapes the characters GitHub Markdown would read as markup (and `|`, for tables).
 pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '\n' | '\r' => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
+    cell_schema::escape::markdown(s)
 }
 
-/// A code span that survives backticks inside (and `|`, which GitHub splits table cells on
-/// even inside code).
 fn code(s: &str) -> String {
-    let s = s.replace('|', "\\|").replace(['\n', '\r'], " ");
-    if s.contains('`') {
-        format!("`` {s} ``")
-    } else {
-        format!("`{s}`")
-    }
+    cell_schema::escape::markdown_code(s)
 }
 
 fn spans(out: &mut String, spans: &[Span]) {

@@ -13,7 +13,7 @@ use cell_schema::{
 };
 use serde::Serialize;
 
-use crate::history::HistoryRun;
+use cell_schema::store::HistoryRun;
 
 /// Version of `report.json` (and of `cell report --format json`).
 pub const REPORT_VERSION: u32 = 1;
@@ -340,7 +340,7 @@ pub fn status_name(s: Status) -> &'static str {
 
 impl Report {
     /// Builds the report from runs in history order (oldest first, as
-    /// [`load_history`](crate::history::load_history) returns them).
+    /// [`load_history`](cell_schema::store::load_history) returns them).
     pub fn build(runs: &[HistoryRun]) -> Self {
         let mut cells: BTreeMap<CellId, Vec<(&HistoryRun, &CellResult)>> = BTreeMap::new();
         for run in runs {
@@ -369,9 +369,9 @@ impl Report {
 fn run_ref(run: &HistoryRun) -> RunRef {
     let first = run.cells.values().next();
     RunRef {
-        name: run.name.clone(),
-        date: run.date.clone(),
-        id: run.run_id.clone(),
+        name: run.name.to_string(),
+        date: run.name.date().to_owned(),
+        id: run.name.id().to_owned(),
         source: first.map(|c| c.run.source.clone()).unwrap_or_default(),
         head_sha: first.and_then(|c| c.run.head_sha.clone()),
         partial: run.cells.values().any(|c| c.run.partial),
@@ -444,7 +444,7 @@ fn cell_report(seen: &[(&HistoryRun, &CellResult)]) -> CellReport {
         os: newest.cell.os.clone(),
         arch: newest.cell.arch.clone(),
         label: newest.cell.label.clone(),
-        runs: seen.iter().map(|(r, _)| r.name.clone()).collect(),
+        runs: seen.iter().map(|(r, _)| r.name.to_string()).collect(),
         reference: first_job.map_or_else(
             || RowName::new(String::new()),
             |j| j.protocol.reference.clone(),
@@ -470,7 +470,7 @@ fn http_series(seen: &[(&HistoryRun, &CellResult)]) -> Vec<HttpSeries> {
                     .entry((name.clone(), tool.clone()))
                     .or_default()
                     .push(HttpPoint {
-                        run: run.name.clone(),
+                        run: run.name.to_string(),
                         rps: t.rps,
                         p99_ms: t.p99_ms,
                         clean_runs: t.clean_runs,
@@ -543,9 +543,9 @@ fn point(run: &HistoryRun, job: &ToolchainName, row: &RowResult, phase: &Phase) 
         Clock::Wall => (&ratios.wall, &ratios.cpu),
     };
     Some(Point {
-        run: run.name.clone(),
-        date: run.date.clone(),
-        run_id: run.run_id.clone(),
+        run: run.name.to_string(),
+        date: run.name.date().to_owned(),
+        run_id: run.name.id().to_owned(),
         job: job.clone(),
         clock: row.verdict_clock,
         median: v.median,
@@ -567,9 +567,9 @@ fn newest_report(
     let http_from = seen.iter().rev().find(|(_, c)| !c.http.is_empty());
     let soak_from = seen.iter().rev().find(|(_, c)| !c.soak.is_empty());
     NewestRun {
-        run: run.name.clone(),
-        date: run.date.clone(),
-        run_id: run.run_id.clone(),
+        run: run.name.to_string(),
+        date: run.name.date().to_owned(),
+        run_id: run.name.id().to_owned(),
         status: cell.verdict.status,
         reasons: cell.verdict.reasons.clone(),
         jobs: cell
@@ -584,8 +584,8 @@ fn newest_report(
             .collect(),
         missing: cell.missing.clone(),
         http: http_from.map(|(_, c)| c.http.clone()).unwrap_or_default(),
-        http_run: http_from.map(|(r, _)| r.name.clone()),
-        soak_run: soak_from.map(|(r, _)| r.name.clone()),
+        http_run: http_from.map(|(r, _)| r.name.to_string()),
+        soak_run: soak_from.map(|(r, _)| r.name.to_string()),
         soak: soak_from
             .map(|(_, c)| &c.soak)
             .into_iter()
@@ -665,8 +665,8 @@ fn run_samples(run: &HistoryRun) -> Vec<Sample> {
             for (phase, pr) in &row.phases {
                 for r in &pr.runs {
                     out.push(Sample {
-                        run: run.name.clone(),
-                        date: run.date.clone(),
+                        run: run.name.to_string(),
+                        date: run.name.date().to_owned(),
                         cell: cell_id.clone(),
                         job: job.clone(),
                         row: name.clone(),

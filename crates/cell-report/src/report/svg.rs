@@ -413,9 +413,9 @@ fn x_axis(out: &mut String, c: &CellReport) {
         if !(k - 1 - i).is_multiple_of(step) {
             continue;
         }
-        let (date, id) = match crate::history::parse_run_dir_name(run) {
-            Some((d, id)) => (d, id),
-            None => (String::new(), run.clone()),
+        let (date, id) = match cell_schema::store::RunDirName::parse(run) {
+            Ok(n) => (n.date().to_owned(), n.id().to_owned()),
+            Err(_) => (String::new(), run.clone()),
         };
         let id = if id.chars().count() > 14 {
             format!("{}…", id.chars().take(13).collect::<String>())

@@ -15,7 +15,7 @@ use super::load::{self, LoadSpec, LoadTool};
 use super::server::{Running, pin};
 use cell_fetch::hash_file;
 
-use crate::job::{log_tail, run_build};
+use crate::build::{log_tail, run_build};
 use crate::tools::{self, Probed};
 
 /// Why a suite cannot run at all (exit 2): a missing tool, an unwritable directory.

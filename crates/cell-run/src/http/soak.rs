@@ -2,23 +2,23 @@
 //! sampled from /proc; RSS fitted from the window start, flat or drifted by the rule.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use cell_model::{HttpDef, Plan, SoakDef};
 use cell_schema::{
-    Drift, RssFit, SCHEMA_VERSION, ServerName, SoakJobResult, SoakKind, SoakSample,
-    SoakServerResult, SoakSettings, Status, SuiteCost, ToolName, Verdict, round_ratio, round_time,
+    Drift, RssFit, SCHEMA_VERSION, ServerName, SoakConfig, SoakJobResult, SoakKind, SoakSample,
+    SoakServerResult, SoakSettings, SuiteCost, ToolName, round_ratio, round_time,
 };
 
 use super::load::LoadSpec;
 use super::procfs;
 use super::server::Cpus;
 use super::session::{
-    Generator, Prepared, RunError, SuiteError, blame, build_server, find_generator, io,
-    probe_server, run_load, suite_pins,
+    Generator, Prepared, RunError, SuiteError, blame, build_server, find_generator, probe_server,
+    run_load, suite_pins,
 };
 
 /// What the caller may change of `[soak]` (CI uses minutes, tests less).
@@ -52,27 +52,30 @@ fn def(plan: &Plan, o: &SoakOverrides) -> Result<(SoakDef, HttpDef), SuiteError>
     };
     let mut d = soak;
     if let Some(v) = o.duration_s {
-        d.duration_s = v;
+        d.config.duration_s = v;
         // A shorter soak than the config's (CI's minutes) moves the fit window with it unless
         // the command line says where it starts: 30 s in, or a sixth of the soak when longer.
-        if o.window_start_s.is_none() && d.window_start_s >= v / 2.0 {
-            d.window_start_s = (v / 6.0).max(30.0).min(v / 2.0);
+        if o.window_start_s.is_none() && d.config.window_start_s >= v / 2.0 {
+            d.config.window_start_s = (v / 6.0).max(30.0).min(v / 2.0);
         }
         if o.minima_window_s.is_none() {
-            d.minima_window_s = d.minima_window_s.min((v - d.window_start_s) / 5.0);
+            d.config.minima_window_s = d
+                .config
+                .minima_window_s
+                .min((v - d.config.window_start_s) / 5.0);
         }
     }
     if let Some(v) = o.window_start_s {
-        d.window_start_s = v;
+        d.config.window_start_s = v;
     }
     if let Some(v) = o.interval_s {
-        d.interval_s = v;
+        d.config.interval_s = v;
     }
     if let Some(v) = o.minima_window_s {
-        d.minima_window_s = v;
+        d.config.minima_window_s = v;
     }
     if let Some(v) = o.rate {
-        d.rate = v.max(1);
+        d.config.rate = v.max(1);
     }
     d.validate().map_err(|(f, m)| {
         SuiteError::Usage(format!("{f} (as changed on the command line): {m}"))
@@ -125,9 +128,9 @@ pub fn run_soak(
     on(format!(
         "[soak] {} server(s) at {} req/s for {} s, sampled every {} s",
         ready.len(),
-        d.rate,
-        d.duration_s,
-        d.interval_s
+        d.config.rate,
+        d.config.duration_s,
+        d.config.interval_s
     ));
     let outcomes: Vec<(ServerName, Result<Soaked, RunError>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = ready
@@ -161,8 +164,9 @@ pub fn run_soak(
             Ok(s) => {
                 r.startup_s = Some(round_time(s.startup_s));
                 r.peak_rss_kib = s.samples.iter().map(|x| x.rss_kib).max().unwrap_or(0);
-                let (fit, fit_minima, drift) = judge(&s.samples, &d);
-                r.cpu_ms_per_1k = cpu_per_1k(&s.samples, &d, s.load.as_ref().map(|l| l.requests));
+                let (fit, fit_minima, drift) = judge(&s.samples, &d.config);
+                r.cpu_ms_per_1k =
+                    cpu_per_1k(&s.samples, &d.config, s.load.as_ref().map(|l| l.requests));
                 r.fit = fit;
                 r.fit_minima = fit_minima;
                 r.verdict = drift;
@@ -180,15 +184,7 @@ pub fn run_soak(
     }
 
     let settings = SoakSettings {
-        rate: d.rate,
-        connections: d.connections,
-        duration_s: d.duration_s,
-        interval_s: d.interval_s,
-        window_start_s: d.window_start_s,
-        minima_window_s: d.minima_window_s,
-        drift_share: d.drift_share,
-        min_r2: d.min_r2,
-        fail_on_drift: d.fail_on_drift,
+        config: d.config.clone(),
         concurrent,
     };
     let n = results.len().max(1) as f64;
@@ -215,7 +211,7 @@ pub fn run_soak(
             pins: suite_pins(plan, &[server]),
             versions: v,
             settings: settings.clone(),
-            verdict: soak_verdict(&name, &r, &d),
+            verdict: cell_verdict::soak_verdict(&name, &r, &d.config),
             servers: BTreeMap::from([(name, r)]),
             cost,
             started_at: started_at.clone(),
@@ -238,40 +234,6 @@ fn empty(toolchain: cell_schema::ToolchainName) -> SoakServerResult {
         peak_rss_kib: 0,
         cpu_ms_per_1k: None,
         error: None,
-    }
-}
-
-fn soak_verdict(name: &ServerName, r: &SoakServerResult, d: &SoakDef) -> Verdict {
-    if let Some(e) = &r.error {
-        return Verdict {
-            status: Status::Failed,
-            reasons: vec![format!("server {name}: {e}")],
-        };
-    }
-    match (r.verdict, &r.fit) {
-        (Drift::Drifted, Some(f)) => Verdict {
-            status: if d.fail_on_drift {
-                Status::Failed
-            } else {
-                Status::Ok
-            },
-            reasons: vec![format!(
-                "server {name} drifted: RSS {:+.1} KiB/min (R² {:.3}), {:+.1}% of the window mean over the window",
-                f.slope_kib_per_min,
-                f.r2,
-                f.projected_share * 100.0
-            )],
-        },
-        (Drift::Unknown, _) => Verdict {
-            status: Status::Noisy,
-            reasons: vec![format!(
-                "server {name}: too few samples in the fit window to call flat or drifted"
-            )],
-        },
-        _ => Verdict {
-            status: Status::Ok,
-            reasons: Vec::new(),
-        },
     }
 }
 
@@ -299,11 +261,11 @@ fn soak_one(
     let url = format!("http://127.0.0.1:{}/", p.server.port);
     let spec = LoadSpec {
         url: &url,
-        connections: d.connections,
+        connections: d.config.connections,
         threads: 1,
-        duration: Duration::from_secs_f64(d.duration_s),
+        duration: Duration::from_secs_f64(d.config.duration_s),
         keep_alive: http.keep_alive,
-        rate: Some(d.rate),
+        rate: Some(d.config.rate),
         timeout: Duration::from_secs(5),
     };
     let scratch = p.work.join("soak");
@@ -311,9 +273,9 @@ fn soak_one(
         .map_err(|e| format!("creating {}: {e}", scratch.display()))?;
     let pid = running.pid();
     let stop = Arc::new(AtomicBool::new(false));
-    let interval = Duration::from_secs_f64(d.interval_s);
+    let interval = Duration::from_secs_f64(d.config.interval_s);
     // Bounded: the sampler stops with the load, or at the duration plus a minute.
-    let limit = Duration::from_secs_f64(d.duration_s + 60.0);
+    let limit = Duration::from_secs_f64(d.config.duration_s + 60.0);
     let (samples, load) = std::thread::scope(|scope| {
         let stop2 = stop.clone();
         let sampler = scope.spawn(move || sample_loop(pid, interval, limit, &stop2));
@@ -370,31 +332,25 @@ fn sample_loop(
     out
 }
 
-/// Fits RSS from the window start, and again on the minimum of each minima window; drifted
-/// only when both fits trip the rule (a sawtooth allocator moves the samples, not the minima).
-pub fn judge(samples: &[SoakSample], d: &SoakDef) -> (Option<RssFit>, Option<RssFit>, Drift) {
+/// Fits RSS from the window start, and again on the minimum of each minima window; the
+/// drift rule reads both (a sawtooth allocator moves the samples, not the minima).
+pub fn judge(samples: &[SoakSample], c: &SoakConfig) -> (Option<RssFit>, Option<RssFit>, Drift) {
     let window: Vec<&SoakSample> = samples
         .iter()
-        .filter(|s| s.t_s >= d.window_start_s)
+        .filter(|s| s.t_s >= c.window_start_s)
         .collect();
     let pts: Vec<(f64, f64)> = window.iter().map(|s| (s.t_s, s.rss_kib as f64)).collect();
     let fit = fit_pts(&pts);
     let mut minima: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
     for &(t, y) in &pts {
-        let k = ((t - d.window_start_s) / d.minima_window_s).floor() as u64;
+        let k = ((t - c.window_start_s) / c.minima_window_s).floor() as u64;
         let e = minima.entry(k).or_insert((t, y));
         if y < e.1 {
             *e = (t, y);
         }
     }
     let fit_minima = fit_pts(&minima.into_values().collect::<Vec<_>>());
-    let trips = |f: &RssFit| f.projected_share >= d.drift_share && f.r2 >= d.min_r2;
-    // Both fits are needed: without the minima the sawtooth guard cannot speak.
-    let drift = match (&fit, &fit_minima) {
-        (Some(f), Some(m)) if trips(f) && trips(m) => Drift::Drifted,
-        (Some(_), Some(_)) => Drift::Flat,
-        _ => Drift::Unknown,
-    };
+    let drift = cell_verdict::drift(fit.as_ref(), fit_minima.as_ref(), c);
     (fit, fit_minima, drift)
 }
 
@@ -421,47 +377,19 @@ fn fit_pts(pts: &[(f64, f64)]) -> Option<RssFit> {
 
 /// Server CPU over the window per 1,000 requests served in it (at a fixed rate the requests
 /// are spread evenly, so the window's share of them is its share of the duration).
-fn cpu_per_1k(samples: &[SoakSample], d: &SoakDef, requests: Option<u64>) -> Option<f64> {
-    let first = samples.iter().find(|s| s.t_s >= d.window_start_s)?;
+fn cpu_per_1k(samples: &[SoakSample], c: &SoakConfig, requests: Option<u64>) -> Option<f64> {
+    let first = samples.iter().find(|s| s.t_s >= c.window_start_s)?;
     let last = samples.last()?;
-    let requests = requests? as f64 * (last.t_s - first.t_s) / d.duration_s;
+    let requests = requests? as f64 * (last.t_s - first.t_s) / c.duration_s;
     (requests > 0.0).then(|| round_ratio((last.cpu_s - first.cpu_s) * 1e6 / requests))
-}
-
-/// Writes a soak job's directory (one server per job, so one `results.json` per server):
-/// `results.json`, `RESULTS.md`, `soak/<server>.svg` and `soak/overlay.svg`.
-pub fn write_soak_job_dir(dir: &Path, job: &SoakJobResult) -> Result<(), SuiteError> {
-    let w = |p: PathBuf, bytes: &[u8]| {
-        cell_schema::write_atomic(&p, bytes).map_err(io(format!("writing {}", p.display())))
-    };
-    w(
-        dir.join("results.json"),
-        cell_schema::to_json(job).as_bytes(),
-    )?;
-    w(
-        dir.join("RESULTS.md"),
-        cell_report::suite::soak_job_markdown(job).as_bytes(),
-    )?;
-    for (name, r) in &job.servers {
-        w(
-            dir.join("soak").join(format!("{name}.svg")),
-            cell_report::suite::soak_svg(name, r, &job.settings).as_bytes(),
-        )?;
-    }
-    let all: BTreeMap<ServerName, SoakServerResult> = job.servers.clone();
-    w(
-        dir.join("soak").join("overlay.svg"),
-        cell_report::suite::soak_overlay_svg(&all, &job.settings).as_bytes(),
-    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn def() -> SoakDef {
-        SoakDef {
-            servers: Vec::new(),
+    fn def() -> SoakConfig {
+        SoakConfig {
             rate: 200,
             connections: 4,
             duration_s: 180.0,
@@ -504,12 +432,8 @@ mod tests {
     fn a_sawtooth_whose_floor_stays_is_not_a_leak() {
         // Most samples climb 40 KiB a second, but once per minima window a collection takes
         // RSS back to its floor: the samples' fit trips, the minima stay flat.
-        #[expect(
-            clippy::manual_is_multiple_of,
-            reason = "is_multiple_of is newer than the workspace's rust-version (1.85)"
-        )]
         let saw = |t: f64| {
-            if (t as u64) % 15 == 0 {
+            if (t as u64).is_multiple_of(15) {
                 10_240
             } else {
                 10_240 + (t * 40.0) as u64
@@ -529,12 +453,12 @@ mod tests {
     fn the_rule_s_thresholds_come_from_the_config() {
         let small = samples(|t| 10_240 + (t * 5.0) as u64); // +7.3% over the window
         assert_eq!(judge(&small, &def()).2, Drift::Drifted);
-        let lax = SoakDef {
+        let lax = SoakConfig {
             drift_share: 0.10,
             ..def()
         };
         assert_eq!(judge(&small, &lax).2, Drift::Flat);
-        let strict_r2 = SoakDef {
+        let strict_r2 = SoakConfig {
             min_r2: 1.1,
             ..def()
         };

@@ -1,5 +1,5 @@
 //! The http suite: every server under every load tool, a fresh server per run, runs
-//! interleaved in a seeded order, each run checked for contamination (DESIGN §6.2).
+//! interleaved in a seeded order, each run checked for contamination (docs/http-and-soak.md).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -8,8 +8,7 @@ use std::time::{Duration, Instant};
 use cell_model::{Cell, HttpDef, Plan};
 use cell_schema::{
     HttpJobResult, HttpKind, HttpRun, HttpServerResult, HttpSettings, HttpToolResult,
-    SCHEMA_VERSION, ServerName, Status, SuiteCost, TimeWait, ToolName, Verdict, round_ratio,
-    round_time,
+    SCHEMA_VERSION, ServerName, SuiteCost, TimeWait, ToolName, round_ratio, round_time,
 };
 use cell_stats::{SplitMix64, median, shuffle};
 
@@ -17,8 +16,8 @@ use super::load::LoadSpec;
 use super::procfs;
 use super::server::Cpus;
 use super::session::{
-    Generator, Prepared, RunError, SuiteError, blame, build_server, find_generator, io,
-    probe_server, run_load, suite_pins,
+    Generator, Prepared, RunError, SuiteError, blame, build_server, find_generator, probe_server,
+    run_load, suite_pins,
 };
 
 /// What the caller may change of `[http]` for one session (tests, quick local runs).
@@ -230,7 +229,7 @@ pub fn run_http(
             pins: suite_pins(plan, &[server]),
             versions: v,
             settings: settings.clone(),
-            verdict: http_verdict(&name, &r),
+            verdict: cell_verdict::http_verdict(&name, &r),
             servers: BTreeMap::from([(name, r)]),
             cost,
             started_at: started_at.clone(),
@@ -238,38 +237,6 @@ pub fn run_http(
         });
     }
     Ok(jobs)
-}
-
-fn http_verdict(name: &ServerName, r: &HttpServerResult) -> Verdict {
-    if let Some(e) = &r.error {
-        return Verdict {
-            status: Status::Failed,
-            reasons: vec![format!("server {name}: {e}")],
-        };
-    }
-    let mut reasons = Vec::new();
-    let mut status = Status::Ok;
-    for (tool, t) in &r.tools {
-        if t.clean_runs == 0 {
-            status = Status::Noisy;
-            reasons.push(format!(
-                "server {name} under {tool}: every run contaminated ({}), figures are from all runs",
-                t.runs
-                    .first()
-                    .map(|x| x.contaminated.join(", "))
-                    .unwrap_or_default()
-            ));
-        }
-        if t.errors > 0 || t.non_2xx > 0 {
-            reasons.push(format!(
-                "server {name} under {tool}: {} errors and {} non-2xx responses over {} runs",
-                t.errors,
-                t.non_2xx,
-                t.runs.len()
-            ));
-        }
-    }
-    Verdict { status, reasons }
 }
 
 /// One measured run: drain, fresh server, warm-up, measured load, stop.
@@ -358,22 +325,11 @@ fn measure(
         }
         _ => 0.0,
     };
-    let limits = &plan.settings;
-    let mut contaminated = Vec::new();
-    if load_cpu_share > limits.http_load_cpu_max {
-        contaminated.push(format!(
-            "load generator at {:.0}% of its CPU (limit {:.0}%)",
-            load_cpu_share * 100.0,
-            limits.http_load_cpu_max * 100.0
-        ));
+    let contaminated = cell_verdict::Contamination {
+        load_cpu_max: plan.settings.http_load_cpu_max,
+        other_cpu_max: plan.settings.http_other_cpu_max,
     }
-    if other_cpu_share > limits.http_other_cpu_max {
-        contaminated.push(format!(
-            "{:.1}% of machine CPU went to neither server nor load generator (limit {:.0}%)",
-            other_cpu_share * 100.0,
-            limits.http_other_cpu_max * 100.0
-        ));
-    }
+    .reasons(load_cpu_share, other_cpu_share);
     Ok(HttpRun {
         index,
         seq,
@@ -444,24 +400,6 @@ pub fn aggregate(runs: Vec<HttpRun>) -> HttpToolResult {
         non_2xx: runs.iter().map(|r| r.load.non_2xx).sum(),
         runs,
     }
-}
-
-/// Writes a suite job's directory: `results.json`, `facts.json` is not separate (the machine
-/// is in the result), and `RESULTS.md`.
-pub fn write_http_job_dir(dir: &std::path::Path, job: &HttpJobResult) -> Result<(), SuiteError> {
-    cell_schema::write_atomic(
-        &dir.join("results.json"),
-        cell_schema::to_json(job).as_bytes(),
-    )
-    .map_err(io(format!(
-        "writing {}",
-        dir.join("results.json").display()
-    )))?;
-    cell_schema::write_atomic(
-        &dir.join("RESULTS.md"),
-        cell_report::suite::http_job_markdown(job).as_bytes(),
-    )
-    .map_err(io(format!("writing {}", dir.join("RESULTS.md").display())))
 }
 
 #[cfg(test)]

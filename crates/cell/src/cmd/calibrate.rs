@@ -31,7 +31,7 @@ pub fn run(args: &CalibrateArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let work = tempfile::tempdir().context("creating a scratch directory")?;
     let seed = args.seed.unwrap_or_else(crate::clock::clock_seed);
     let mut progress = Progress::new(cli, "calibrate");
-    let cal = cell_run::job::calibrate(&plan, work.path(), args.rounds, seed, &mut |e| {
+    let cal = cell_run::calibrate(&plan, work.path(), args.rounds, seed, &mut |e| {
         progress.event(&e);
     })
     .context("cell calibrate")?;

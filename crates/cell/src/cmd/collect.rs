@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use cell_collect::{Options, Source, Written, collect, git, github::Github};
+use cell_collect::{Options, Source, collect, git, github::Github};
+use cell_schema::store::{self, Written};
 use cell_schema::{RunId, Status};
 use clap::Args;
 
@@ -61,8 +62,6 @@ pub fn run(args: &CollectArgs, cli: &Cli) -> anyhow::Result<Exit> {
         },
     };
     let opts = Options {
-        results: args.results.clone(),
-        replace: args.replace,
         allow_partial: args.allow_partial,
         date: args.date.clone(),
     };
@@ -77,6 +76,19 @@ pub fn run(args: &CollectArgs, cli: &Cli) -> anyhow::Result<Exit> {
             });
         }
     };
+    let run_dir = super::run_dir(
+        collected.name.clone(),
+        &collected.cells,
+        Some(&collected.record),
+    );
+    let written = match store::write_run_dir(&args.results, &run_dir, args.replace) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return Ok(Exit::Infra);
+        }
+    };
+    let dir = args.results.join(collected.name.to_string());
     let verdict = collected
         .cells
         .iter()
@@ -84,18 +96,18 @@ pub fn run(args: &CollectArgs, cli: &Cli) -> anyhow::Result<Exit> {
         .max()
         .unwrap_or(Status::Ok);
     if !cli.quiet {
-        let what = match collected.written {
+        let what = match written {
             Written::New => "wrote",
             Written::Unchanged => "unchanged (identical content already there):",
             Written::Replaced => "replaced",
         };
-        eprintln!("{what} {}", collected.dir.display());
+        eprintln!("{what} {}", dir.display());
         for m in &collected.record.missing {
             eprintln!("warning: partial run: {m}");
         }
     }
     if args.commit {
-        let dir = std::path::absolute(&collected.dir).context("resolving the run dir")?;
+        let dir = std::path::absolute(&dir).context("resolving the run dir")?;
         let repo = git::toplevel(&dir)
             .context("--commit needs the results directory inside a git work tree")?;
         let cells: Vec<String> = collected
@@ -148,7 +160,7 @@ pub fn run(args: &CollectArgs, cli: &Cli) -> anyhow::Result<Exit> {
         print!(
             "{}",
             cell_schema::to_json(
-                &serde_json::json!({ "dir": collected.dir, "run": collected.record, "cells": cells })
+                &serde_json::json!({ "dir": dir, "run": collected.record, "cells": cells })
             )
         );
     } else {

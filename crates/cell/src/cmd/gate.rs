@@ -1,11 +1,13 @@
 //! `cell gate`: a run against the committed history.
 
-use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use cell_report::gate::{GateConfig, annotations, gate, human, step_summary};
+use cell_report::gate::{annotations, human, step_summary};
+use cell_schema::GateReport;
+use cell_schema::store;
+use cell_verdict::GateConfig;
 use clap::Args;
 
 use crate::cli::{Cli, Format};
@@ -22,47 +24,16 @@ pub struct GateArgs {
     /// Compare against this run (`<date>-<run-id>`) instead of the newest (overrides BASELINE).
     #[arg(long)]
     pub baseline: Option<String>,
-}
-
-/// The gate's view of the checked-in configuration.
-pub fn config(plan: &cell_model::Plan, baseline: Option<String>) -> GateConfig {
-    let s = &plan.settings;
-    GateConfig {
-        http_tolerance: plan.settings.http_tolerance,
-        tolerance: s.tolerance,
-        health_threshold: s.health_threshold,
-        tooth: (
-            plan.tooth.slow.clone(),
-            plan.tooth.fast.clone(),
-            s.tooth_phase.clone(),
-        ),
-        tooth_floor: ["x86_64", "aarch64"]
-            .iter()
-            .map(|a| ((*a).to_owned(), s.tooth_min(a)))
-            .collect(),
-        default_floor: s.tooth_min(""),
-        rows: plan
-            .toolchains
-            .values()
-            .map(|t| (t.name.clone(), t.rows.clone()))
-            .collect(),
-        digests: plan
-            .env
-            .entries
-            .iter()
-            .filter(|(k, _)| k.contains("SHA256"))
-            .map(|(k, e)| (k.clone(), e.value.clone()))
-            .collect::<BTreeMap<_, _>>(),
-        baseline: baseline.or_else(|| s.baseline.clone()),
-        calibration: BTreeMap::new(),
-    }
+    /// Accept runs of the scripted test executor (the test suite's; never a measurement).
+    #[arg(long, hide = true)]
+    pub allow_scripted: bool,
 }
 
 /// Runs `cell gate`.
 pub fn run(args: &GateArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let plan = super::load_plan(cli)?;
     let run_dir = std::path::absolute(&args.run_dir).context("resolving the run directory")?;
-    let run = cell_report::history::load_run(&run_dir)?;
+    let run = store::load_run(&run_dir)?;
     anyhow::ensure!(
         !run.cells.is_empty(),
         "{}: no <cell-id>/results.json under it: is it a run directory?",
@@ -73,45 +44,19 @@ pub fn run(args: &GateArgs, cli: &Cli) -> anyhow::Result<Exit> {
             .parent()
             .map_or_else(|| PathBuf::from("."), PathBuf::from)
     });
-    let history = cell_report::history::load_history(&history_dir)?;
-    let missing = read_missing(&run_dir.join("run.json"))?;
-    let mut cfg = config(&plan, args.baseline.clone());
-    for id in run.cells.keys() {
-        let path = plan.calibration_path(id);
-        if path.is_file() {
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            let cal: cell_schema::Calibration = serde_json::from_str(&text).with_context(|| {
-                format!(
-                    "{}: not a calibration file (rerun cell calibrate)",
-                    path.display()
-                )
-            })?;
-            cfg.calibration.insert(id.to_string(), cal);
-        }
-    }
-    let report = gate(&run, &history, &cfg, &missing)?;
-    cell_schema::write_atomic(
-        &run_dir.join("gate.json"),
-        cell_schema::to_json(&report).as_bytes(),
+    let history = store::load_history(&history_dir)?;
+    let mut cfg = GateConfig::from_plan(&plan, args.baseline.clone(), run.cells.keys())?;
+    cfg.allow_scripted = args.allow_scripted;
+    let report = cell_verdict::gate(&run, &history, &cfg)?;
+    store::write_files(
+        &run_dir,
+        &[store::Output::new(
+            store::GATE_JSON,
+            cell_schema::to_json(&report).into_bytes(),
+        )],
     )
     .context("writing gate.json")?;
-    match cli.format {
-        Format::Json => print!("{}", cell_schema::to_json(&report)),
-        Format::Human => print!("{}", human(&report)),
-    }
-    if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
-        print!("{}", annotations(&report, 10));
-    }
-    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .context("opening $GITHUB_STEP_SUMMARY")?;
-        f.write_all(step_summary(&report, 1 << 20).as_bytes())
-            .context("writing $GITHUB_STEP_SUMMARY")?;
-    }
+    print_report(&report, cli)?;
     Ok(if report.exit == 0 {
         Exit::Ok
     } else {
@@ -119,13 +64,24 @@ pub fn run(args: &GateArgs, cli: &Cli) -> anyhow::Result<Exit> {
     })
 }
 
-fn read_missing(path: &std::path::Path) -> anyhow::Result<Vec<String>> {
-    if !path.is_file() {
-        return Ok(Vec::new());
+/// The report on stdout (lines or JSON), annotations under GitHub Actions, and the step
+/// summary when the runner gives one: what `cell gate` and `cell local` both print.
+pub fn print_report(report: &GateReport, cli: &Cli) -> anyhow::Result<()> {
+    match cli.format {
+        Format::Json => print!("{}", cell_schema::to_json(report)),
+        Format::Human => print!("{}", human(report)),
     }
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let record: cell_schema::RunRecord = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not a run record", path.display()))?;
-    Ok(record.missing)
+    if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
+        print!("{}", annotations(report, 10));
+    }
+    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .context("opening $GITHUB_STEP_SUMMARY")?;
+        f.write_all(step_summary(report, 1 << 20).as_bytes())
+            .context("writing $GITHUB_STEP_SUMMARY")?;
+    }
+    Ok(())
 }

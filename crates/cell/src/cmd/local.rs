@@ -2,10 +2,14 @@
 
 use std::collections::BTreeMap;
 
+use std::path::Path;
+
 use anyhow::Context as _;
 use cell_collect::JobInput;
 use cell_model::Cell;
-use cell_schema::{MissingJob, RunInfo, Status};
+use cell_schema::store::{self, RunDirName};
+use cell_schema::{AnyJob, MissingJob, RunInfo, Status};
+use cell_verdict::GateConfig;
 
 use crate::cli::{Cli, Format, LocalArgs, Suite};
 use crate::exit::Exit;
@@ -41,25 +45,11 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
     }
 
     let (date, stamp) = crate::clock::utc_now();
-    // Two runs in the same second must not share a directory.
-    let mut stamp = stamp;
-    let base = stamp.clone();
-    for n in 2.. {
-        if !args.out.join(format!("{date}-local-{stamp}")).exists()
-            && !args
-                .out
-                .join("jobs")
-                .join(format!("{date}-local-{stamp}"))
-                .exists()
-        {
-            break;
-        }
-        stamp = format!("{base}-{n}");
-    }
-    let run_name = format!("{date}-local-{stamp}");
-    let run_dir = args.out.join(&run_name);
-    let jobs_dir = args.out.join("jobs").join(&run_name);
+    let run_name = free_run_name(&args.out, &date, &stamp)?;
+    let run_dir = args.out.join(run_name.to_string());
+    let jobs_dir = args.out.join("jobs").join(run_name.to_string());
     let seed = args.seed.unwrap_or_else(crate::clock::clock_seed);
+    let scripted = super::scripted_timings(args.scripted_timings.as_deref())?;
 
     let mut inputs = Vec::new();
     let mut missing = Vec::new();
@@ -83,6 +73,7 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
             out: out.clone(),
             reps: args.reps,
             seed,
+            scripted: scripted.clone(),
         };
         let mut progress = Progress::new(cli, name);
         let result = cell_run::run_job(&plan, cell_model::LOCAL_LABEL, name, &opts, &mut |e| {
@@ -90,21 +81,22 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
         })
         .with_context(|| format!("job {name}"))?;
         progress.finish();
-        if !cli.quiet {
+        let result = AnyJob::from(result);
+        super::write_job(&out, &result)?;
+        if !cli.quiet
+            && let AnyJob::Workload(r) = &result
+        {
             eprintln!(
                 "[{name}] {:?} in {:.1} s ({} measured rounds)",
-                result.verdict.status, result.cost.total_s, result.protocol.measured_rounds
+                r.verdict.status, r.cost.total_s, r.protocol.measured_rounds
             );
         }
-        inputs.push(JobInput {
-            result: result.into(),
-            attempt: 1,
-        });
+        inputs.push(JobInput { result, attempt: 1 });
     }
 
     let run = RunInfo {
-        id: format!("local-{stamp}"),
-        date,
+        id: run_name.id().to_owned(),
+        date: run_name.date().to_owned(),
         source: "local".into(),
         head_sha: None,
         attempt: None,
@@ -112,16 +104,22 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
     };
     let missing_by_cell = BTreeMap::from([(cell.id(), missing)]);
     let cells = cell_collect::merge_run(&run, inputs, &missing_by_cell);
-    cell_collect::write_run_dir(&run_dir, &cells)
+    let dir = super::run_dir(run_name, &cells, None);
+    store::write_run_dir(&args.out, &dir, false)
         .with_context(|| format!("writing {}", run_dir.display()))?;
     let results: Vec<_> = cells.iter().map(|c| c.result.clone()).collect();
-    // The gate against earlier local runs in the same --out, as `cell gate` would.
-    let history = cell_report::history::load_history(&args.out)?;
-    let this = cell_report::history::load_run(&run_dir)?;
-    let report = cell_report::gate::gate(&this, &history, &super::gate::config(&plan, None), &[])?;
-    cell_schema::write_atomic(
-        &run_dir.join("gate.json"),
-        cell_schema::to_json(&report).as_bytes(),
+    // The gate against earlier local runs in the same --out, with the inputs `cell gate` takes.
+    let history = store::load_history(&args.out)?;
+    let this = store::load_run(&run_dir)?;
+    let mut config = GateConfig::from_plan(&plan, None, this.cells.keys())?;
+    config.allow_scripted = this.scripted();
+    let report = cell_verdict::gate(&this, &history, &config)?;
+    store::write_files(
+        &run_dir,
+        &[store::Output::new(
+            store::GATE_JSON,
+            cell_schema::to_json(&report).into_bytes(),
+        )],
     )
     .context("writing gate.json")?;
     match cli.format {
@@ -150,4 +148,18 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
     }
     let failed = results.iter().any(|c| c.verdict.status == Status::Failed) || report.exit != 0;
     Ok(if failed { Exit::Gate } else { Exit::Ok })
+}
+
+/// `<date>-local-<stamp>`, with `-2`, `-3`, … when a run of the same second is there.
+fn free_run_name(out: &Path, date: &str, stamp: &str) -> anyhow::Result<RunDirName> {
+    let mut id = format!("local-{stamp}");
+    for n in 2.. {
+        let name = RunDirName::new(date, &id)?;
+        if !out.join(name.to_string()).exists() && !out.join("jobs").join(name.to_string()).exists()
+        {
+            return Ok(name);
+        }
+        id = format!("local-{stamp}-{n}");
+    }
+    unreachable!("some suffix is free")
 }

@@ -69,3 +69,34 @@ pub fn with_rows<'a>(
     }
     Ok(tc)
 }
+
+/// Renders a job's files and writes its job dir.
+pub fn write_job(dir: &std::path::Path, job: &cell_schema::AnyJob) -> anyhow::Result<()> {
+    cell_schema::store::write_job_dir(dir, &cell_report::job_dir(job))
+        .with_context(|| format!("writing the job dir {}", dir.display()))
+}
+
+/// A run dir of merged cells, rendered.
+pub fn run_dir<'a>(
+    name: cell_schema::store::RunDirName,
+    cells: &'a [cell_collect::MergedCell],
+    record: Option<&'a cell_schema::RunRecord>,
+) -> cell_schema::store::RunDir<'a> {
+    cell_schema::store::RunDir {
+        name,
+        cells: cells
+            .iter()
+            .map(|c| cell_report::cell_dir(&c.result, &c.facts))
+            .collect(),
+        record,
+    }
+}
+
+/// The hidden `--scripted-timings FILE` of `cell run` and `cell local`, read.
+pub fn scripted_timings(
+    path: Option<&std::path::Path>,
+) -> anyhow::Result<Option<cell_run::scripted::ScriptedTimings>> {
+    path.map(cell_run::scripted::ScriptedTimings::load)
+        .transpose()
+        .map_err(anyhow::Error::from)
+}

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use cell_report::history::load_history;
 use cell_report::report::{self, Report};
+use cell_schema::store::load_history;
 use clap::Args;
 
 use crate::cli::{Cli, Format};

@@ -22,6 +22,7 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<Exit> {
         out: args.out.clone(),
         reps: args.reps,
         seed: args.seed.unwrap_or_else(crate::clock::clock_seed),
+        scripted: super::scripted_timings(args.scripted_timings.as_deref())?,
     };
     let mut progress = Progress::new(cli, &toolchain);
     let result = cell_run::run_job(&plan, &args.cell, &toolchain, &opts, &mut |e| {
@@ -29,9 +30,11 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<Exit> {
     })
     .with_context(|| format!("cell run --cell {} --toolchain {toolchain}", args.cell))?;
     progress.finish();
+    let result = cell_schema::AnyJob::from(result);
+    super::write_job(&args.out, &result)?;
     match cli.format {
         Format::Json => print!("{}", cell_schema::to_json(&result)),
-        Format::Human => print!("{}", cell_report::job_text(&result)),
+        Format::Human => print!("{}", cell_report::any_job_text(&result)),
     }
     if !cli.quiet {
         eprintln!(
@@ -41,7 +44,7 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<Exit> {
                 .display()
         );
     }
-    Ok(if result.verdict.status == cell_schema::Status::Failed {
+    Ok(if result.verdict().status == cell_schema::Status::Failed {
         Exit::Gate
     } else {
         Exit::Ok

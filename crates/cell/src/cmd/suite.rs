@@ -3,11 +3,11 @@
 use std::path::Path;
 
 use anyhow::Context as _;
-use cell_collect::{AnyJob, JobInput};
+use cell_collect::JobInput;
 use cell_model::Plan;
 use cell_run::http::soak::{SoakOptions, SoakOverrides};
 use cell_run::http::suite::{HttpOptions, HttpOverrides};
-use cell_schema::{MissingJob, ServerName, Status, ToolchainName};
+use cell_schema::{AnyJob, MissingJob, ServerName, Status, ToolchainName};
 
 use crate::cli::{Cli, Format, LocalArgs, RunArgs, Suite, SuiteFlags};
 use crate::exit::Exit;
@@ -81,8 +81,9 @@ pub fn run_suite(
             };
             for job in cell_run::http::suite::run_http(plan, cell, servers, &opts, &mut on)? {
                 let dir = dir_of(&job.job);
-                cell_run::http::suite::write_http_job_dir(&dir, &job)?;
-                out.push(AnyJob::Http(Box::new(job)));
+                let job = AnyJob::from(job);
+                super::write_job(&dir, &job)?;
+                out.push(job);
             }
         }
         Suite::Soak => {
@@ -92,8 +93,9 @@ pub fn run_suite(
             };
             for job in cell_run::http::soak::run_soak(plan, cell, servers, &opts, &mut on)? {
                 let dir = dir_of(&job.job);
-                cell_run::http::soak::write_soak_job_dir(&dir, &job)?;
-                out.push(AnyJob::Soak(Box::new(job)));
+                let job = AnyJob::from(job);
+                super::write_job(&dir, &job)?;
+                out.push(job);
             }
         }
         Suite::Workload => unreachable!("the workload suite has its own path"),
@@ -103,13 +105,7 @@ pub fn run_suite(
 
 /// Terminal text of suite jobs.
 pub fn text(jobs: &[AnyJob]) -> String {
-    jobs.iter()
-        .map(|j| match j {
-            AnyJob::Http(j) => cell_report::suite::http_job_text(j),
-            AnyJob::Soak(j) => cell_report::suite::soak_job_text(j),
-            AnyJob::Workload(j) => cell_report::job_text(j),
-        })
-        .collect()
+    jobs.iter().map(cell_report::any_job_text).collect()
 }
 
 /// `cell run --suite http|soak --server NAME`: one job into `--out`.
@@ -131,11 +127,7 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<Exit> {
     match cli.format {
         Format::Json => {
             for j in &jobs {
-                match j {
-                    AnyJob::Http(j) => print!("{}", cell_schema::to_json(j)),
-                    AnyJob::Soak(j) => print!("{}", cell_schema::to_json(j)),
-                    AnyJob::Workload(j) => print!("{}", cell_schema::to_json(j)),
-                }
+                print!("{}", cell_schema::to_json(j));
             }
         }
         Format::Human => print!("{}", text(&jobs)),

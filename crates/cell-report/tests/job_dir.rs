@@ -3,7 +3,13 @@
 
 use std::path::Path;
 
+use cell_schema::AnyJob;
 use cell_testkit::{fixtures, read};
+
+/// What the binary does with a job's result: render its files, write them as its job dir.
+fn write(dir: &Path, job: &AnyJob) {
+    cell_schema::store::write_job_dir(dir, &cell_report::job_dir(job)).unwrap();
+}
 
 fn dump(dir: &Path) -> String {
     cell_testkit::dump(&cell_testkit::files(dir))
@@ -15,7 +21,7 @@ fn workload_job_dir() {
         fixtures().join("workload/jobs/2026-12-01-local-093940/cell-linux-x86_64-local-clang-a1");
     let result = cell_schema::read_job(&read(&job.join("results.json"))).unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    cell_run::job::write_job_dir(tmp.path(), &result).unwrap();
+    write(tmp.path(), &AnyJob::from(result));
     for name in ["results.json", "facts.json", "RESULTS.md"] {
         assert_eq!(
             read(&tmp.path().join(name)),
@@ -33,7 +39,7 @@ fn http_job_dir() {
         panic!("an http job result");
     };
     let tmp = tempfile::tempdir().unwrap();
-    cell_run::http::suite::write_http_job_dir(tmp.path(), &job).unwrap();
+    write(tmp.path(), &AnyJob::Http(job));
     assert_eq!(read(&tmp.path().join("results.json")), text);
     insta::assert_snapshot!("http_job_dir", dump(tmp.path()));
 }
@@ -45,7 +51,7 @@ fn soak_job_dir() {
         panic!("a soak job result");
     };
     let tmp = tempfile::tempdir().unwrap();
-    cell_run::http::soak::write_soak_job_dir(tmp.path(), &job).unwrap();
+    write(tmp.path(), &AnyJob::Soak(job));
     assert_eq!(read(&tmp.path().join("results.json")), text);
     for name in ["RESULTS.md", "soak/python.svg", "soak/overlay.svg"] {
         assert_eq!(

@@ -1,0 +1,139 @@
+//! Escaping for every place a string from a results file, a config or a tool's output is
+//! printed: GitHub workflow commands (annotations), Markdown, HTML and SVG, and terminals.
+//! One home, so a renderer never invents its own rules.
+
+/// A workflow command's message: `%`, CR and LF percent-encoded (`::error ::<message>`).
+pub fn workflow_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// A workflow command's property value (`title=`): as [`workflow_data`], and `:` and `,`.
+pub fn workflow_property(s: &str) -> String {
+    workflow_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// Text in GitHub Markdown: every character Markdown could read as markup (and `|`, for
+/// tables) backslash-escaped, line breaks turned into spaces.
+pub fn markdown(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A Markdown code span that survives backticks inside, and `|`, which GitHub splits table
+/// cells on even inside code.
+pub fn markdown_code(s: &str) -> String {
+    let s = s.replace('|', "\\|").replace(['\n', '\r'], " ");
+    if s.contains('`') {
+        format!("`` {s} ``")
+    } else {
+        format!("`{s}`")
+    }
+}
+
+/// Text for HTML content, attribute values, and SVG: the five entities.
+pub fn html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A message on one line: its lines trimmed, empty ones dropped, joined with spaces. Table
+/// cells and terminal lines hold one.
+pub fn one_line(s: &str) -> String {
+    s.split(['\n', '\r'])
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Text for a terminal: ANSI escape sequences removed, other control characters but tab and
+/// line feed shown as `\u{..}`, so a name cannot move the cursor or recolour the screen.
+pub fn terminal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => {
+                // CSI (`ESC [ … final`) or OSC (`ESC ] … BEL|ESC \`), else the one next char.
+                match chars.next() {
+                    Some('[') => {
+                        for d in chars.by_ref() {
+                            if ('@'..='~').contains(&d) {
+                                break;
+                            }
+                        }
+                    }
+                    Some(']') => {
+                        while let Some(d) = chars.next() {
+                            if d == '\u{7}' || (d == '\u{1b}' && chars.next_if_eq(&'\\').is_some())
+                            {
+                                break;
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            '\t' | '\n' => out.push(c),
+            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workflow_commands() {
+        assert_eq!(workflow_data("50% off\nnext"), "50%25 off%0Anext");
+        assert_eq!(workflow_property("a: b, c"), "a%3A b%2C c");
+    }
+
+    #[test]
+    fn markdown_text_and_code() {
+        assert_eq!(markdown("a|b_c\n#d"), "a\\|b\\_c \\#d");
+        assert_eq!(markdown_code("x|y"), "`x\\|y`");
+        assert_eq!(markdown_code("a`b"), "`` a`b ``");
+    }
+
+    #[test]
+    fn html_entities() {
+        assert_eq!(
+            html("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+
+    #[test]
+    fn lines_and_terminals() {
+        assert_eq!(one_line("a\r\n  b|c\n\n"), "a b|c");
+        assert_eq!(terminal("red \u{1b}[31mX\u{1b}[0m"), "red X");
+        assert_eq!(terminal("t\u{1b}]0;title\u{7}x"), "tx");
+        assert_eq!(terminal("a\u{8}b\tc\n"), "a\\u{8}b\tc\n");
+    }
+}

@@ -1,0 +1,618 @@
+//! The results store: the one owner of the on-disk layout of job dirs and run dirs.
+//!
+//! ```text
+//! <job dir>/results.json facts.json RESULTS.md soak/<server>.svg soak/overlay.svg
+//! results/<YYYY-MM-DD>-<run-id>/run.json gate.json
+//! results/<YYYY-MM-DD>-<run-id>/<cell-id>/results.json RESULTS.md facts/<toolchain>.json
+//!                                        soak/<server>.svg soak/overlay.svg
+//! ```
+//!
+//! Paths are built here only, from typed names ([`RunDirName`], [`CellId`], [`ChartName`]),
+//! never from strings a caller glued together. A run dir is written through a staging sibling
+//! and one rename, so a reader never sees half of it; the same content again is a no-op.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::{AnyJob, CellId, CellResult, Facts, RunRecord, SchemaError, ServerName, ToolchainName};
+
+/// A job's or a cell's results.
+pub const RESULTS_JSON: &str = "results.json";
+/// A job's machine and tool facts.
+pub const FACTS_JSON: &str = "facts.json";
+/// The human-readable results beside `results.json`.
+pub const RESULTS_MD: &str = "RESULTS.md";
+/// The run-level record of a run dir.
+pub const RUN_JSON: &str = "run.json";
+/// What `cell gate` decided about a run dir.
+pub const GATE_JSON: &str = "gate.json";
+/// A cell dir's folder of per-job facts, `facts/<toolchain>.json`.
+pub const FACTS_DIR: &str = "facts";
+/// The folder of soak charts beside `RESULTS.md`.
+pub const SOAK_CHART_DIR: &str = "soak";
+
+/// The name of a run dir, `<YYYY-MM-DD>-<run-id>`: the run's own date and its id (a GitHub
+/// run id, or `local-<stamp>`). Ordered as runs happened: by date, then numeric ids by value,
+/// then local stamps.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RunDirName {
+    date: String,
+    id: String,
+}
+
+/// A string that is not a run dir name.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BadRunDirName {
+    /// Not `YYYY-MM-DD-<id>`.
+    #[error("`{0}` is not a run directory name: it must be <YYYY-MM-DD>-<run-id>")]
+    Shape(String),
+    /// The id would not be one path segment.
+    #[error(
+        "run id `{0}`: use letters, digits, `.`, `_` and `-` only, not starting with `.` or `-`"
+    )]
+    Id(String),
+}
+
+impl RunDirName {
+    /// The name of run `id` on `date` (`YYYY-MM-DD`).
+    pub fn new(date: &str, id: &str) -> Result<Self, BadRunDirName> {
+        if !is_date(date) {
+            return Err(BadRunDirName::Shape(format!("{date}-{id}")));
+        }
+        let segment = !id.is_empty()
+            && !id.starts_with(['.', '-'])
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+        if !segment {
+            return Err(BadRunDirName::Id(id.to_owned()));
+        }
+        Ok(Self {
+            date: date.to_owned(),
+            id: id.to_owned(),
+        })
+    }
+
+    /// Splits `<YYYY-MM-DD>-<run-id>`.
+    pub fn parse(name: &str) -> Result<Self, BadRunDirName> {
+        let shape = || BadRunDirName::Shape(name.to_owned());
+        let date = name.get(..10).ok_or_else(shape)?;
+        let id = name
+            .get(10..)
+            .and_then(|r| r.strip_prefix('-'))
+            .ok_or_else(shape)?;
+        Self::new(date, id)
+    }
+
+    /// `YYYY-MM-DD`.
+    pub fn date(&self) -> &str {
+        &self.date
+    }
+
+    /// The run id as written (`4242001`, `local-194158`).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Date, then numeric ids by value, then other ids (local stamps) by text.
+    fn order_key(&self) -> (&str, u8, u64, &str) {
+        match self.id.parse::<u64>() {
+            Ok(n) => (&self.date, 0, n, ""),
+            Err(_) => (&self.date, 1, 0, &self.id),
+        }
+    }
+}
+
+impl fmt::Display for RunDirName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-{}", self.date, self.id)
+    }
+}
+
+impl PartialOrd for RunDirName {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for RunDirName {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.order_key().cmp(&other.order_key())
+    }
+}
+
+fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+}
+
+/// A chart beside a `RESULTS.md`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ChartName {
+    /// One soak server's chart, `soak/<server>.svg`.
+    Soak(ServerName),
+    /// Every soak server's RSS on one chart, `soak/overlay.svg`.
+    SoakOverlay,
+}
+
+impl ChartName {
+    /// Its path, relative to the dir that holds `RESULTS.md`.
+    pub fn path(&self) -> String {
+        match self {
+            Self::Soak(s) => format!("{SOAK_CHART_DIR}/{}.svg", segment(s.as_str())),
+            Self::SoakOverlay => format!("{SOAK_CHART_DIR}/overlay.svg"),
+        }
+    }
+}
+
+/// Keeps `[A-Za-z0-9._-]`; anything else (and a leading dot) becomes `_`, so a name is always
+/// one safe path segment.
+pub fn segment(s: &str) -> String {
+    let mut out: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if out.is_empty() || out.starts_with('.') {
+        out.replace_range(0..0, "_");
+    }
+    out
+}
+
+/// One file to write: a `/`-separated path relative to a dir, and its bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Output {
+    /// Path relative to the dir, `/`-separated.
+    pub path: String,
+    /// Its content.
+    pub bytes: Vec<u8>,
+}
+
+impl Output {
+    /// A file at `path` (relative, `/`-separated).
+    pub fn new(path: impl Into<String>, bytes: Vec<u8>) -> Self {
+        Self {
+            path: path.into(),
+            bytes,
+        }
+    }
+}
+
+/// Everything a job dir holds, the results typed and the rest rendered.
+#[derive(Clone, Debug)]
+pub struct JobDir<'a> {
+    /// The job's result (`results.json`; a workload job's `facts.json` is taken from it).
+    pub result: &'a AnyJob,
+    /// `RESULTS.md`.
+    pub markdown: String,
+    /// Charts beside it.
+    pub charts: BTreeMap<ChartName, String>,
+}
+
+impl JobDir<'_> {
+    /// The files, in the order they are written.
+    pub fn files(&self) -> Vec<Output> {
+        let mut out = vec![Output::new(
+            RESULTS_JSON,
+            crate::to_json(self.result).into_bytes(),
+        )];
+        if let AnyJob::Workload(j) = self.result {
+            out.push(Output::new(
+                FACTS_JSON,
+                crate::to_json(&j.facts()).into_bytes(),
+            ));
+        }
+        out.push(Output::new(RESULTS_MD, self.markdown.clone().into_bytes()));
+        out.extend(
+            self.charts
+                .iter()
+                .map(|(c, svg)| Output::new(c.path(), svg.clone().into_bytes())),
+        );
+        out
+    }
+}
+
+/// One cell of a run dir.
+#[derive(Clone, Debug)]
+pub struct CellDir<'a> {
+    /// The merged cell (`results.json`).
+    pub result: &'a CellResult,
+    /// `facts/<toolchain>.json` of each workload job.
+    pub facts: &'a BTreeMap<ToolchainName, Facts>,
+    /// `RESULTS.md`.
+    pub markdown: String,
+    /// Charts beside it.
+    pub charts: BTreeMap<ChartName, String>,
+}
+
+impl CellDir<'_> {
+    /// The files, paths relative to the run dir.
+    pub fn files(&self) -> Vec<Output> {
+        let dir = self.result.cell.id.as_str();
+        let mut out = vec![
+            Output::new(
+                format!("{dir}/{RESULTS_JSON}"),
+                crate::to_json(self.result).into_bytes(),
+            ),
+            Output::new(
+                format!("{dir}/{RESULTS_MD}"),
+                self.markdown.clone().into_bytes(),
+            ),
+        ];
+        out.extend(
+            self.charts.iter().map(|(c, svg)| {
+                Output::new(format!("{dir}/{}", c.path()), svg.clone().into_bytes())
+            }),
+        );
+        out.extend(self.facts.iter().map(|(tc, f)| {
+            Output::new(
+                format!("{dir}/{FACTS_DIR}/{tc}.json"),
+                crate::to_json(f).into_bytes(),
+            )
+        }));
+        out
+    }
+}
+
+/// A store operation that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A file or directory cannot be read or written.
+    #[error("{}: {error}", path.display())]
+    Io {
+        /// Where.
+        path: PathBuf,
+        /// What the OS said.
+        error: std::io::Error,
+    },
+    /// A results file that is not one this build understands.
+    #[error("{}: {error}", path.display())]
+    Bad {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: SchemaError,
+    },
+    /// A directory that is not a run dir.
+    #[error("{}: {error}", path.display())]
+    NotARun {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        error: BadRunDirName,
+    },
+    /// The run dir exists with other content.
+    #[error(
+        "{} already exists with different content: nothing was changed (pass --replace to overwrite it)",
+        .0.display()
+    )]
+    Exists(PathBuf),
+}
+
+fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+    move |error| StoreError::Io {
+        path: path.to_owned(),
+        error,
+    }
+}
+
+/// Writes `files` under `dir`, each atomically.
+pub fn write_files(dir: &Path, files: &[Output]) -> Result<(), StoreError> {
+    for f in files {
+        let path = f.path.split('/').fold(dir.to_path_buf(), |p, s| p.join(s));
+        crate::write_atomic(&path, &f.bytes).map_err(io_at(&path))?;
+    }
+    Ok(())
+}
+
+/// Writes a job dir.
+pub fn write_job_dir(dir: &Path, job: &JobDir<'_>) -> Result<(), StoreError> {
+    write_files(dir, &job.files())
+}
+
+/// How a run dir ended up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Written {
+    /// It did not exist; now it does.
+    New,
+    /// It existed with the same bytes: nothing was written.
+    Unchanged,
+    /// It existed with other content and `replace` swapped it.
+    Replaced,
+}
+
+/// Everything a run dir holds.
+#[derive(Clone, Debug)]
+pub struct RunDir<'a> {
+    /// Its name.
+    pub name: RunDirName,
+    /// Its cells.
+    pub cells: Vec<CellDir<'a>>,
+    /// `run.json`, when the run has a record (collected runs do, local runs do not).
+    pub record: Option<&'a RunRecord>,
+}
+
+impl RunDir<'_> {
+    /// The files, paths relative to the run dir.
+    pub fn files(&self) -> Vec<Output> {
+        let mut out: Vec<Output> = self.cells.iter().flat_map(CellDir::files).collect();
+        if let Some(r) = self.record {
+            out.push(Output::new(RUN_JSON, crate::to_json(r).into_bytes()));
+        }
+        out
+    }
+}
+
+/// Writes `results/<name>/` through a staging sibling and a rename: readers never see half
+/// of it; identical content is a no-op ([`Written::Unchanged`]); different content needs
+/// `replace`. `gate.json` is the gate's, written beside the run afterwards, and not compared.
+pub fn write_run_dir(
+    results: &Path,
+    run: &RunDir<'_>,
+    replace: bool,
+) -> Result<Written, StoreError> {
+    let name = run.name.to_string();
+    std::fs::create_dir_all(results).map_err(io_at(results))?;
+    let stage = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .tempdir_in(results)
+        .map_err(io_at(results))?;
+    write_files(stage.path(), &run.files())?;
+    let dest = results.join(&name);
+    if dest.exists() {
+        if same_tree(stage.path(), &dest, &[GATE_JSON]).map_err(io_at(&dest))? {
+            return Ok(Written::Unchanged);
+        }
+        if !replace {
+            return Err(StoreError::Exists(dest));
+        }
+        let old = results.join(format!(".{name}.old-{}", std::process::id()));
+        std::fs::rename(&dest, &old).map_err(io_at(&dest))?;
+        // The gate's verdict was about the old content: it does not carry over.
+        std::fs::rename(stage.keep(), &dest).map_err(io_at(&dest))?;
+        std::fs::remove_dir_all(&old).map_err(io_at(&old))?;
+        return Ok(Written::Replaced);
+    }
+    std::fs::rename(stage.keep(), &dest).map_err(io_at(&dest))?;
+    Ok(Written::New)
+}
+
+/// Same files with the same bytes, recursively; top-level names in `ignore` do not count.
+fn same_tree(a: &Path, b: &Path, ignore: &[&str]) -> std::io::Result<bool> {
+    let list = |d: &Path| -> std::io::Result<Vec<(std::ffi::OsString, bool)>> {
+        let mut v: Vec<_> = std::fs::read_dir(d)?
+            .map(|e| e.map(|e| (e.file_name(), e.path().is_dir())))
+            .filter(|e| {
+                e.as_ref()
+                    .map_or(true, |(n, _)| !ignore.iter().any(|i| n == *i))
+            })
+            .collect::<Result<_, _>>()?;
+        v.sort();
+        Ok(v)
+    };
+    let (la, lb) = (list(a)?, list(b)?);
+    if la != lb {
+        return Ok(false);
+    }
+    for (name, is_dir) in la {
+        let (pa, pb) = (a.join(&name), b.join(&name));
+        let same = if is_dir {
+            same_tree(&pa, &pb, &[])?
+        } else {
+            std::fs::read(&pa)? == std::fs::read(&pb)?
+        };
+        if !same {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// One run dir as read back.
+#[derive(Clone, Debug)]
+pub struct HistoryRun {
+    /// The directory.
+    pub dir: PathBuf,
+    /// Its name.
+    pub name: RunDirName,
+    /// Its cells.
+    pub cells: BTreeMap<CellId, CellResult>,
+    /// Its `run.json`, when it has one.
+    pub record: Option<RunRecord>,
+}
+
+impl HistoryRun {
+    /// Whether any job of the run was timed by the scripted test executor.
+    pub fn scripted(&self) -> bool {
+        self.cells
+            .values()
+            .flat_map(|c| c.jobs.values())
+            .any(|j| j.protocol.scripted)
+    }
+
+    /// What the run record says is missing (expired or corrupt artifacts, jobs with no
+    /// result), one line each; empty without a record.
+    pub fn missing(&self) -> &[String] {
+        self.record.as_ref().map_or(&[], |r| r.missing.as_slice())
+    }
+}
+
+fn read_text(path: &Path) -> Result<String, StoreError> {
+    std::fs::read_to_string(path).map_err(io_at(path))
+}
+
+/// Reads one run dir: every `<cell-id>/results.json` under it, and `run.json`.
+pub fn load_run(dir: &Path) -> Result<HistoryRun, StoreError> {
+    let file_name = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let name = RunDirName::parse(file_name).map_err(|error| StoreError::NotARun {
+        path: dir.to_owned(),
+        error,
+    })?;
+    let mut subdirs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io_at(dir))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    subdirs.sort();
+    let mut cells = BTreeMap::new();
+    for sub in subdirs {
+        let file = sub.join(RESULTS_JSON);
+        if !file.is_file() {
+            continue;
+        }
+        let cell = crate::read_cell(&read_text(&file)?).map_err(|error| StoreError::Bad {
+            path: file.clone(),
+            error,
+        })?;
+        cells.insert(cell.cell.id.clone(), cell);
+    }
+    let record_path = dir.join(RUN_JSON);
+    let record = if record_path.is_file() {
+        let text = read_text(&record_path)?;
+        Some(crate::read_record(&text).map_err(|error| StoreError::Bad {
+            path: record_path,
+            error,
+        })?)
+    } else {
+        None
+    };
+    Ok(HistoryRun {
+        dir: dir.to_owned(),
+        name,
+        cells,
+        record,
+    })
+}
+
+/// Every run under `results`, oldest first. Directories whose names are not run names
+/// (dot-directories of an interrupted write, stray folders) are skipped.
+pub fn load_history(results: &Path) -> Result<Vec<HistoryRun>, StoreError> {
+    if !results.exists() {
+        return Ok(Vec::new());
+    }
+    let mut runs = Vec::new();
+    for e in std::fs::read_dir(results)
+        .map_err(io_at(results))?
+        .filter_map(Result::ok)
+    {
+        let p = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if p.is_dir() && !name.starts_with('.') && RunDirName::parse(&name).is_ok() {
+            runs.push(load_run(&p)?);
+        }
+    }
+    runs.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(runs)
+}
+
+/// The commit checked out at `dir`, as `git rev-parse HEAD` prints it; `None` outside a git
+/// work tree or without git. The one place the tool asks git what it is running on.
+pub fn checkout_commit(dir: &Path) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "--verify", "--quiet", "HEAD"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let sha = String::from_utf8(out.stdout).ok()?.trim().to_owned();
+    (out.status.success() && sha.len() >= 40 && sha.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then_some(sha)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_dir_names() {
+        let n = RunDirName::parse("2026-11-29-4242001").unwrap();
+        assert_eq!((n.date(), n.id()), ("2026-11-29", "4242001"));
+        assert_eq!(n.to_string(), "2026-11-29-4242001");
+        let l = RunDirName::parse("2026-11-29-local-194158").unwrap();
+        assert_eq!(l.id(), "local-194158");
+        assert!(RunDirName::parse("2026-11-29").is_err());
+        assert!(RunDirName::parse("notes").is_err());
+        assert!(RunDirName::parse("2026-1x-29-5").is_err());
+        assert!(RunDirName::new("2026-11-29", "../x").is_err());
+        assert!(RunDirName::new("2026-11-29", "a/b").is_err());
+    }
+
+    #[test]
+    fn numeric_ids_order_by_value_within_a_date() {
+        let mut names: Vec<RunDirName> = [
+            "2026-11-29-100",
+            "2026-11-29-99",
+            "2026-11-28-500",
+            "2026-11-29-local-1",
+        ]
+        .iter()
+        .map(|n| RunDirName::parse(n).unwrap())
+        .collect();
+        names.sort();
+        let shown: Vec<String> = names.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "2026-11-28-500",
+                "2026-11-29-99",
+                "2026-11-29-100",
+                "2026-11-29-local-1"
+            ]
+        );
+    }
+
+    #[test]
+    fn chart_paths_are_one_segment_per_name() {
+        assert_eq!(
+            ChartName::Soak(ServerName::new("rust")).path(),
+            "soak/rust.svg"
+        );
+        assert_eq!(ChartName::SoakOverlay.path(), "soak/overlay.svg");
+        assert_eq!(segment("a/b c"), "a_b_c");
+        assert_eq!(segment("../x"), "_.._x");
+        assert_eq!(segment(""), "_");
+    }
+
+    #[test]
+    fn the_commit_of_a_checkout() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert_eq!(checkout_commit(tmp.path()), None);
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .arg("-C")
+                .arg(tmp.path())
+                .args(args)
+                .output()
+                .is_ok_and(|o| o.status.success());
+            assert!(ok, "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        assert_eq!(checkout_commit(tmp.path()), None, "no commit yet");
+        git(&[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ]);
+        let sha = checkout_commit(tmp.path()).expect("a commit");
+        assert_eq!(sha.len(), 40);
+    }
+}

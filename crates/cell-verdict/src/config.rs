@@ -1,0 +1,122 @@
+//! What every judgement reads from the checked-in configuration, built in one place from the
+//! resolved plan. A job judging itself, `cell local` and `cell gate` all take this value, so
+//! they cannot judge with different thresholds; nothing here comes from the results judged.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use cell_model::Plan;
+use cell_schema::{Calibration, CellId, Phase, RowName, ToolchainName};
+
+/// The thresholds and expectations a judgement reads.
+#[derive(Clone, Debug)]
+pub struct GateConfig {
+    /// `TOLERANCE`.
+    pub tolerance: f64,
+    /// `HTTP_TOLERANCE`.
+    pub http_tolerance: f64,
+    /// `HEALTH_THRESHOLD`.
+    pub health_threshold: f64,
+    /// The tooth's slow row, fast row and phase.
+    pub tooth: (RowName, RowName, Phase),
+    /// `TOOTH_MIN` per architecture (`x86_64` → floor); `default_floor` otherwise.
+    pub tooth_floor: BTreeMap<String, f64>,
+    /// `TOOTH_MIN`.
+    pub default_floor: f64,
+    /// Rows each toolchain is expected to produce.
+    pub rows: BTreeMap<ToolchainName, Vec<RowName>>,
+    /// Pinned digests: `versions.env` keys holding a SHA-256 and their values.
+    pub digests: BTreeMap<String, String>,
+    /// A run name (`<date>-<run-id>`) to compare against instead of the newest.
+    pub baseline: Option<String>,
+    /// `cell calibrate` results per cell id, when the repository has them.
+    pub calibration: BTreeMap<String, Calibration>,
+    /// Judge runs of the scripted test executor too (tests only; off from the plan).
+    pub allow_scripted: bool,
+}
+
+/// A configuration that cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A calibration file that cannot be read or is not one.
+    #[error("{}: {msg} (rerun cell calibrate)", path.display())]
+    Calibration {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        msg: String,
+    },
+}
+
+impl GateConfig {
+    /// The judgement's view of the plan: thresholds from `versions.env`, rows and the tooth
+    /// from `cell/cell.toml`, `baseline` (a command line's) over `BASELINE`, and the
+    /// calibration of each of `cells` that has one.
+    pub fn from_plan<'a>(
+        plan: &Plan,
+        baseline: Option<String>,
+        cells: impl IntoIterator<Item = &'a CellId>,
+    ) -> Result<Self, ConfigError> {
+        let s = &plan.settings;
+        let mut calibration = BTreeMap::new();
+        for id in cells {
+            if let Some(c) = calibration_of(plan, id)? {
+                calibration.insert(id.to_string(), c);
+            }
+        }
+        Ok(Self {
+            tolerance: s.tolerance,
+            http_tolerance: s.http_tolerance,
+            health_threshold: s.health_threshold,
+            tooth: (
+                plan.tooth.slow.clone(),
+                plan.tooth.fast.clone(),
+                s.tooth_phase.clone(),
+            ),
+            tooth_floor: ["x86_64", "aarch64"]
+                .iter()
+                .map(|a| ((*a).to_owned(), s.tooth_min(a)))
+                .collect(),
+            default_floor: s.tooth_min(""),
+            rows: plan
+                .toolchains
+                .values()
+                .map(|t| (t.name.clone(), t.rows.clone()))
+                .collect(),
+            digests: plan
+                .env
+                .entries
+                .iter()
+                .filter(|(k, _)| k.contains("SHA256"))
+                .map(|(k, e)| (k.clone(), e.value.clone()))
+                .collect(),
+            baseline: baseline.or_else(|| s.baseline.clone()),
+            calibration,
+            allow_scripted: false,
+        })
+    }
+
+    /// The tooth floor on an architecture.
+    pub fn floor(&self, arch: &str) -> f64 {
+        self.tooth_floor
+            .get(arch)
+            .copied()
+            .unwrap_or(self.default_floor)
+    }
+}
+
+/// `cell/calibration/<cell-id>.json`, when the repository has one.
+pub fn calibration_of(plan: &Plan, id: &CellId) -> Result<Option<Calibration>, ConfigError> {
+    let path = plan.calibration_path(id);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let bad = |msg: String| ConfigError::Calibration {
+        path: path.clone(),
+        msg,
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| bad(e.to_string()))?;
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| bad(format!("not a calibration file: {e}")))
+}

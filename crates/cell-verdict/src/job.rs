@@ -1,0 +1,230 @@
+//! What a job says about itself, `ok`, `noisy` or `failed`, for each suite; and the per-run
+//! rules a suite job applies while it measures (contamination, drift).
+
+use cell_schema::{
+    Clock, Contention, Drift, HttpServerResult, RatioCi, Role, RowName, RowResult, RssFit,
+    ServerName, SoakConfig, SoakServerResult, Status, Tooth, Verdict,
+};
+
+use crate::GateConfig;
+use crate::rules::{NoisyControl, ToothMissed, on_clock};
+
+/// What a workload job measured, as its verdict reads it.
+#[derive(Clone, Copy, Debug)]
+pub struct WorkloadJob<'a> {
+    /// Every timed row in the order it was timed (reference, control, rows, tooth rows).
+    pub rows: &'a [(&'a RowName, &'a RowResult)],
+    /// The control row's name.
+    pub control: &'a RowName,
+    /// The tooth, when the job could build its rows.
+    pub tooth: Option<&'a Tooth>,
+    /// Contention over the job.
+    pub contention: Option<&'a Contention>,
+    /// The reference, when it hit the per-process timeout.
+    pub reference_timed_out: Option<&'a RowName>,
+    /// The clock verdicts read unless a row sets its own.
+    pub default_clock: Clock,
+    /// The cell's architecture (the tooth floor is per architecture).
+    pub arch: &'a str,
+}
+
+/// A workload job's verdict: `failed` on a wrong answer, a reference that timed out or a
+/// tooth below its floor; else `noisy` when the A/A control breaks its rule on a clock some
+/// row's verdict reads; else `ok`. Contention is noted, never a verdict.
+pub fn workload_verdict(job: &WorkloadJob<'_>, config: &GateConfig) -> Verdict {
+    let mut failed = wrong_answers(job.rows);
+    if let Some(r) = job.reference_timed_out {
+        failed.push(format!("the reference `{r}` hit RUN_TIMEOUT_S"));
+    }
+    if let Some(t) = job.tooth {
+        let floor = config.floor(job.arch);
+        if let Some(m) = ToothMissed::check(
+            (&t.slow, &t.fast, t.phase.as_str()),
+            t.ratio.as_ref(),
+            floor,
+            job.arch,
+        ) {
+            failed.push(m.job_reason());
+        }
+    }
+    let noisy = noisy_control(job, config.tolerance);
+    let (status, mut reasons) = if !failed.is_empty() {
+        (Status::Failed, failed)
+    } else if !noisy.is_empty() {
+        (Status::Noisy, noisy)
+    } else {
+        (Status::Ok, vec![])
+    };
+    if let Some(c) = job.contention.filter(|c| c.contended) {
+        reasons.push(format!(
+            "contended: median wall/cpu {:.4} exceeds {}",
+            c.median, c.threshold
+        ));
+    }
+    Verdict { status, reasons }
+}
+
+fn wrong_answers(rows: &[(&RowName, &RowResult)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, row) in rows {
+        for (p, pr) in &row.phases {
+            if !pr.answer_ok {
+                out.push(format!(
+                    "wrong answer: row `{name}` on phase `{p}`: {}",
+                    pr.wrong.clone().unwrap_or_default()
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The control is judged on every clock some row's verdict reads: a wall-clock row on a
+/// machine whose wall clock is noisy is as inconclusive as a cpu row on a noisy cpu clock.
+fn noisy_control(job: &WorkloadJob<'_>, tolerance: f64) -> Vec<String> {
+    let mut clocks: Vec<Clock> = job
+        .rows
+        .iter()
+        .filter(|(_, r)| r.role == Role::Row)
+        .map(|(_, r)| r.verdict_clock)
+        .chain([job.default_clock])
+        .collect();
+    clocks.sort();
+    clocks.dedup();
+    let Some((_, control)) = job.rows.iter().find(|(n, _)| *n == job.control) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (p, pr) in &control.phases {
+        let Some(ratios) = pr.ratio.as_ref() else {
+            continue;
+        };
+        for clock in &clocks {
+            if let Some(n) =
+                NoisyControl::check(p.as_str(), *clock, on_clock(ratios, *clock), tolerance)
+            {
+                out.push(n.job_reason());
+            }
+        }
+    }
+    out
+}
+
+/// Whether a measured tooth ratio is at or above the floor of the cell's architecture.
+pub fn tooth_ok(ratio: Option<&RatioCi>, arch: &str, config: &GateConfig) -> bool {
+    crate::rules::tooth_seen(ratio, config.floor(arch))
+}
+
+/// An http job's verdict: `failed` when the server failed (build, check, startup, death),
+/// `noisy` when every run under some tool was contaminated; errors and non-2xx are noted.
+pub fn http_verdict(name: &ServerName, r: &HttpServerResult) -> Verdict {
+    if let Some(e) = &r.error {
+        return Verdict {
+            status: Status::Failed,
+            reasons: vec![format!("server {name}: {e}")],
+        };
+    }
+    let mut reasons = Vec::new();
+    let mut status = Status::Ok;
+    for (tool, t) in &r.tools {
+        if t.clean_runs == 0 {
+            status = Status::Noisy;
+            reasons.push(format!(
+                "server {name} under {tool}: every run contaminated ({}), figures are from all runs",
+                t.runs
+                    .first()
+                    .map(|x| x.contaminated.join(", "))
+                    .unwrap_or_default()
+            ));
+        }
+        if t.errors > 0 || t.non_2xx > 0 {
+            reasons.push(format!(
+                "server {name} under {tool}: {} errors and {} non-2xx responses over {} runs",
+                t.errors,
+                t.non_2xx,
+                t.runs.len()
+            ));
+        }
+    }
+    Verdict { status, reasons }
+}
+
+/// The limits of one http run's contamination rule (`HTTP_LOAD_CPU_MAX`,
+/// `HTTP_OTHER_CPU_MAX`).
+#[derive(Clone, Copy, Debug)]
+pub struct Contamination {
+    /// Load generator CPU share above which a run is contaminated.
+    pub load_cpu_max: f64,
+    /// Machine CPU share charged to neither side above which a run is contaminated.
+    pub other_cpu_max: f64,
+}
+
+impl Contamination {
+    /// Why a run with these CPU shares does not count (empty: it counts).
+    pub fn reasons(&self, load_cpu_share: f64, other_cpu_share: f64) -> Vec<String> {
+        let mut out = Vec::new();
+        if load_cpu_share > self.load_cpu_max {
+            out.push(format!(
+                "load generator at {:.0}% of its CPU (limit {:.0}%)",
+                load_cpu_share * 100.0,
+                self.load_cpu_max * 100.0
+            ));
+        }
+        if other_cpu_share > self.other_cpu_max {
+            out.push(format!(
+                "{:.1}% of machine CPU went to neither server nor load generator (limit {:.0}%)",
+                other_cpu_share * 100.0,
+                self.other_cpu_max * 100.0
+            ));
+        }
+        out
+    }
+}
+
+/// The drift rule: drifted only when the fit over the samples and the fit over the minima
+/// both move by at least the share threshold with R² at or above its threshold (a sawtooth
+/// allocator moves the samples, not the minima); unknown when either cannot be fitted.
+pub fn drift(fit: Option<&RssFit>, minima: Option<&RssFit>, settings: &SoakConfig) -> Drift {
+    let trips = |f: &RssFit| f.projected_share >= settings.drift_share && f.r2 >= settings.min_r2;
+    match (fit, minima) {
+        (Some(f), Some(m)) if trips(f) && trips(m) => Drift::Drifted,
+        (Some(_), Some(_)) => Drift::Flat,
+        _ => Drift::Unknown,
+    }
+}
+
+/// A soak job's verdict: `failed` when the server failed, or drifted with `fail_on_drift`;
+/// `noisy` when too few samples fell in the fit window to call it.
+pub fn soak_verdict(name: &ServerName, r: &SoakServerResult, settings: &SoakConfig) -> Verdict {
+    if let Some(e) = &r.error {
+        return Verdict {
+            status: Status::Failed,
+            reasons: vec![format!("server {name}: {e}")],
+        };
+    }
+    match (r.verdict, &r.fit) {
+        (Drift::Drifted, Some(f)) => Verdict {
+            status: if settings.fail_on_drift {
+                Status::Failed
+            } else {
+                Status::Ok
+            },
+            reasons: vec![format!(
+                "server {name} drifted: RSS {:+.1} KiB/min (R² {:.3}), {:+.1}% of the window mean over the window",
+                f.slope_kib_per_min,
+                f.r2,
+                f.projected_share * 100.0
+            )],
+        },
+        (Drift::Unknown, _) => Verdict {
+            status: Status::Noisy,
+            reasons: vec![format!(
+                "server {name}: too few samples in the fit window to call flat or drifted"
+            )],
+        },
+        _ => Verdict {
+            status: Status::Ok,
+            reasons: Vec::new(),
+        },
+    }
+}

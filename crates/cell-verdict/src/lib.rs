@@ -1,0 +1,21 @@
+//! Every judgement `cell` makes, in one crate of pure functions over the wire types: what a
+//! job says about itself (`ok` / `noisy` / `failed`), the A/A control and tooth rules, the
+//! three-way gate of a run against its history, and the gate of the http and soak suites.
+//!
+//! The thresholds come from [`GateConfig::from_plan`] alone, so `cell run`, `cell local` and
+//! `cell gate` judge with the same inputs and cannot drift apart. The rules themselves are
+//! in docs/protocol.md (the workload) and docs/http-and-soak.md (the suites).
+
+mod config;
+mod gate;
+mod job;
+pub mod rules;
+mod suite;
+
+pub use config::{ConfigError, GateConfig, calibration_of};
+pub use gate::{GateError, gate, status_word};
+pub use job::{
+    Contamination, WorkloadJob, drift, http_verdict, soak_verdict, tooth_ok, workload_verdict,
+};
+pub use rules::{control_is_off, three_way};
+pub use suite::{SuiteFindings, gate_suites};

@@ -1,0 +1,215 @@
+//! The rules of docs/protocol.md, each written once: the three-way gate, the A/A control,
+//! the tooth. A job judges itself with them and the gate judges the job again with them, from
+//! the repository's own thresholds; the two lines they print differ only in what they add
+//! (the gate names the job and the baseline).
+
+use cell_schema::{Clock, GateStatus, RatioCi, Ratios, RowName};
+
+/// The three-way rule for a new interval `[lo, hi]` against baseline ratio `b`: PASS inside
+/// `[b/(1+tol), b·(1+tol)]`, FAIL wholly outside, INCONCLUSIVE otherwise.
+pub fn three_way(b: f64, lo: f64, hi: f64, tolerance: f64) -> GateStatus {
+    let (band_lo, band_hi) = band(b, tolerance);
+    if lo >= band_lo && hi <= band_hi {
+        GateStatus::Pass
+    } else if hi < band_lo || lo > band_hi {
+        GateStatus::Fail
+    } else {
+        GateStatus::Inconclusive
+    }
+}
+
+/// The tolerance band around a baseline ratio.
+pub fn band(b: f64, tolerance: f64) -> (f64, f64) {
+    (b / (1.0 + tolerance), b * (1.0 + tolerance))
+}
+
+/// The A/A rule: a control ratio whose interval misses 1.0, or whose median is off by more
+/// than `tolerance/2`, or whose half-width exceeds `tolerance/2`, means the machine was too
+/// noisy to call anything.
+pub fn control_is_off(r: &RatioCi, tolerance: f64) -> bool {
+    let half_tol = tolerance / 2.0;
+    r.lo > 1.0 || r.hi < 1.0 || (r.median - 1.0).abs() > half_tol || (r.hi - r.lo) / 2.0 > half_tol
+}
+
+/// `cpu` or `wall`, as every message names a clock.
+pub fn clock_name(c: Clock) -> &'static str {
+    match c {
+        Clock::Cpu => "cpu",
+        Clock::Wall => "wall",
+    }
+}
+
+/// The ratio a clock reads.
+pub fn on_clock(r: &Ratios, clock: Clock) -> &RatioCi {
+    match clock {
+        Clock::Cpu => &r.cpu,
+        Clock::Wall => &r.wall,
+    }
+}
+
+/// A control that failed the A/A rule on one phase and clock.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NoisyControl<'a> {
+    /// The phase.
+    pub phase: &'a str,
+    /// The clock.
+    pub clock: Clock,
+    /// The control's ratio on it.
+    pub ratio: &'a RatioCi,
+    /// The tolerance the rule was read with.
+    pub tolerance: f64,
+}
+
+impl<'a> NoisyControl<'a> {
+    /// The finding, when the control's `ratio` on `phase` and `clock` breaks the rule.
+    pub fn check(phase: &'a str, clock: Clock, ratio: &'a RatioCi, tolerance: f64) -> Option<Self> {
+        control_is_off(ratio, tolerance).then_some(Self {
+            phase,
+            clock,
+            ratio,
+            tolerance,
+        })
+    }
+
+    /// The line a job's own verdict gives.
+    pub fn job_reason(&self) -> String {
+        format!(
+            "too noisy to gate: the A/A control on {} ({} time) is {:.4} (CI {:.4}–{:.4}); it must contain 1.0 and stay within ±{:.4}",
+            self.phase,
+            clock_name(self.clock),
+            self.ratio.median,
+            self.ratio.lo,
+            self.ratio.hi,
+            self.tolerance / 2.0
+        )
+    }
+
+    /// The line the gate gives beside a row it cannot call.
+    pub fn gate_reason(&self) -> String {
+        format!(
+            "too noisy to gate: the A/A control on {} ({} time) is {:.4} (CI {:.4}–{:.4}), beyond ±{:.4}",
+            self.phase,
+            clock_name(self.clock),
+            self.ratio.median,
+            self.ratio.lo,
+            self.ratio.hi,
+            self.tolerance / 2.0
+        )
+    }
+}
+
+/// The tooth rule: the slow row must stay at least `floor` times the fast row.
+pub fn tooth_seen(ratio: Option<&RatioCi>, floor: f64) -> bool {
+    ratio.is_some_and(|r| r.median >= floor)
+}
+
+/// A tooth the harness did not see.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToothMissed<'a> {
+    /// The slow row.
+    pub slow: &'a RowName,
+    /// The fast row.
+    pub fast: &'a RowName,
+    /// The phase it is read on.
+    pub phase: &'a str,
+    /// Its ratio, when both rows were measured.
+    pub ratio: Option<&'a RatioCi>,
+    /// The floor it is held to.
+    pub floor: f64,
+    /// The architecture the floor is for.
+    pub arch: &'a str,
+}
+
+impl<'a> ToothMissed<'a> {
+    /// The finding, when the tooth's `ratio` is below `floor` (or missing).
+    pub fn check(
+        (slow, fast, phase): (&'a RowName, &'a RowName, &'a str),
+        ratio: Option<&'a RatioCi>,
+        floor: f64,
+        arch: &'a str,
+    ) -> Option<Self> {
+        (!tooth_seen(ratio, floor)).then_some(Self {
+            slow,
+            fast,
+            phase,
+            ratio,
+            floor,
+            arch,
+        })
+    }
+
+    /// The line a job's own verdict gives.
+    pub fn job_reason(&self) -> String {
+        let (slow, fast, phase) = (self.slow, self.fast, self.phase);
+        match self.ratio {
+            Some(r) => format!(
+                "tooth: {slow}/{fast} on {phase} is {:.4} (CI {:.4}–{:.4}), below the floor {} for {}: the harness cannot see a known difference",
+                r.median, r.lo, r.hi, self.floor, self.arch
+            ),
+            None => format!(
+                "tooth: {slow}/{fast} on {phase} has no measurement: a tooth row is missing"
+            ),
+        }
+    }
+
+    /// The failure the gate gives for job `job`.
+    pub fn gate_failure(&self, job: &str) -> String {
+        let (slow, fast, phase) = (self.slow, self.fast, self.phase);
+        match self.ratio {
+            Some(r) => format!(
+                "tooth {slow}/{fast} on {phase}: {:.4} (CI {:.4}–{:.4}) in job {job} is below the floor {} for {}: the harness could not see a known difference",
+                r.median, r.lo, r.hi, self.floor, self.arch
+            ),
+            None => format!(
+                "tooth {slow}/{fast} on {phase}: not measured in job {job}: its rows were expected but are missing"
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ci(median: f64, lo: f64, hi: f64) -> RatioCi {
+        RatioCi {
+            n: 10,
+            median,
+            lo,
+            hi,
+            level: 0.95,
+        }
+    }
+
+    #[test]
+    fn three_way_rule() {
+        assert_eq!(three_way(1.0, 0.995, 1.005, 0.02), GateStatus::Pass);
+        assert_eq!(three_way(1.0, 1.025, 1.04, 0.02), GateStatus::Fail);
+        assert_eq!(three_way(1.0, 0.90, 0.97, 0.02), GateStatus::Fail);
+        assert_eq!(three_way(1.0, 1.01, 1.03, 0.02), GateStatus::Inconclusive);
+        assert_eq!(three_way(2.0, 1.97, 2.03, 0.02), GateStatus::Pass);
+    }
+
+    #[test]
+    fn the_control_must_hold_one_and_stay_narrow() {
+        assert!(!control_is_off(&ci(1.0, 0.995, 1.005), 0.02));
+        assert!(control_is_off(&ci(1.02, 1.01, 1.03), 0.02), "misses 1.0");
+        assert!(control_is_off(&ci(1.0, 0.98, 1.02), 0.02), "too wide");
+        assert!(control_is_off(&ci(1.011, 0.999, 1.012), 0.02), "median off");
+    }
+
+    #[test]
+    fn the_tooth_is_read_against_its_floor() {
+        assert!(tooth_seen(Some(&ci(1.6, 1.5, 1.7)), 1.3));
+        assert!(!tooth_seen(Some(&ci(1.2, 1.1, 1.3)), 1.3));
+        assert!(!tooth_seen(None, 1.3));
+        let (s, f) = (RowName::new("c-O0"), RowName::new("c-O2"));
+        let r = ci(1.2, 1.1, 1.3);
+        let m = ToothMissed::check((&s, &f, "mix"), Some(&r), 1.3, "x86_64").unwrap();
+        assert!(m.job_reason().contains("below the floor 1.3 for x86_64"));
+        assert!(
+            m.gate_failure("clang")
+                .contains("in job clang is below the floor 1.3")
+        );
+    }
+}

@@ -1,0 +1,194 @@
+//! The gate of the http and soak suites: server failures and leaks are failures; median
+//! req/s is judged three-way against the newest run that measured the same server and tool.
+
+use std::fmt::Write as _;
+
+use cell_schema::{
+    CellHttpServer, CellResult, CellSoakServer, Clock, Drift, GateRatio, GateStatus, GateVerdict,
+    HttpToolResult, Phase, RowName,
+};
+
+use crate::gate::status_word;
+use crate::rules::{band, three_way};
+
+/// What the suites add to one cell's gate.
+#[derive(Debug, Default)]
+pub struct SuiteFindings {
+    /// Failures (exit 1).
+    pub failures: Vec<String>,
+    /// Notices.
+    pub notices: Vec<String>,
+    /// Per server and load tool.
+    pub verdicts: Vec<GateVerdict>,
+}
+
+/// Gates the suites of `cell` against `history` (older runs of the same cell, oldest first,
+/// each with its name). `tolerance` is `HTTP_TOLERANCE`.
+pub fn gate_suites(
+    cell: &CellResult,
+    history: &[(&str, &CellResult)],
+    tolerance: f64,
+) -> SuiteFindings {
+    let mut f = SuiteFindings::default();
+    for (name, s) in &cell.http {
+        if let Some(e) = &s.result.error {
+            f.failures
+                .push(format!("http server {name} (job {}): {e}", s.job));
+            continue;
+        }
+        for (tool, t) in &s.result.tools {
+            gate_http_tool(
+                &mut f,
+                cell,
+                history,
+                (name.as_str(), s),
+                (tool, t),
+                tolerance,
+            );
+        }
+    }
+    for (name, s) in &cell.soak {
+        soak_findings(&mut f, name.as_str(), s);
+    }
+    f
+}
+
+/// One server under one tool against the newest run that measured the same pair.
+fn gate_http_tool(
+    f: &mut SuiteFindings,
+    cell: &CellResult,
+    history: &[(&str, &CellResult)],
+    (name, server): (&str, &CellHttpServer),
+    (tool, t): (&str, &HttpToolResult),
+    tolerance: f64,
+) {
+    let id = &cell.cell.id;
+    let base = history.iter().rev().find_map(|(run, c)| {
+        let b = c.http.get(name)?;
+        b.result.error.is_none().then_some(())?;
+        Some((*run, b, b.result.tools.get(tool)?))
+    });
+    let Some((base_name, b, old)) = base else {
+        f.notices.push(format!(
+            "http server {name} under {tool}: first run, baseline recorded ({:.0} req/s)",
+            t.rps
+        ));
+        return;
+    };
+    let (lo, hi) = band(old.rps, tolerance);
+    let unclean = |x: &HttpToolResult| x.clean_runs == 0;
+    let noisy = if unclean(t) {
+        Some("every run of this one was contaminated")
+    } else if unclean(old) {
+        Some("every run of the baseline was contaminated")
+    } else {
+        None
+    };
+    let mut status = if noisy.is_some() {
+        GateStatus::Inconclusive
+    } else {
+        three_way(old.rps, t.rps_range[0], t.rps_range[1], tolerance)
+    };
+    // docs/http-and-soak.md: HTTP variants are judged in one interleaved session, never
+    // only against a stored number (Go alone moved 37k ↔ 70k req/s with no change), so a
+    // stored baseline can say PASS but not FAIL.
+    let stored = (status == GateStatus::Fail).then(|| {
+        status = GateStatus::Inconclusive;
+        "outside the band against a stored baseline, which alone cannot fail an HTTP run: compare the two in one session (cell local --suite http) to decide"
+    });
+    let mut message = format!(
+        "{} {id} http {name} {tool}: {:.0} req/s (runs {:.0}–{:.0}) vs {:.0} req/s (runs {:.0}–{:.0}) in {base_name}; band {lo:.0}–{hi:.0}",
+        status_word(status),
+        t.rps,
+        t.rps_range[0],
+        t.rps_range[1],
+        old.rps,
+        old.rps_range[0],
+        old.rps_range[1],
+    );
+    for n in noisy.into_iter().chain(stored) {
+        let _ = write!(message, "; {n}");
+    }
+    // p99 is read only for changes of 2× or more (its run-to-run spread is that wide).
+    if old.p99_ms > 0.0 && t.p99_ms > 0.0 {
+        let r = t.p99_ms / old.p99_ms;
+        if !(0.5..=2.0).contains(&r) {
+            f.notices.push(format!(
+                "http server {name} under {tool}: p99 {:.2} ms vs {:.2} ms in {base_name} ({r:.1}×)",
+                t.p99_ms, old.p99_ms
+            ));
+        }
+    }
+    machine_notice(f, name, server, b, base_name);
+    f.verdicts.push(GateVerdict {
+        row: RowName::from(format!("http-{name}").as_str()),
+        phase: Phase::from(tool),
+        clock: Clock::Wall,
+        status,
+        old: GateRatio {
+            median: old.rps,
+            lo: old.rps_range[0],
+            hi: old.rps_range[1],
+        },
+        new: GateRatio {
+            median: t.rps,
+            lo: t.rps_range[0],
+            hi: t.rps_range[1],
+        },
+        band: [lo, hi],
+        message,
+    });
+}
+
+/// A failed soak server is a failure; a drift is one when its job's settings say so, else a
+/// notice; an unknown drift is a notice.
+fn soak_findings(f: &mut SuiteFindings, name: &str, s: &CellSoakServer) {
+    let r = &s.result;
+    if let Some(e) = &r.error {
+        f.failures
+            .push(format!("soak server {name} (job {}): {e}", s.job));
+        return;
+    }
+    match (r.verdict, &r.fit) {
+        (Drift::Drifted, Some(fit)) => {
+            let line = format!(
+                "soak server {name} drifted: RSS {:+.1} KiB/min, R² {:.3}, {:+.1} KiB ({:+.1}% of the window mean) over the window; minima fit {}",
+                fit.slope_kib_per_min,
+                fit.r2,
+                fit.projected_kib,
+                fit.projected_share * 100.0,
+                r.fit_minima.as_ref().map_or("n/a".into(), |m| format!(
+                    "{:+.1} KiB/min, R² {:.3}",
+                    m.slope_kib_per_min, m.r2
+                ))
+            );
+            if s.settings.config.fail_on_drift {
+                f.failures.push(line);
+            } else {
+                f.notices.push(line);
+            }
+        }
+        (Drift::Unknown, _) => f.notices.push(format!(
+            "soak server {name}: too few samples in the fit window to call flat or drifted"
+        )),
+        _ => {}
+    }
+}
+
+fn machine_notice(
+    f: &mut SuiteFindings,
+    name: &str,
+    now: &CellHttpServer,
+    base: &CellHttpServer,
+    base_name: &str,
+) {
+    if now.machine.cpu_model != base.machine.cpu_model {
+        let line = format!(
+            "http server {name}: CPU model changed from {} ({base_name}) to {}",
+            base.machine.cpu_model, now.machine.cpu_model
+        );
+        if !f.notices.contains(&line) {
+            f.notices.push(line);
+        }
+    }
+}
