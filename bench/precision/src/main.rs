@@ -250,6 +250,116 @@ fn three_sigma_pct(xs: &[f64]) -> f64 {
     3.0 * var.sqrt() / mean * 100.0
 }
 
+/// What every comparison of a run shares.
+struct Bench<'a> {
+    args: &'a Args,
+    settings: &'a cell_model::Settings,
+    bins: &'a Bins,
+    dir: &'a Path,
+}
+
+impl Bench<'_> {
+    /// Every protocol's verdicts on one comparison, repeated, each repeat running every
+    /// protocol back to back (interleaved).
+    fn compare(&self, phase: &str, candidate: &str, has_ab: bool) -> Vec<(&'static str, Cellf)> {
+        let (a, s) = (self.args, self.settings);
+        // name → results, in the order printed
+        let mut rows: Vec<(&str, Cellf)> =
+            vec![("plain", Cellf::default()), ("cell", Cellf::default())];
+        if a.random_layout {
+            rows.push(("cell, ASLR on", Cellf::default()));
+        }
+        if a.adaptive && has_ab {
+            rows.push(("cell, adaptive", Cellf::default()));
+        }
+        let rounds = a.budget / 2;
+        let fixed = Params {
+            phases: vec![],
+            warmup: 1,
+            min_rounds: rounds - 1,
+            max_rounds: rounds - 1,
+            step: 1,
+            ci_target: 0.0,
+            ci_level: s.ci_level,
+            rows_per_reference: 3,
+            time_cap_s: 1e9,
+            seed: 0,
+        };
+        let adaptive = Params {
+            warmup: s.drop,
+            min_rounds: s.min_rounds(),
+            max_rounds: s.max_rounds(),
+            step: s.reps_step,
+            ci_target: s.ci_target,
+            ..fixed.clone()
+        };
+        for rep in 0..a.repeats {
+            let seed = 1000 + rep as u64;
+            for (name, f) in &mut rows {
+                let with_seed = |p: &Params| Params { seed, ..p.clone() };
+                let reference = self.bins.reference.as_str();
+                let (m, lo, hi, runs) = match *name {
+                    "plain" => {
+                        let v = plain(reference, candidate, phase, a.budget);
+                        // The plain protocol has no interval: its gate reads the point.
+                        (v, v, v, a.budget)
+                    }
+                    "cell" => cell(
+                        reference,
+                        candidate,
+                        phase,
+                        &with_seed(&fixed),
+                        false,
+                        self.dir,
+                    ),
+                    "cell, ASLR on" => cell(
+                        reference,
+                        candidate,
+                        phase,
+                        &with_seed(&fixed),
+                        true,
+                        self.dir,
+                    ),
+                    _ => cell(
+                        reference,
+                        candidate,
+                        phase,
+                        &with_seed(&adaptive),
+                        false,
+                        self.dir,
+                    ),
+                };
+                f.verdicts.push(m);
+                f.runs.push(runs);
+                if cell_verdict::three_way(1.0, lo, hi, s.tolerance) == GateStatus::Fail {
+                    f.fails += 1;
+                }
+            }
+        }
+        rows
+    }
+}
+
+/// One table line and one JSON record per protocol.
+fn report(
+    rows: &[(&str, Cellf)],
+    (phase, cond, kind): (&str, &str, &str),
+    json: &mut Vec<serde_json::Value>,
+) {
+    for (name, f) in rows {
+        let mean = f.verdicts.iter().sum::<f64>() / f.verdicts.len() as f64;
+        let s3 = three_sigma_pct(&f.verdicts);
+        let runs = f64::from(f.runs.iter().sum::<u32>()) / f.runs.len() as f64;
+        println!(
+            "| {phase} | {cond} | {kind} | {name} | {runs:.0} | {} | {mean:.4} | {s3:.2}% | {}/{} |",
+            f.verdicts.len(),
+            f.fails,
+            f.verdicts.len()
+        );
+        json.push(serde_json::json!({"phase": phase, "load": cond, "comparison": kind, "protocol": name, "runs_per_verdict": runs, "verdicts": f.verdicts, "mean": mean, "three_sigma_pct": s3, "fails": f.fails}));
+    }
+}
+
 fn main() {
     let a = args();
     let plan =
@@ -270,6 +380,12 @@ fn main() {
         "| phase | load | comparison | protocol | process runs per verdict | verdicts | mean ratio | 3σ of the verdict | gate FAIL |"
     );
     println!("|---|---|---|---|---:|---:|---:|---:|---:|");
+    let bench = Bench {
+        args: &a,
+        settings: s,
+        bins: &bins,
+        dir: dir.path(),
+    };
     let mut json = Vec::new();
     let started = Instant::now();
     for phase in &a.phases {
@@ -289,99 +405,8 @@ fn main() {
                 .chain(ab.map(|b| ("A/B +3%", b)))
                 .collect();
             for (kind, cand) in comparisons {
-                // name → results, in the order printed
-                let mut rows: Vec<(&str, Cellf)> =
-                    vec![("plain", Cellf::default()), ("cell", Cellf::default())];
-                if a.random_layout {
-                    rows.push(("cell, ASLR on", Cellf::default()));
-                }
-                if a.adaptive && ab.is_some() {
-                    rows.push(("cell, adaptive", Cellf::default()));
-                }
-                let rounds = a.budget / 2;
-                let fixed = Params {
-                    phases: vec![],
-                    warmup: 1,
-                    min_rounds: rounds - 1,
-                    max_rounds: rounds - 1,
-                    step: 1,
-                    ci_target: 0.0,
-                    ci_level: s.ci_level,
-                    rows_per_reference: 3,
-                    time_cap_s: 1e9,
-                    seed: 0,
-                };
-                let adaptive = Params {
-                    warmup: s.drop,
-                    min_rounds: s.min_rounds(),
-                    max_rounds: s.max_rounds(),
-                    step: s.reps_step,
-                    ci_target: s.ci_target,
-                    ..fixed.clone()
-                };
-                for rep in 0..a.repeats {
-                    let seed = 1000 + rep as u64;
-                    for (name, f) in &mut rows {
-                        // Interleaved: each repeat runs every protocol back to back.
-                        let (m, lo, hi, runs) = match *name {
-                            "plain" => {
-                                let v = plain(&bins.reference, cand, phase, a.budget);
-                                // The plain protocol has no interval: its gate reads the point.
-                                (v, v, v, a.budget)
-                            }
-                            "cell" => cell(
-                                &bins.reference,
-                                cand,
-                                phase,
-                                &Params {
-                                    seed,
-                                    ..fixed.clone()
-                                },
-                                false,
-                                dir.path(),
-                            ),
-                            "cell, ASLR on" => cell(
-                                &bins.reference,
-                                cand,
-                                phase,
-                                &Params {
-                                    seed,
-                                    ..fixed.clone()
-                                },
-                                true,
-                                dir.path(),
-                            ),
-                            _ => cell(
-                                &bins.reference,
-                                cand,
-                                phase,
-                                &Params {
-                                    seed,
-                                    ..adaptive.clone()
-                                },
-                                false,
-                                dir.path(),
-                            ),
-                        };
-                        f.verdicts.push(m);
-                        f.runs.push(runs);
-                        if cell_verdict::three_way(1.0, lo, hi, tol) == GateStatus::Fail {
-                            f.fails += 1;
-                        }
-                    }
-                }
-                for (name, f) in &rows {
-                    let mean = f.verdicts.iter().sum::<f64>() / f.verdicts.len() as f64;
-                    let s3 = three_sigma_pct(&f.verdicts);
-                    let runs = f64::from(f.runs.iter().sum::<u32>()) / f.runs.len() as f64;
-                    println!(
-                        "| {phase} | {cond} | {kind} | {name} | {runs:.0} | {} | {mean:.4} | {s3:.2}% | {}/{} |",
-                        f.verdicts.len(),
-                        f.fails,
-                        f.verdicts.len()
-                    );
-                    json.push(serde_json::json!({"phase": phase, "load": cond, "comparison": kind, "protocol": name, "runs_per_verdict": runs, "verdicts": f.verdicts, "mean": mean, "three_sigma_pct": s3, "fails": f.fails}));
-                }
+                let rows = bench.compare(phase, cand, ab.is_some());
+                report(&rows, (phase, cond, kind), &mut json);
             }
         }
     }

@@ -5,10 +5,10 @@
 pub mod build;
 pub mod calibrate;
 pub mod facts;
-pub mod http;
 pub mod job;
 pub mod protocol;
 pub mod scripted;
+pub mod suites;
 pub mod timing;
 pub mod tools;
 

@@ -1,4 +1,4 @@
-//! `cell_run::http::load` against the real `wrk` and `oha` and a loopback HTTP/1.1 server:
+//! `cell_run::suites::load` against the real `wrk` and `oha` and a loopback HTTP/1.1 server:
 //! the argv runs, the reports parse, and the figures agree with what the server did.
 //!
 //! Both tools must be installed: a missing tool fails the test with how to install it,
@@ -12,7 +12,7 @@ use std::process::Command;
 use std::thread;
 use std::time::Duration;
 
-use cell_run::http::load::{LoadSpec, LoadTool, argv, parse, version_line};
+use cell_run::suites::load::{LoadSpec, LoadTool, argv, parse, version_line};
 use cell_schema::LoadReport;
 
 // ---------------------------------------------------------------- a tiny server

@@ -107,53 +107,7 @@ pub fn run(args: &CollectArgs, cli: &Cli) -> anyhow::Result<Exit> {
         }
     }
     if args.commit {
-        let dir = std::path::absolute(&dir).context("resolving the run dir")?;
-        let repo = git::toplevel(&dir)
-            .context("--commit needs the results directory inside a git work tree")?;
-        let cells: Vec<String> = collected
-            .cells
-            .iter()
-            .map(|c| c.result.cell.id.to_string())
-            .collect();
-        let message = format!(
-            "results: run {} ({}) {}: {}{}",
-            collected.record.run.id,
-            collected.record.run.date,
-            cells.join(", "),
-            match verdict {
-                Status::Ok => "ok",
-                Status::Noisy => "noisy",
-                Status::Failed => "failed",
-            },
-            if collected.record.run.partial {
-                " (partial)"
-            } else {
-                ""
-            }
-        );
-        let made = git::commit(&repo, &dir, &message).context("committing the run")?;
-        if !cli.quiet {
-            eprintln!(
-                "{}",
-                if made {
-                    format!("committed: {message}")
-                } else {
-                    "nothing new to commit".into()
-                }
-            );
-        }
-        if args.push {
-            let tries = git::push(
-                &repo,
-                &args.remote,
-                8,
-                args.run_id ^ u64::from(std::process::id()),
-            )
-            .context("pushing the run")?;
-            if !cli.quiet {
-                eprintln!("pushed to {} ({tries} attempt(s))", args.remote);
-            }
-        }
+        commit_and_push(args, cli, &collected, &dir, verdict)?;
     }
     if cli.format == Format::Json {
         let cells: Vec<_> = collected.cells.iter().map(|c| &c.result).collect();
@@ -172,6 +126,65 @@ pub fn run(args: &CollectArgs, cli: &Cli) -> anyhow::Result<Exit> {
     } else {
         Exit::Ok
     })
+}
+
+/// Commits the run dir with a message naming the run, its cells and its verdict; pushes it
+/// when asked, rebasing and retrying.
+fn commit_and_push(
+    args: &CollectArgs,
+    cli: &Cli,
+    collected: &cell_collect::Collected,
+    dir: &std::path::Path,
+    verdict: Status,
+) -> anyhow::Result<()> {
+    let dir = std::path::absolute(dir).context("resolving the run dir")?;
+    let repo = git::toplevel(&dir)
+        .context("--commit needs the results directory inside a git work tree")?;
+    let cells: Vec<String> = collected
+        .cells
+        .iter()
+        .map(|c| c.result.cell.id.to_string())
+        .collect();
+    let message = format!(
+        "results: run {} ({}) {}: {}{}",
+        collected.record.run.id,
+        collected.record.run.date,
+        cells.join(", "),
+        match verdict {
+            Status::Ok => "ok",
+            Status::Noisy => "noisy",
+            Status::Failed => "failed",
+        },
+        if collected.record.run.partial {
+            " (partial)"
+        } else {
+            ""
+        }
+    );
+    let made = git::commit(&repo, &dir, &message).context("committing the run")?;
+    if !cli.quiet {
+        eprintln!(
+            "{}",
+            if made {
+                format!("committed: {message}")
+            } else {
+                "nothing new to commit".into()
+            }
+        );
+    }
+    if args.push {
+        let tries = git::push(
+            &repo,
+            &args.remote,
+            8,
+            args.run_id ^ u64::from(std::process::id()),
+        )
+        .context("pushing the run")?;
+        if !cli.quiet {
+            eprintln!("pushed to {} ({tries} attempt(s))", args.remote);
+        }
+    }
+    Ok(())
 }
 
 /// `--repo`, else `GITHUB_REPOSITORY`, else the `origin` remote's `owner/name`.

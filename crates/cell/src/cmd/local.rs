@@ -1,14 +1,14 @@
-//! `cell local`: every job this machine can run, merged into one run dir.
+//! `cell local`: every job this machine can run, merged into one run dir, judged by the gate
+//! `cell gate` would run, and the report over every local run.
 
 use std::collections::BTreeMap;
-
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use cell_collect::JobInput;
-use cell_model::Cell;
+use cell_collect::{JobInput, MergedCell};
+use cell_model::{Cell, Plan};
 use cell_schema::store::{self, RunDirName};
-use cell_schema::{AnyJob, MissingJob, RunInfo, Status};
+use cell_schema::{AnyJob, GateReport, MissingJob, RunInfo, Status};
 use cell_verdict::GateConfig;
 
 use crate::cli::{Cli, Format, LocalArgs, Suite};
@@ -19,81 +19,32 @@ use crate::progress::Progress;
 pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let plan = super::load_plan(cli)?;
     let cell = Cell::local();
-    let workload = args.suite == Suite::Workload;
-    let names: Vec<String> = if !workload {
-        Vec::new()
-    } else if args.toolchains.is_empty() {
-        // Toolchains with no row (a server's, say) have no workload job.
-        plan.toolchains
-            .values()
-            .filter(|t| !t.rows.is_empty())
-            .map(|t| t.name.to_string())
-            .collect()
-    } else {
-        args.toolchains.clone()
-    };
-    for n in &names {
-        super::with_rows(&plan, n)?;
-    }
-    // The reference must be here: without it no ratio exists.
-    let ref_tc = plan.reference_toolchain();
-    if workload && let Err(missing) = cell_run::tools::probe(ref_tc) {
-        anyhow::bail!(
-            "the reference row `{}` cannot be built: {missing}",
-            plan.settings.reference
-        );
-    }
-
+    let names = workload_jobs(&plan, args)?;
     let (date, stamp) = crate::clock::utc_now();
     let run_name = free_run_name(&args.out, &date, &stamp)?;
-    let run_dir = args.out.join(run_name.to_string());
     let jobs_dir = args.out.join("jobs").join(run_name.to_string());
     let seed = args.seed.unwrap_or_else(crate::clock::clock_seed);
+    let (mut inputs, mut missing) = if args.suite == Suite::Workload {
+        (Vec::new(), Vec::new())
+    } else {
+        super::suite::local(&plan, args, cli, &jobs_dir, seed)?
+    };
     let scripted = super::scripted_timings(args.scripted_timings.as_deref())?;
-
-    let mut inputs = Vec::new();
-    let mut missing = Vec::new();
-    if !workload {
-        (inputs, missing) = super::suite::local(&plan, args, cli, &jobs_dir, seed)?;
-    }
     for name in &names {
-        let tc = plan.toolchain(name).map_err(anyhow::Error::msg)?;
-        if let Err(m) = cell_run::tools::probe(tc) {
-            if !cli.quiet {
-                eprintln!("[{name}] {m}");
-            }
-            missing.push(MissingJob {
-                toolchain: tc.name.clone(),
-                conclusion: m.to_string(),
-            });
-            continue;
-        }
-        let out = jobs_dir.join(format!("cell-{}-{name}-a1", cell.id()));
-        let opts = cell_run::JobOptions {
-            out: out.clone(),
-            reps: args.reps,
+        match run_one(
+            &plan,
+            &cell,
+            name,
+            &jobs_dir,
+            args,
             seed,
-            scripted: scripted.clone(),
-        };
-        let mut progress = Progress::new(cli, name);
-        let result = cell_run::run_job(&plan, cell_model::LOCAL_LABEL, name, &opts, &mut |e| {
-            progress.event(&e);
-        })
-        .with_context(|| format!("job {name}"))?;
-        progress.finish();
-        let result = AnyJob::from(result);
-        super::write_job(&out, &result)?;
-        if !cli.quiet
-            && let AnyJob::Workload(r) = &result
-        {
-            eprintln!(
-                "[{name}] {:?} in {:.1} s ({} measured rounds)",
-                r.verdict.status, r.cost.total_s, r.protocol.measured_rounds
-            );
+            scripted.as_ref(),
+            cli,
+        )? {
+            Ok(input) => inputs.push(input),
+            Err(m) => missing.push(m),
         }
-        inputs.push(JobInput { result, attempt: 1 });
     }
-
     let run = RunInfo {
         id: run_name.id().to_owned(),
         date: run_name.date().to_owned(),
@@ -102,40 +53,13 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
         attempt: None,
         partial: false,
     };
-    let missing_by_cell = BTreeMap::from([(cell.id(), missing)]);
-    let cells = cell_collect::merge_run(&run, inputs, &missing_by_cell);
-    let dir = super::run_dir(run_name, &cells, None);
-    store::write_run_dir(&args.out, &dir, false)
+    let cells = cell_collect::merge_run(&run, inputs, &BTreeMap::from([(cell.id(), missing)]));
+    let run_dir = args.out.join(run_name.to_string());
+    store::write_run_dir(&args.out, &super::run_dir(run_name, &cells, None), false)
         .with_context(|| format!("writing {}", run_dir.display()))?;
-    let results: Vec<_> = cells.iter().map(|c| c.result.clone()).collect();
-    // The gate against earlier local runs in the same --out, with the inputs `cell gate` takes.
-    let history = store::load_history(&args.out)?;
-    let this = store::load_run(&run_dir)?;
-    let mut config = GateConfig::from_plan(&plan, None, this.cells.keys())?;
-    config.allow_scripted = this.scripted();
-    let report = cell_verdict::gate(&this, &history, &config)?;
-    store::write_files(
-        &run_dir,
-        &[store::Output::new(
-            store::GATE_JSON,
-            cell_schema::to_json(&report).into_bytes(),
-        )],
-    )
-    .context("writing gate.json")?;
-    match cli.format {
-        Format::Json => print!(
-            "{}",
-            cell_schema::to_json(&serde_json::json!({ "cells": results, "gate": report }))
-        ),
-        Format::Human => {
-            print!("{}", cell_report::text_summary(&results));
-            print!("{}", cell_report::gate::human(&report));
-        }
-    }
-    // And the report over every local run in --out, as `cell report` would write it.
-    let page = cell_report::report::Report::build(&history);
-    let report_dir = args.out.join("report");
-    cell_report::report::write(&page, &report_dir).context("writing the report")?;
+    let report = gate(&plan, &args.out, &run_dir)?;
+    print(&cells, &report, cli);
+    let report_dir = write_report(&args.out)?;
     if !cli.quiet {
         eprintln!(
             "wrote {}",
@@ -146,8 +70,132 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
             report_dir.join(cell_report::report::INDEX_HTML).display()
         );
     }
-    let failed = results.iter().any(|c| c.verdict.status == Status::Failed) || report.exit != 0;
+    let failed = cells
+        .iter()
+        .any(|c| c.result.verdict.status == Status::Failed)
+        || report.exit != 0;
     Ok(if failed { Exit::Gate } else { Exit::Ok })
+}
+
+/// The workload jobs asked for (every toolchain with rows by default), each checked to have
+/// rows; and the reference, without which no ratio exists, must be here.
+fn workload_jobs(plan: &Plan, args: &LocalArgs) -> anyhow::Result<Vec<String>> {
+    if args.suite != Suite::Workload {
+        return Ok(Vec::new());
+    }
+    let names: Vec<String> = if args.toolchains.is_empty() {
+        // Toolchains with no row (a server's, say) have no workload job.
+        plan.toolchains
+            .values()
+            .filter(|t| !t.rows.is_empty())
+            .map(|t| t.name.to_string())
+            .collect()
+    } else {
+        args.toolchains.clone()
+    };
+    for n in &names {
+        super::with_rows(plan, n)?;
+    }
+    if let Err(missing) = cell_run::tools::probe(plan.reference_toolchain()) {
+        anyhow::bail!(
+            "the reference row `{}` cannot be built: {missing}",
+            plan.settings.reference
+        );
+    }
+    Ok(names)
+}
+
+/// One workload job, written where a workflow's artifact would put it; a toolchain that is
+/// not installed is a missing job, not an error.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the run's settings, handed to each of its jobs"
+)]
+fn run_one(
+    plan: &Plan,
+    cell: &Cell,
+    name: &str,
+    jobs_dir: &Path,
+    args: &LocalArgs,
+    seed: u64,
+    scripted: Option<&cell_run::scripted::ScriptedTimings>,
+    cli: &Cli,
+) -> anyhow::Result<Result<JobInput, MissingJob>> {
+    let tc = plan.toolchain(name).map_err(anyhow::Error::msg)?;
+    if let Err(m) = cell_run::tools::probe(tc) {
+        if !cli.quiet {
+            eprintln!("[{name}] {m}");
+        }
+        return Ok(Err(MissingJob {
+            toolchain: tc.name.clone(),
+            conclusion: m.to_string(),
+        }));
+    }
+    let out = jobs_dir.join(format!("cell-{}-{name}-a1", cell.id()));
+    let opts = cell_run::JobOptions {
+        out: out.clone(),
+        reps: args.reps,
+        seed,
+        scripted: scripted.cloned(),
+    };
+    let mut progress = Progress::new(cli, name);
+    let result = cell_run::run_job(plan, cell_model::LOCAL_LABEL, name, &opts, &mut |e| {
+        progress.event(&e);
+    })
+    .with_context(|| format!("job {name}"))?;
+    progress.finish();
+    if !cli.quiet {
+        eprintln!(
+            "[{name}] {:?} in {:.1} s ({} measured rounds)",
+            result.verdict.status, result.cost.total_s, result.protocol.measured_rounds
+        );
+    }
+    let result = AnyJob::from(result);
+    super::write_job(&out, &result)?;
+    Ok(Ok(JobInput { result, attempt: 1 }))
+}
+
+/// The gate against earlier local runs in the same `--out`, with the inputs `cell gate` takes,
+/// its report written beside the run.
+fn gate(plan: &Plan, out: &Path, run_dir: &Path) -> anyhow::Result<GateReport> {
+    let history = store::load_history(out)?;
+    let this = store::load_run(run_dir)?;
+    let mut config = GateConfig::from_plan(plan, None, this.cells.keys())?;
+    // A scripted run is judged with its own kind only (the gate refuses to mix them).
+    config.allow_scripted = this.scripted();
+    let report = cell_verdict::gate(&this, &history, &config)?;
+    store::write_files(
+        run_dir,
+        &[store::Output::new(
+            store::GATE_JSON,
+            cell_schema::to_json(&report).into_bytes(),
+        )],
+    )
+    .context("writing gate.json")?;
+    Ok(report)
+}
+
+fn print(cells: &[MergedCell], report: &GateReport, cli: &Cli) {
+    let results: Vec<_> = cells.iter().map(|c| c.result.clone()).collect();
+    match cli.format {
+        Format::Json => print!(
+            "{}",
+            cell_schema::to_json(&serde_json::json!({ "cells": results, "gate": report }))
+        ),
+        Format::Human => {
+            print!("{}", cell_report::text_summary(&results));
+            print!("{}", cell_report::gate::human(report));
+        }
+    }
+}
+
+/// The report over every local run in `out`, as `cell report` would write it.
+fn write_report(out: &Path) -> anyhow::Result<PathBuf> {
+    let history = store::load_history(out)?;
+    let page = cell_report::report::Report::build(&history);
+    let report_dir = out.join("report");
+    cell_report::report::write(&page, &report_dir).context("writing the report")?;
+    Ok(report_dir)
 }
 
 /// `<date>-local-<stamp>`, with `-2`, `-3`, … when a run of the same second is there.

@@ -5,8 +5,8 @@ use std::path::Path;
 use anyhow::Context as _;
 use cell_collect::JobInput;
 use cell_model::Plan;
-use cell_run::http::soak::{SoakOptions, SoakOverrides};
-use cell_run::http::suite::{HttpOptions, HttpOverrides};
+use cell_run::suites::http::{HttpOptions, HttpOverrides};
+use cell_run::suites::soak::{SoakOptions, SoakOverrides};
 use cell_schema::{AnyJob, MissingJob, ServerName, Status, ToolchainName};
 
 use crate::cli::{Cli, Format, LocalArgs, RunArgs, Suite, SuiteFlags};
@@ -79,7 +79,7 @@ pub fn run_suite(
                 seed,
                 overrides: http_overrides(flags),
             };
-            for job in cell_run::http::suite::run_http(plan, cell, servers, &opts, &mut on)? {
+            for job in cell_run::suites::http::run_http(plan, cell, servers, &opts, &mut on)? {
                 let dir = dir_of(&job.job);
                 let job = AnyJob::from(job);
                 super::write_job(&dir, &job)?;
@@ -91,7 +91,7 @@ pub fn run_suite(
                 work: work.to_owned(),
                 overrides: soak_overrides(flags),
             };
-            for job in cell_run::http::soak::run_soak(plan, cell, servers, &opts, &mut on)? {
+            for job in cell_run::suites::soak::run_soak(plan, cell, servers, &opts, &mut on)? {
                 let dir = dir_of(&job.job);
                 let job = AnyJob::from(job);
                 super::write_job(&dir, &job)?;
@@ -176,7 +176,7 @@ pub fn local_servers(
     let mut missing = Vec::new();
     for n in names {
         let server = http.server(n.as_str()).map_err(anyhow::Error::msg)?;
-        match cell_run::http::session::probe_server(plan, server) {
+        match cell_run::suites::session::probe_server(plan, server) {
             Ok(_) => run.push(n),
             Err(m) => {
                 if !cli.quiet {

@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use cell_model::Expect;
 
+use super::error::{CheckError, Gone, Mismatch, ResponseError};
+
 /// A parsed HTTP/1.1 response.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Response {
@@ -34,29 +36,29 @@ pub fn loopback(port: u16) -> SocketAddr {
 }
 
 /// Sends `GET /` on `stream` and reads one response (Content-Length or chunked).
-pub fn get(stream: &mut TcpStream, port: u16) -> Result<Response, String> {
+pub fn get(stream: &mut TcpStream, port: u16) -> Result<Response, ResponseError> {
     let req = format!(
         "GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUser-Agent: cell\r\nAccept: */*\r\n\r\n"
     );
     stream
         .write_all(req.as_bytes())
-        .map_err(|e| format!("sending GET /: {e}"))?;
+        .map_err(ResponseError::Send)?;
     read_response(stream)
 }
 
 /// Connects with a bound on each step.
-pub fn connect(port: u16, timeout: Duration) -> Result<TcpStream, String> {
+pub fn connect(port: u16, timeout: Duration) -> Result<TcpStream, ResponseError> {
     let s = TcpStream::connect_timeout(&loopback(port), timeout)
-        .map_err(|e| format!("connecting to 127.0.0.1:{port}: {e}"))?;
+        .map_err(|source| ResponseError::Connect { port, source })?;
     s.set_read_timeout(Some(timeout))
-        .map_err(|e| e.to_string())?;
+        .map_err(ResponseError::Socket)?;
     s.set_write_timeout(Some(timeout))
-        .map_err(|e| e.to_string())?;
+        .map_err(ResponseError::Socket)?;
     let _ = s.set_nodelay(true);
     Ok(s)
 }
 
-fn read_response(stream: &mut TcpStream) -> Result<Response, String> {
+fn read_response(stream: &mut TcpStream) -> Result<Response, ResponseError> {
     const LIMIT: usize = 1 << 20;
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
@@ -65,16 +67,14 @@ fn read_response(stream: &mut TcpStream) -> Result<Response, String> {
             break i;
         }
         if buf.len() > LIMIT {
-            return Err("response head larger than 1 MiB".into());
+            return Err(ResponseError::HeadTooLarge);
         }
-        let n = stream
-            .read(&mut chunk)
-            .map_err(|e| format!("reading the response: {e}"))?;
+        let n = stream.read(&mut chunk).map_err(ResponseError::Read)?;
         if n == 0 {
             return Err(if buf.is_empty() {
-                "the server closed the connection without answering".into()
+                ResponseError::ClosedBeforeAnswer
             } else {
-                "the server closed the connection in the middle of the response head".into()
+                ResponseError::ClosedInHead
             });
         }
         buf.extend_from_slice(&chunk[..n]);
@@ -84,32 +84,30 @@ fn read_response(stream: &mut TcpStream) -> Result<Response, String> {
     let status_line = lines.next().unwrap_or_default();
     let mut parts = status_line.splitn(3, ' ');
     let (Some(version), Some(code)) = (parts.next(), parts.next()) else {
-        return Err(format!("malformed status line `{status_line}`"));
+        return Err(ResponseError::MalformedStatus(status_line.to_owned()));
     };
     if !version.starts_with("HTTP/1.") {
-        return Err(format!("not an HTTP/1.x response: `{status_line}`"));
+        return Err(ResponseError::NotHttp1(status_line.to_owned()));
     }
     let status: u16 = code
         .parse()
-        .map_err(|_| format!("malformed status line `{status_line}`"))?;
+        .map_err(|_| ResponseError::MalformedStatus(status_line.to_owned()))?;
     let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
         .collect();
     let mut rest = buf[head_end + 4..].to_vec();
-    let mut fill = |rest: &mut Vec<u8>, want: usize| -> Result<(), String> {
+    let mut fill = |rest: &mut Vec<u8>, want: usize| -> Result<(), ResponseError> {
         while rest.len() < want {
             if rest.len() > LIMIT {
-                return Err("body larger than 1 MiB".into());
+                return Err(ResponseError::BodyTooLarge);
             }
-            let n = stream
-                .read(&mut chunk)
-                .map_err(|e| format!("reading the body: {e}"))?;
+            let n = stream.read(&mut chunk).map_err(ResponseError::ReadBody)?;
             if n == 0 {
-                return Err(format!(
-                    "the server closed the connection after {} of {want} body bytes",
-                    rest.len()
-                ));
+                return Err(ResponseError::ClosedInBody {
+                    got: rest.len(),
+                    want,
+                });
             }
             rest.extend_from_slice(&chunk[..n]);
         }
@@ -124,7 +122,7 @@ fn read_response(stream: &mut TcpStream) -> Result<Response, String> {
     let body = if let Some(len) = header("content-length") {
         let len: usize = len
             .parse()
-            .map_err(|_| format!("Content-Length `{len}` is not a number"))?;
+            .map_err(|_| ResponseError::BadLength(len.clone()))?;
         fill(&mut rest, len)?;
         rest.truncate(len);
         rest
@@ -140,7 +138,7 @@ fn read_response(stream: &mut TcpStream) -> Result<Response, String> {
             };
             let size_text = String::from_utf8_lossy(&rest[..line_end]).into_owned();
             let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
-                .map_err(|_| format!("bad chunk size `{size_text}`"))?;
+                .map_err(|_| ResponseError::BadChunk(size_text.clone()))?;
             rest.drain(..line_end + 2);
             fill(&mut rest, size + 2)?;
             body.extend_from_slice(&rest[..size]);
@@ -150,9 +148,7 @@ fn read_response(stream: &mut TcpStream) -> Result<Response, String> {
             }
         }
     } else {
-        return Err(
-            "the response has neither Content-Length nor chunked encoding: it cannot keep the connection alive".into(),
-        );
+        return Err(ResponseError::NoFraming);
     };
     Ok(Response {
         status,
@@ -166,7 +162,7 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// Compares a response with the expectation; the error names every difference.
-pub fn compare(r: &Response, e: &Expect) -> Result<(), String> {
+pub fn compare(r: &Response, e: &Expect) -> Result<(), Mismatch> {
     let mut diffs = Vec::new();
     if r.status != e.status {
         diffs.push(format!("status {} (expected {})", r.status, e.status));
@@ -190,28 +186,35 @@ pub fn compare(r: &Response, e: &Expect) -> Result<(), String> {
     if diffs.is_empty() {
         Ok(())
     } else {
-        Err(diffs.join("; "))
+        Err(Mismatch(diffs))
     }
 }
 
 /// The check before any load: two `GET /` on one connection, both as expected.
-pub fn verify(port: u16, e: &Expect, timeout: Duration) -> Result<(), String> {
+pub fn verify(port: u16, e: &Expect, timeout: Duration) -> Result<(), CheckError> {
     let mut s = connect(port, timeout)?;
     let first = get(&mut s, port)?;
-    compare(&first, e).map_err(|d| format!("wrong response to GET /: {d}"))?;
+    compare(&first, e).map_err(CheckError::WrongFirst)?;
     if first
         .header("connection")
         .is_some_and(|v| v.eq_ignore_ascii_case("close"))
     {
-        return Err(
-            "the server answered `Connection: close`: it must keep connections alive".into(),
-        );
+        return Err(CheckError::ConnectionClose);
     }
-    let second = get(&mut s, port).map_err(|m| {
-        format!("a second GET / on the same connection failed (no keep-alive?): {m}")
-    })?;
-    compare(&second, e).map_err(|d| format!("wrong response to a second GET /: {d}"))?;
+    let second = get(&mut s, port).map_err(CheckError::SecondFailed)?;
+    compare(&second, e).map_err(CheckError::WrongSecond)?;
     Ok(())
+}
+
+/// Why a server did not reach its first 200.
+#[derive(Debug, thiserror::Error)]
+pub enum WaitError {
+    /// It ended while waited for.
+    #[error(transparent)]
+    Gone(#[from] Gone),
+    /// The deadline passed; what the last attempt saw.
+    #[error("{0}")]
+    Timeout(String),
 }
 
 /// Polls until the server answers `GET /` with any complete response, or `deadline`.
@@ -219,18 +222,18 @@ pub fn verify(port: u16, e: &Expect, timeout: Duration) -> Result<(), String> {
 pub fn wait_ready(
     port: u16,
     deadline: Instant,
-    alive: &mut dyn FnMut() -> Result<(), String>,
-) -> Result<(), String> {
+    alive: &mut dyn FnMut() -> Result<(), Gone>,
+) -> Result<(), WaitError> {
     loop {
         alive()?;
         let attempt = connect(port, Duration::from_millis(500)).and_then(|mut s| get(&mut s, port));
         let last = match attempt {
             Ok(r) if r.status == 200 => return Ok(()),
             Ok(r) => format!("it answered status {}", r.status),
-            Err(m) => m,
+            Err(m) => m.to_string(),
         };
         if Instant::now() >= deadline {
-            return Err(last);
+            return Err(WaitError::Timeout(last));
         }
         std::thread::sleep(Duration::from_millis(25));
     }
@@ -285,7 +288,9 @@ mod tests {
         let port = serve_once(
             b"HTTP/1.1 201 Created\r\nContent-Type: text/html\r\nContent-Length: 8\r\n\r\ngoodbye\n",
         );
-        let e = verify(port, &expect(), Duration::from_secs(2)).unwrap_err();
+        let e = verify(port, &expect(), Duration::from_secs(2))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("status 201 (expected 200)"), "{e}");
         assert!(
             e.contains("header `content-type: text/html` (expected `text/plain`)"),

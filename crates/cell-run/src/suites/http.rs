@@ -2,16 +2,17 @@
 //! interleaved in a seeded order, each run checked for contamination (docs/http-and-soak.md).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use cell_model::{Cell, HttpDef, Plan};
+use cell_model::{Cell, HttpDef, Plan, Server};
 use cell_schema::{
     HttpJobResult, HttpKind, HttpRun, HttpServerResult, HttpSettings, HttpToolResult,
     SCHEMA_VERSION, ServerName, SuiteCost, TimeWait, ToolName, round_ratio, round_time,
 };
 use cell_stats::{SplitMix64, median, shuffle};
 
+use super::error::NotServing;
 use super::load::LoadSpec;
 use super::procfs;
 use super::server::Cpus;
@@ -69,10 +70,6 @@ fn def(plan: &Plan, o: &HttpOverrides) -> Result<HttpDef, SuiteError> {
 
 /// Runs the http suite for `servers` in one session and returns one job result per server
 /// (`http-<server>`). Progress lines go to `on`.
-#[expect(
-    clippy::too_many_lines,
-    reason = "the session's steps in order, read top to bottom"
-)]
 pub fn run_http(
     plan: &Plan,
     cell_label: &str,
@@ -95,17 +92,63 @@ pub fn run_http(
         .collect::<Result<_, _>>()?;
     let cpus = Cpus::choose();
     let machine = crate::facts::machine(cpus.server);
+    let mut session = prepare(plan, &d, &chosen, &opts.work, cpus, on)?;
+    let measure_t = Instant::now();
+    let runs = rounds(plan, &d, &mut session, &generators, cpus, opts.seed, on)?;
+    let measure_s = measure_t.elapsed().as_secs_f64();
+    for ((name, tool), rs) in runs {
+        if let Some(r) = session.results.get_mut(&name) {
+            r.tools.insert(tool, aggregate(rs));
+        }
+    }
+    let setup_s =
+        (total.elapsed().as_secs_f64() - measure_s - session.build_s.values().sum::<f64>())
+            .max(0.0);
+    let shared = Shared {
+        cell: &cell,
+        machine: &machine,
+        settings: settings(&d, cpus, opts.seed),
+        generators: &generators,
+        started_at: &started_at,
+        measure_s,
+        setup_s,
+    };
+    Ok(jobs(plan, &d, session, &shared))
+}
 
-    // Build and check every server first: a wrong answer fails before any load.
-    let mut build_s: BTreeMap<ServerName, f64> = BTreeMap::new();
-    let mut results: BTreeMap<ServerName, HttpServerResult> = BTreeMap::new();
-    let mut ready: BTreeMap<ServerName, Prepared> = BTreeMap::new();
-    let mut versions: BTreeMap<ServerName, BTreeMap<ToolName, cell_schema::ToolVersion>> =
-        BTreeMap::new();
-    for s in &chosen {
+/// The servers of a session after their builds and response checks.
+struct Session {
+    /// Every server's result so far.
+    results: BTreeMap<ServerName, HttpServerResult>,
+    /// The servers that passed the check, ready to be measured.
+    ready: BTreeMap<ServerName, Prepared>,
+    /// Build seconds per server.
+    build_s: BTreeMap<ServerName, f64>,
+    /// Tool versions of each server's toolchain.
+    versions: BTreeMap<ServerName, BTreeMap<ToolName, cell_schema::ToolVersion>>,
+}
+
+/// Builds and checks every server first: a wrong answer fails before any load.
+fn prepare(
+    plan: &Plan,
+    def: &HttpDef,
+    chosen: &[&Server],
+    work: &Path,
+    cpus: Cpus,
+    on: &mut dyn FnMut(String),
+) -> Result<Session, SuiteError> {
+    let mut session = Session {
+        results: BTreeMap::new(),
+        ready: BTreeMap::new(),
+        build_s: BTreeMap::new(),
+        versions: BTreeMap::new(),
+    };
+    for s in chosen {
         let probed = probe_server(plan, s)?;
-        versions.insert(s.name.clone(), probed.versions.clone());
-        let mut r = HttpServerResult {
+        session
+            .versions
+            .insert(s.name.clone(), probed.versions.clone());
+        let mut result = HttpServerResult {
             toolchain: s.toolchain.clone(),
             build: None,
             check: None,
@@ -114,49 +157,68 @@ pub fn run_http(
         };
         on(format!("[http {}] building", s.name));
         let build_t = Instant::now();
-        let built = build_server(plan, s, probed, &opts.work.join(s.name.as_str()));
-        build_s.insert(s.name.clone(), build_t.elapsed().as_secs_f64());
+        let built = build_server(plan, s, probed, &work.join(s.name.as_str()));
+        session
+            .build_s
+            .insert(s.name.clone(), build_t.elapsed().as_secs_f64());
         match built {
-            Err(m) => r.error = Some(m),
+            Err(e) => result.error = Some(e.to_string()),
             Ok(p) => {
-                r.build = Some(p.build.clone());
-                let checked = p
-                    .start(cpus.server, Duration::from_secs_f64(d.startup_timeout_s))
-                    .and_then(|(mut running, _)| {
-                        let v = super::check::verify(s.port, &s.expect, Duration::from_secs(5))
-                            .and_then(|()| running.alive());
-                        running.stop(Duration::from_secs_f64(d.stop_grace_s));
-                        v
-                    });
-                match checked {
+                result.build = Some(p.build.clone());
+                match check_before_load(def, &p, cpus) {
                     Ok(()) => {
-                        r.check = Some("ok".into());
-                        ready.insert(s.name.clone(), p);
+                        result.check = Some("ok".into());
+                        session.ready.insert(s.name.clone(), p);
                     }
-                    Err(m) => {
+                    Err(e) => {
+                        let m = e.to_string();
                         on(format!("[http {}] FAILED before any load: {m}", s.name));
-                        r.check = Some(m.clone());
-                        r.error = Some(m);
+                        result.check = Some(m.clone());
+                        result.error = Some(m);
                     }
                 }
             }
         }
-        results.insert(s.name.clone(), r);
+        session.results.insert(s.name.clone(), result);
     }
+    Ok(session)
+}
 
-    // Rounds: every (server, tool) once per round, in a fresh seeded order.
-    let measure_t = Instant::now();
-    let mut rng = SplitMix64::new(opts.seed);
+/// A fresh start, the response check, and the server still alive after it.
+fn check_before_load(d: &HttpDef, p: &Prepared, cpus: Cpus) -> Result<(), NotServing> {
+    let (mut running, _) = p.start(cpus.server, Duration::from_secs_f64(d.startup_timeout_s))?;
+    let checked = super::check::verify(p.server.port, &p.server.expect, Duration::from_secs(5))
+        .map_err(NotServing::from)
+        .and_then(|()| running.alive().map_err(NotServing::from));
+    running.stop(Duration::from_secs_f64(d.stop_grace_s));
+    checked
+}
+
+/// Every (server, tool) once per round, in a fresh seeded order; a server that fails drops
+/// out, a load generator that fails ends the session.
+fn rounds(
+    plan: &Plan,
+    d: &HttpDef,
+    session: &mut Session,
+    generators: &[Generator],
+    cpus: Cpus,
+    seed: u64,
+    on: &mut dyn FnMut(String),
+) -> Result<BTreeMap<(ServerName, String), Vec<HttpRun>>, SuiteError> {
+    let mut rng = SplitMix64::new(seed);
     let mut runs: BTreeMap<(ServerName, String), Vec<HttpRun>> = BTreeMap::new();
     let mut seq = 0u32;
     for index in 0..d.runs {
-        let mut order: Vec<(ServerName, usize)> = ready
+        let mut order: Vec<(ServerName, usize)> = session
+            .ready
             .keys()
             .flat_map(|s| (0..generators.len()).map(move |g| (s.clone(), g)))
             .collect();
         shuffle(&mut order, &mut rng);
         for (name, g) in order {
-            let Some(p) = ready.get(&name) else { continue };
+            let Some(p) = session.ready.get(&name) else {
+                continue;
+            };
             let lg = &generators[g];
             on(format!(
                 "[http {name}] run {}/{} under {}",
@@ -164,7 +226,7 @@ pub fn run_http(
                 d.runs,
                 lg.tool.name()
             ));
-            match measure(plan, &d, p, lg, cpus, index, seq) {
+            match measure(plan, d, p, lg, cpus, index, seq) {
                 Ok(run) => runs
                     .entry((name.clone(), lg.tool.name().to_owned()))
                     .or_default()
@@ -172,23 +234,21 @@ pub fn run_http(
                 Err(RunError::Tool(m)) => return Err(SuiteError::Load(m)),
                 Err(RunError::Server(m)) => {
                     on(format!("[http {name}] FAILED: {m}"));
-                    if let Some(r) = results.get_mut(&name) {
+                    if let Some(r) = session.results.get_mut(&name) {
                         r.error = Some(m);
                     }
-                    ready.remove(&name);
+                    session.ready.remove(&name);
                 }
             }
             seq += 1;
         }
     }
-    let measure_s = measure_t.elapsed().as_secs_f64();
-    for ((name, tool), rs) in runs {
-        if let Some(r) = results.get_mut(&name) {
-            r.tools.insert(tool, aggregate(rs));
-        }
-    }
+    Ok(runs)
+}
 
-    let settings = HttpSettings {
+/// The load every server of the session got, as the job records it.
+fn settings(d: &HttpDef, cpus: Cpus, seed: u64) -> HttpSettings {
+    HttpSettings {
         tools: d.tools.clone(),
         connections: d.connections,
         threads: d.threads,
@@ -198,45 +258,58 @@ pub fn run_http(
         keep_alive: d.keep_alive,
         server_cpu: cpus.server,
         load_cpu: cpus.load,
-        seed: opts.seed,
+        seed,
         startup_timeout_s: d.startup_timeout_s,
         stop_grace_s: d.stop_grace_s,
         drain_timeout_s: d.drain_timeout_s,
-    };
-    let n = results.len().max(1) as f64;
-    let setup_s =
-        (total.elapsed().as_secs_f64() - measure_s - build_s.values().sum::<f64>()).max(0.0);
-    let mut jobs = Vec::new();
-    for (name, r) in results {
+    }
+}
+
+/// What every job of the session shares.
+struct Shared<'a> {
+    cell: &'a Cell,
+    machine: &'a cell_schema::Machine,
+    settings: HttpSettings,
+    generators: &'a [Generator],
+    started_at: &'a str,
+    measure_s: f64,
+    setup_s: f64,
+}
+
+/// One job result per server.
+fn jobs(plan: &Plan, d: &HttpDef, mut session: Session, shared: &Shared<'_>) -> Vec<HttpJobResult> {
+    let n = session.results.len().max(1) as f64;
+    let mut out = Vec::new();
+    for (name, r) in session.results {
         let server = &d.servers[&name];
         // Each server's own build; the interleaved measuring is shared out evenly.
-        let b = build_s.get(&name).copied().unwrap_or(0.0);
+        let b = session.build_s.get(&name).copied().unwrap_or(0.0);
         let cost = SuiteCost {
             build_s: round_time(b),
-            measure_s: round_time(measure_s / n),
-            total_s: round_time(b + (measure_s + setup_s) / n),
+            measure_s: round_time(shared.measure_s / n),
+            total_s: round_time(b + (shared.measure_s + shared.setup_s) / n),
         };
-        let mut v = versions.remove(&name).unwrap_or_default();
-        for g in &generators {
+        let mut v = session.versions.remove(&name).unwrap_or_default();
+        for g in shared.generators {
             v.insert(ToolName::from(g.tool.name()), g.version.clone());
         }
-        jobs.push(HttpJobResult {
+        out.push(HttpJobResult {
             schema_version: SCHEMA_VERSION,
             kind: HttpKind::Http,
             job: format!("http-{name}"),
-            cell: cell.info(),
-            machine: machine.clone(),
+            cell: shared.cell.info(),
+            machine: shared.machine.clone(),
             pins: suite_pins(plan, &[server]),
             versions: v,
-            settings: settings.clone(),
+            settings: shared.settings.clone(),
             verdict: cell_verdict::http_verdict(&name, &r),
             servers: BTreeMap::from([(name, r)]),
             cost,
-            started_at: started_at.clone(),
+            started_at: shared.started_at.to_owned(),
             github: crate::job::github_context(),
         });
     }
-    Ok(jobs)
+    out
 }
 
 /// One measured run: drain, fresh server, warm-up, measured load, stop.

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use super::error::{Gone, StartError};
 use super::procfs;
 
 /// The CPUs server and load generator run on: separate ones when the machine has two.
@@ -83,7 +84,7 @@ pub struct Running {
     started: Instant,
     sampler: Option<Sampler>,
     /// How it ended, once `alive` saw it (it is reaped then).
-    ended: Option<String>,
+    ended: Option<Gone>,
 }
 
 /// How a server ended.
@@ -148,7 +149,7 @@ impl Running {
 
     /// `Err(how it ended)` once the process has exited; what it left of its process group is
     /// killed at once.
-    pub fn alive(&mut self) -> Result<(), String> {
+    pub fn alive(&mut self) -> Result<(), Gone> {
         if let Some(e) = &self.ended {
             return Err(e.clone());
         }
@@ -156,11 +157,11 @@ impl Running {
             Ok(None) => Ok(()),
             Ok(Some(s)) => {
                 kill_group(self.pid());
-                let e = format!("the server exited ({})", describe(s));
+                let e = Gone::Exited(describe(s));
                 self.ended = Some(e.clone());
                 Err(e)
             }
-            Err(e) => Err(format!("waiting for the server: {e}")),
+            Err(e) => Err(Gone::Wait(e.to_string())),
         }
     }
 
@@ -182,7 +183,7 @@ impl Running {
         let _ = self.stop_sampling();
         if let Err(e) = self.alive() {
             return Ended {
-                status: e,
+                status: e.to_string(),
                 killed: false,
             };
         }
@@ -209,7 +210,7 @@ impl Running {
                 }
             }
         };
-        self.ended = Some(status.clone());
+        self.ended = Some(Gone::Exited(status.clone()));
         Ended { status, killed }
     }
 }
@@ -240,14 +241,12 @@ pub(crate) fn die_with_parent(cmd: &mut Command) {
 
 /// `Err` naming the port when something already answers on it: a server left over from an
 /// earlier run would otherwise be measured in place of the one just built.
-pub fn port_free(port: u16) -> Result<(), String> {
+pub fn port_free(port: u16) -> Result<(), StartError> {
     match std::net::TcpStream::connect_timeout(
         &super::check::loopback(port),
         Duration::from_millis(200),
     ) {
-        Ok(_) => Err(format!(
-            "127.0.0.1:{port} is already taken by another process (a server left over from an earlier run?): stop it or give this server another port"
-        )),
+        Ok(_) => Err(StartError::PortTaken(port)),
         Err(_) => Ok(()),
     }
 }

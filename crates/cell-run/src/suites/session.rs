@@ -11,6 +11,7 @@ use cell_model::{Plan, Server, Vars};
 use cell_schema::{LoadReport, ServerBuild, ToolName, ToolVersion, round_time};
 
 use super::check;
+use super::error::{BuildError, LoadRunError, NotReady, StartError};
 use super::load::{self, LoadSpec, LoadTool};
 use super::server::{Running, pin};
 use cell_fetch::hash_file;
@@ -56,9 +57,15 @@ impl From<String> for RunError {
     }
 }
 
+impl From<StartError> for RunError {
+    fn from(e: StartError) -> Self {
+        Self::Server(e.to_string())
+    }
+}
+
 /// Whose fault a failed load run was: a dead server, a server that no longer answers as
 /// expected, or else the load generator.
-pub fn blame(running: &mut Running, p: &Prepared, what: &str, failure: &str) -> RunError {
+pub fn blame(running: &mut Running, p: &Prepared, what: &str, failure: &LoadRunError) -> RunError {
     if let Err(e) = running.alive() {
         return RunError::Server(format!("{e} during {what}"));
     }
@@ -150,14 +157,17 @@ pub fn probe_server(plan: &Plan, server: &Server) -> Result<Probed, SuiteError> 
     })
 }
 
-/// Builds a server into `work`; `Err` is the failure as one message (exit code, last lines).
+/// Builds a server into `work`; the error says what failed (exit code, last lines).
 pub fn build_server(
     plan: &Plan,
     server: &Server,
     probed: Probed,
     work: &Path,
-) -> Result<Prepared, String> {
-    std::fs::create_dir_all(work).map_err(|e| format!("creating {}: {e}", work.display()))?;
+) -> Result<Prepared, BuildError> {
+    std::fs::create_dir_all(work).map_err(|source| BuildError::Dir {
+        path: work.display().to_string(),
+        source,
+    })?;
     let bin = work.join("server");
     let (src, binary, workdir) = (
         server.source.display().to_string(),
@@ -184,30 +194,21 @@ pub fn build_server(
             work,
             plan.settings.build_timeout_s,
         )
-        .map_err(|f| {
-            let mut m = f.message;
-            if !f.log_tail.is_empty() {
-                m.push_str("; last lines:\n");
-                m.push_str(&f.log_tail.join("\n"));
-            }
-            m
+        .map_err(|f| BuildError::Build {
+            message: f.message,
+            log_tail: f.log_tail,
         })?
     };
     let run_argv: Vec<String> = server.run.iter().map(|a| a.render(&vars)).collect();
-    let program = tools::which(&run_argv[0]).ok_or_else(|| {
-        format!(
-            "server `{}`: `{}` (run[0]) is not an executable file{}",
-            server.name,
-            run_argv[0],
-            if argv.is_empty() {
-                ""
-            } else {
-                " after the build"
-            }
-        )
+    let program = tools::which(&run_argv[0]).ok_or_else(|| BuildError::NotExecutable {
+        server: server.name.to_string(),
+        program: run_argv[0].clone(),
+        after_build: !argv.is_empty(),
     })?;
-    let (program_bytes, sha256) =
-        hash_file(&program).map_err(|e| format!("hashing {}: {e}", program.display()))?;
+    let (program_bytes, sha256) = hash_file(&program).map_err(|source| BuildError::Hash {
+        path: program.display().to_string(),
+        source,
+    })?;
     Ok(Prepared {
         server: server.clone(),
         probed,
@@ -229,7 +230,7 @@ impl Prepared {
         &self,
         cpu: Option<u32>,
         startup_timeout: Duration,
-    ) -> Result<(Running, f64), String> {
+    ) -> Result<(Running, f64), StartError> {
         super::server::port_free(self.server.port)?;
         let mut running = Running::start(
             &self.build.run_argv,
@@ -237,7 +238,10 @@ impl Prepared {
             cpu,
             &self.work.join("server.log"),
         )
-        .map_err(|e| format!("could not start `{}`: {e}", self.build.run_argv[0]))?;
+        .map_err(|source| StartError::Spawn {
+            program: self.build.run_argv[0].clone(),
+            source,
+        })?;
         let deadline = Instant::now() + startup_timeout;
         match check::wait_ready(self.server.port, deadline, &mut || running.alive()) {
             Ok(()) => {
@@ -247,20 +251,16 @@ impl Prepared {
             Err(last) => {
                 let alive = running.alive();
                 let tail = log_tail(&self.work.join("server.log")).join("\n");
-                let what = match alive {
-                    Err(ended) => format!("{ended} before answering GET /"),
-                    Ok(()) => format!(
-                        "no 200 to GET / on 127.0.0.1:{} within the startup timeout of {} s (last attempt: {last})",
-                        self.server.port,
-                        startup_timeout.as_secs_f64()
-                    ),
+                let why = match alive {
+                    Err(ended) => NotReady::Ended(ended),
+                    Ok(()) => NotReady::Timeout {
+                        port: self.server.port,
+                        timeout_s: startup_timeout.as_secs_f64(),
+                        last: last.to_string(),
+                    },
                 };
                 let _ = running.stop(Duration::from_secs(1));
-                Err(if tail.is_empty() {
-                    what
-                } else {
-                    format!("{what}; its output ends:\n{tail}")
-                })
+                Err(StartError::NotReady { why, tail })
             }
         }
     }
@@ -283,13 +283,12 @@ pub fn run_load(
     spec: &LoadSpec,
     cpu: Option<u32>,
     scratch: &Path,
-) -> Result<LoadRun, String> {
-    let argv: Vec<OsString> =
-        load::argv(g.tool, &g.path, spec, scratch).map_err(|e| e.to_string())?;
+) -> Result<LoadRun, LoadRunError> {
+    let argv: Vec<OsString> = load::argv(g.tool, &g.path, spec, scratch)?;
     let out_path = scratch.join(format!("{}.out", g.tool.name()));
     let err_path = scratch.join(format!("{}.err", g.tool.name()));
-    let stdout = std::fs::File::create(&out_path).map_err(|e| e.to_string())?;
-    let stderr = std::fs::File::create(&err_path).map_err(|e| e.to_string())?;
+    let stdout = std::fs::File::create(&out_path).map_err(LoadRunError::Scratch)?;
+    let stderr = std::fs::File::create(&err_path).map_err(LoadRunError::Scratch)?;
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..])
         .current_dir(scratch)
@@ -299,9 +298,10 @@ pub fn run_load(
     pin(&mut cmd, cpu);
     super::server::die_with_parent(&mut cmd);
     let t = Instant::now();
-    let child = cmd
-        .spawn()
-        .map_err(|e| format!("could not start {}: {e}", g.path.display()))?;
+    let child = cmd.spawn().map_err(|source| LoadRunError::Spawn {
+        program: g.path.display().to_string(),
+        source,
+    })?;
     let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
     let deadline = t + spec.duration + Duration::from_secs(30);
     let (status, cpu_s) = loop {
@@ -315,11 +315,10 @@ pub fn run_load(
             break (status, secs(ru.ru_utime) + secs(ru.ru_stime));
         }
         if r < 0 {
-            return Err(format!(
-                "waiting for {}: {}",
-                g.tool.name(),
-                std::io::Error::last_os_error()
-            ));
+            return Err(LoadRunError::Wait {
+                tool: g.tool.name(),
+                source: std::io::Error::last_os_error(),
+            });
         }
         if Instant::now() > deadline {
             // SAFETY: our own child, not yet reaped.
@@ -327,10 +326,7 @@ pub fn run_load(
                 libc::kill(pid, libc::SIGKILL);
                 libc::waitpid(pid, &raw mut status, 0);
             }
-            return Err(format!(
-                "{} ran 30 s past its duration and was killed",
-                g.tool.name()
-            ));
+            return Err(LoadRunError::Overran(g.tool.name()));
         }
         std::thread::sleep(Duration::from_millis(5));
     };
@@ -340,13 +336,13 @@ pub fn run_load(
     let text = std::fs::read_to_string(&out_path).unwrap_or_default();
     if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
         let err = std::fs::read_to_string(&err_path).unwrap_or_default();
-        return Err(format!(
-            "{} failed (wait status {status}): {}",
-            g.tool.name(),
-            err.trim().lines().last().unwrap_or("no output")
-        ));
+        return Err(LoadRunError::Failed {
+            tool: g.tool.name(),
+            status,
+            last: err.trim().lines().last().unwrap_or("no output").to_owned(),
+        });
     }
-    let report = load::parse(g.tool, &text, &g.version.printed).map_err(|e| e.to_string())?;
+    let report = load::parse(g.tool, &text, &g.version.printed)?;
     Ok(LoadRun {
         report,
         cpu_s,

@@ -99,82 +99,25 @@ pub fn run_soak(
     let lg = find_generator("oha")?;
     let cpus = Cpus::choose();
     let machine = crate::facts::machine(cpus.server);
-
-    let mut build_s: BTreeMap<ServerName, f64> = BTreeMap::new();
-    let mut results: BTreeMap<ServerName, SoakServerResult> = BTreeMap::new();
-    let mut ready: Vec<Prepared> = Vec::new();
-    let mut versions = BTreeMap::new();
-    for name in servers {
-        let s = http.server(name.as_str()).map_err(SuiteError::Usage)?;
-        let probed = probe_server(plan, s)?;
-        versions.insert(name.clone(), probed.versions.clone());
-        let mut r = empty(s.toolchain.clone());
-        on(format!("[soak {name}] building"));
-        let build_t = Instant::now();
-        let built = build_server(plan, s, probed, &opts.work.join(name.as_str()));
-        build_s.insert(name.clone(), build_t.elapsed().as_secs_f64());
-        match built {
-            Ok(p) => {
-                r.build = Some(p.build.clone());
-                ready.push(p);
-            }
-            Err(m) => r.error = Some(m),
-        }
-        results.insert(name.clone(), r);
-    }
-
+    let mut built = build_all(plan, &http, servers, &opts.work, on)?;
     let measure_t = Instant::now();
-    let concurrent = u32::try_from(ready.len()).unwrap_or(u32::MAX);
+    let concurrent = u32::try_from(built.ready.len()).unwrap_or(u32::MAX);
     on(format!(
         "[soak] {} server(s) at {} req/s for {} s, sampled every {} s",
-        ready.len(),
+        built.ready.len(),
         d.config.rate,
         d.config.duration_s,
         d.config.interval_s
     ));
-    let outcomes: Vec<(ServerName, Result<Soaked, RunError>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = ready
-            .iter()
-            .map(|p| {
-                let (d, http, lg) = (&d, &http, &lg);
-                (
-                    p.server.name.clone(),
-                    scope.spawn(move || soak_one(d, http, p, lg, cpus)),
-                )
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|(n, h)| {
-                (
-                    n,
-                    h.join().unwrap_or_else(|_| {
-                        Err(RunError::Server("the soak thread panicked".into()))
-                    }),
-                )
-            })
-            .collect()
-    });
+    let outcomes = soak_all(&d, &http, &built.ready, &lg, cpus);
     let measure_s = measure_t.elapsed().as_secs_f64();
     for (name, outcome) in outcomes {
-        let r = results
+        let r = built
+            .results
             .get_mut(&name)
             .expect("every soaked server has a result");
         match outcome {
-            Ok(s) => {
-                r.startup_s = Some(round_time(s.startup_s));
-                r.peak_rss_kib = s.samples.iter().map(|x| x.rss_kib).max().unwrap_or(0);
-                let (fit, fit_minima, drift) = judge(&s.samples, &d.config);
-                r.cpu_ms_per_1k =
-                    cpu_per_1k(&s.samples, &d.config, s.load.as_ref().map(|l| l.requests));
-                r.fit = fit;
-                r.fit_minima = fit_minima;
-                r.verdict = drift;
-                r.samples = s.samples;
-                r.load = s.load;
-                r.error = s.error;
-                on(format!("[soak {name}] {:?}", r.verdict));
-            }
+            Ok(s) => record(r, s, &d.config, &name, on),
             Err(RunError::Tool(m)) => return Err(SuiteError::Load(m)),
             Err(RunError::Server(m)) => {
                 on(format!("[soak {name}] FAILED: {m}"));
@@ -182,25 +125,24 @@ pub fn run_soak(
             }
         }
     }
-
+    let setup_s =
+        (total.elapsed().as_secs_f64() - measure_s - built.build_s.values().sum::<f64>()).max(0.0);
     let settings = SoakSettings {
         config: d.config.clone(),
         concurrent,
     };
-    let n = results.len().max(1) as f64;
-    let setup_s =
-        (total.elapsed().as_secs_f64() - measure_s - build_s.values().sum::<f64>()).max(0.0);
+    let n = built.results.len().max(1) as f64;
     let mut jobs = Vec::new();
-    for (name, r) in results {
+    for (name, r) in std::mem::take(&mut built.results) {
         let server = &http.servers[&name];
         // Each server's own build; the soak ran every server at once, so each took all of it.
-        let b = build_s.get(&name).copied().unwrap_or(0.0);
+        let b = built.build_s.get(&name).copied().unwrap_or(0.0);
         let cost = SuiteCost {
             build_s: round_time(b),
             measure_s: round_time(measure_s),
             total_s: round_time(b + measure_s + setup_s / n),
         };
-        let mut v = versions.remove(&name).unwrap_or_default();
+        let mut v = built.versions.remove(&name).unwrap_or_default();
         v.insert(ToolName::from("oha"), lg.version.clone());
         jobs.push(SoakJobResult {
             schema_version: SCHEMA_VERSION,
@@ -219,6 +161,103 @@ pub fn run_soak(
         });
     }
     Ok(jobs)
+}
+
+/// The soaked servers after their builds.
+struct Built {
+    results: BTreeMap<ServerName, SoakServerResult>,
+    ready: Vec<Prepared>,
+    build_s: BTreeMap<ServerName, f64>,
+    versions: BTreeMap<ServerName, BTreeMap<ToolName, cell_schema::ToolVersion>>,
+}
+
+fn build_all(
+    plan: &Plan,
+    http: &HttpDef,
+    servers: &[ServerName],
+    work: &std::path::Path,
+    on: &mut dyn FnMut(String),
+) -> Result<Built, SuiteError> {
+    let mut built = Built {
+        results: BTreeMap::new(),
+        ready: Vec::new(),
+        build_s: BTreeMap::new(),
+        versions: BTreeMap::new(),
+    };
+    for name in servers {
+        let s = http.server(name.as_str()).map_err(SuiteError::Usage)?;
+        let probed = probe_server(plan, s)?;
+        built.versions.insert(name.clone(), probed.versions.clone());
+        let mut r = empty(s.toolchain.clone());
+        on(format!("[soak {name}] building"));
+        let build_t = Instant::now();
+        let b = build_server(plan, s, probed, &work.join(name.as_str()));
+        built
+            .build_s
+            .insert(name.clone(), build_t.elapsed().as_secs_f64());
+        match b {
+            Ok(p) => {
+                r.build = Some(p.build.clone());
+                built.ready.push(p);
+            }
+            Err(e) => r.error = Some(e.to_string()),
+        }
+        built.results.insert(name.clone(), r);
+    }
+    Ok(built)
+}
+
+/// Every ready server soaked at once, each on its own thread with its own load generator.
+fn soak_all(
+    d: &SoakDef,
+    http: &HttpDef,
+    ready: &[Prepared],
+    lg: &Generator,
+    cpus: Cpus,
+) -> Vec<(ServerName, Result<Soaked, RunError>)> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = ready
+            .iter()
+            .map(|p| {
+                (
+                    p.server.name.clone(),
+                    scope.spawn(move || soak_one(d, http, p, lg, cpus)),
+                )
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|(n, h)| {
+                (
+                    n,
+                    h.join().unwrap_or_else(|_| {
+                        Err(RunError::Server("the soak thread panicked".into()))
+                    }),
+                )
+            })
+            .collect()
+    })
+}
+
+/// A soaked server's samples, fits and drift into its result.
+fn record(
+    r: &mut SoakServerResult,
+    s: Soaked,
+    c: &SoakConfig,
+    name: &ServerName,
+    on: &mut dyn FnMut(String),
+) {
+    r.startup_s = Some(round_time(s.startup_s));
+    r.peak_rss_kib = s.samples.iter().map(|x| x.rss_kib).max().unwrap_or(0);
+    let (fit, fit_minima, drift) = judge(&s.samples, c);
+    r.cpu_ms_per_1k = cpu_per_1k(&s.samples, c, s.load.as_ref().map(|l| l.requests));
+    r.fit = fit;
+    r.fit_minima = fit_minima;
+    r.verdict = drift;
+    r.samples = s.samples;
+    r.load = s.load;
+    r.error = s.error;
+    on(format!("[soak {name}] {:?}", r.verdict));
 }
 
 fn empty(toolchain: cell_schema::ToolchainName) -> SoakServerResult {
@@ -256,7 +295,7 @@ fn soak_one(
         p.start(cpus.server, Duration::from_secs_f64(http.startup_timeout_s))?;
     if let Err(m) = super::check::verify(p.server.port, &p.server.expect, Duration::from_secs(5)) {
         running.stop(Duration::from_secs_f64(http.stop_grace_s));
-        return Err(RunError::Server(m));
+        return Err(RunError::Server(m.to_string()));
     }
     let url = format!("http://127.0.0.1:{}/", p.server.port);
     let spec = LoadSpec {
