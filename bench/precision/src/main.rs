@@ -1,4 +1,4 @@
-//! The benchmark of the measurement itself (DESIGN §6): how far apart do repeated verdicts
+//! The benchmark of the measurement itself (docs/protocol.md): how far apart do repeated verdicts
 //! land, how often does an A/A comparison fail the gate, how often is a known 3% slowdown
 //! caught — for `cell`'s protocol and for the plain protocol, side by side, in one run, at the
 //! same budget of process runs.

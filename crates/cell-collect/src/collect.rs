@@ -17,7 +17,7 @@ use crate::merge::{JobInput, MergedCell, merge_run};
 pub enum Source<'a> {
     /// The GitHub API: run record, artifacts, jobs.
     Api {
-        /// The client.
+        /// The client, with its API base, token and retry policy.
         github: &'a Github,
         /// `owner/name`.
         repo: String,
@@ -65,9 +65,9 @@ pub enum CollectError {
     /// A results file that cannot be read.
     #[error("{}: {msg}", path.display())]
     Read {
-        /// The file.
+        /// The results file that could not be read.
         path: PathBuf,
-        /// Why.
+        /// What is wrong with it.
         msg: String,
     },
     /// A file system error.

@@ -1,5 +1,5 @@
 //! A small GitHub REST client: exactly the four calls `cell collect` needs, our own serde
-//! structs with only the fields we read, and the retry rules of DESIGN §7.
+//! structs with only the fields we read, and the retry rules of docs/collect-and-gate.md.
 //!
 //! Why not octocrab: its models reject real payloads (e.g. job status `requested`), its
 //! artifact listing drops `per_page`, and it needs a tokio runtime for what are a handful of
@@ -31,7 +31,7 @@ pub enum GithubError {
     Transport {
         /// The URL.
         url: String,
-        /// What failed.
+        /// What the transport said on the last try.
         msg: String,
     },
     /// A body that is not the JSON we expect.
@@ -78,15 +78,15 @@ impl GithubError {
 /// `GET /repos/{o}/{r}/actions/runs/{id}`, the fields we read.
 #[derive(Clone, Debug, Deserialize)]
 pub struct WorkflowRun {
-    /// Run id.
+    /// The run id (a u64: run ids outgrew 32 bits long ago).
     pub id: u64,
-    /// Attempt.
+    /// The attempt this record describes (re-runs raise it).
     pub run_attempt: Option<u32>,
     /// When the run was created.
     pub created_at: String,
     /// When this attempt started.
     pub run_started_at: Option<String>,
-    /// The commit.
+    /// The commit the run tested.
     pub head_sha: String,
     /// `success`, `failure`, … or null while running.
     pub conclusion: Option<String>,
@@ -101,7 +101,7 @@ pub struct Artifact {
     pub id: u64,
     /// Name, `cell-<cell-id>-<toolchain>-a<attempt>` for ours.
     pub name: String,
-    /// Zip size.
+    /// Size of the zip in bytes, which bounds what the download may read.
     pub size_in_bytes: u64,
     /// Where to download the zip (answers 302).
     pub archive_download_url: String,
@@ -123,13 +123,13 @@ pub struct Job {
     pub id: u64,
     /// Display name (`cell <cell-id> <toolchain>` for ours).
     pub name: String,
-    /// Status.
+    /// `queued`, `in_progress`, `completed`, `requested`, … (kept as text: new values appear).
     pub status: String,
     /// Conclusion, null while running.
     pub conclusion: Option<String>,
-    /// Start.
+    /// When its runner started it (RFC 3339).
     pub started_at: Option<String>,
-    /// End.
+    /// When it finished (RFC 3339), null while running.
     pub completed_at: Option<String>,
     /// Runner labels.
     #[serde(default)]
@@ -175,7 +175,7 @@ impl Default for RetryPolicy {
     }
 }
 
-/// The client.
+/// A GitHub REST client for the calls `cell collect` makes, with the retry rules above.
 pub struct Github {
     api: String,
     token: Option<String>,

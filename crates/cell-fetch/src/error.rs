@@ -89,7 +89,7 @@ pub enum FetchError {
     /// The destination exists and is not an empty directory.
     #[error("{} exists and is not an empty directory; refusing to unpack into it", path.display())]
     DestinationNotEmpty {
-        /// The destination.
+        /// The destination that is not empty.
         path: PathBuf,
     },
     /// Unpacking would write more bytes than the cap.
@@ -103,7 +103,7 @@ pub enum FetchError {
     /// The archive has more entries than the cap.
     #[error("the archive has more than {limit} entries")]
     TooManyEntries {
-        /// The cap.
+        /// The entry cap (`--max-entries`).
         limit: usize,
     },
     /// The archive cannot be read (corrupt, truncated, encrypted, unsupported feature).

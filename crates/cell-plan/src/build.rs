@@ -1,4 +1,4 @@
-//! The resolved [`Plan`] → the typed [`Workflow`] of `.github/workflows/cell.yml` (DESIGN §7).
+//! The resolved [`Plan`] → the typed [`Workflow`] of `.github/workflows/cell.yml` (docs/workflow.md).
 //!
 //! Jobs: `plan` (checks this file is current, turns the run's inputs into matrices), one matrix
 //! job per toolchain with rows (`run-<toolchain>`), one per server of `[http]` (`http-<server>`)

@@ -39,7 +39,7 @@ pub enum PlanError {
     /// Reading or writing a file failed.
     #[error("{}: {source}", path.display())]
     Io {
-        /// The file.
+        /// The workflow file that could not be read or written.
         path: PathBuf,
         /// What the OS said.
         source: std::io::Error,

@@ -1,7 +1,6 @@
 //! The actions a generated workflow may use, pinned by full commit SHA.
 //!
-//! Last checked 2026-11-29 against `shared/pins.md`, which read each SHA from a git snapshot of
-//! the action's repository (`git rev-parse <tag>^{commit}`, so annotated tags resolve to their
+//! Last checked 2026-11-29: each SHA read from a git snapshot of the action's repository (`git rev-parse <tag>^{commit}`, so annotated tags resolve to their
 //! commit) and each `runs.using` from `action.yml` at that commit: all node24 or composite.
 //! Never write a SHA here that was not verified that way. To move a pin: verify the new commit,
 //! change its row, run `cell plan`, commit both.

@@ -42,7 +42,7 @@ pub enum Event {
     Skipped(Skipped),
     /// Timing starts with this many units.
     Timing {
-        /// Units timed.
+        /// How many units (rows, reference, control, tooth rows) each round times.
         units: usize,
     },
     /// A round finished.
@@ -68,9 +68,9 @@ pub enum JobError {
     ReferenceBuild {
         /// The reference row.
         row: RowName,
-        /// Exit code.
+        /// The build command's exit code, when it exited.
         code: Option<i32>,
-        /// Last lines.
+        /// The last lines the build printed.
         tail: String,
     },
     /// A file or process error.

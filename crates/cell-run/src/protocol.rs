@@ -73,15 +73,15 @@ pub struct Params {
 /// One recorded run of a unit.
 #[derive(Clone, Debug)]
 pub struct Recorded {
-    /// Which unit.
+    /// The unit's index (0 is the reference).
     pub unit: usize,
-    /// Which phase.
+    /// The phase it ran.
     pub phase: Phase,
-    /// Round.
+    /// The round (the first `warmup` are warm-up).
     pub round: u32,
     /// Position in the round's order for that phase.
     pub seq: u32,
-    /// The sample.
+    /// What the executor measured.
     pub sample: Sample,
     /// The reference run it pairs with (seq), for non-reference units.
     pub paired_with: Option<u32>,

@@ -70,7 +70,7 @@ pub enum ScriptedError {
     /// It cannot be read.
     #[error("{}: {error}", path.display())]
     Io {
-        /// The file.
+        /// The timings file.
         path: std::path::PathBuf,
         /// What the OS said.
         error: std::io::Error,
@@ -78,7 +78,7 @@ pub enum ScriptedError {
     /// It is not a timings file.
     #[error("{}: not a scripted timings file: {msg}", path.display())]
     Bad {
-        /// The file.
+        /// The timings file.
         path: std::path::PathBuf,
         /// What is wrong.
         msg: String,

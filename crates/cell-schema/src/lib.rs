@@ -438,7 +438,7 @@ pub struct PhaseResult {
 /// One row of a job.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RowResult {
-    /// Human label.
+    /// How the report names it (`clang -O2`).
     pub label: String,
     /// The toolchain the row belongs to.
     pub toolchain: ToolchainName,
@@ -448,7 +448,7 @@ pub struct RowResult {
     pub verdict_clock: Clock,
     /// How its binary was made.
     pub build: Build,
-    /// Per phase.
+    /// Its runs and figures on each phase it was timed on.
     pub phases: BTreeMap<Phase, PhaseResult>,
 }
 
@@ -465,11 +465,11 @@ pub enum SkipReason {
 /// A row that was not timed, and why.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Skipped {
-    /// The row.
+    /// The row judged.
     pub row: RowName,
     /// The toolchain it belongs to.
     pub toolchain: ToolchainName,
-    /// Why.
+    /// Not installed, or its build failed.
     pub reason: SkipReason,
     /// One line a person can act on.
     pub message: String,
@@ -528,7 +528,7 @@ pub enum Status {
 /// A status with the reasons behind it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Verdict {
-    /// The outcome.
+    /// `ok`, `noisy` or `failed`.
     pub status: Status,
     /// One line per reason.
     pub reasons: Vec<String>,
@@ -537,11 +537,11 @@ pub struct Verdict {
 /// What a job cost, in seconds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct JobCost {
-    /// Probing tools.
+    /// Finding the tools and asking their versions.
     pub probe_s: f64,
     /// Building every row.
     pub build_s: f64,
-    /// Timing.
+    /// The timed rounds, warm-up included.
     pub timing_s: f64,
     /// All of `cell run`.
     pub total_s: f64,
@@ -554,11 +554,11 @@ pub struct JobResult {
     pub schema_version: u32,
     /// `"job"`.
     pub kind: JobKind,
-    /// The cell.
+    /// Where it ran: the cell id, runner label, OS and architecture.
     pub cell: CellInfo,
     /// The toolchain this job installed.
     pub toolchain: ToolchainName,
-    /// The machine.
+    /// The machine it ran on (CPU, memory, kernel, OS, runner image; never a hostname).
     pub machine: Machine,
     /// The `versions.env` pins of this toolchain, as written.
     pub pins: BTreeMap<String, String>,
@@ -566,7 +566,7 @@ pub struct JobResult {
     pub versions: BTreeMap<ToolName, ToolVersion>,
     /// The release under test, if any.
     pub subject: Option<Subject>,
-    /// Protocol parameters.
+    /// The timing protocol's parameters as run (rounds, seed, why it stopped, tolerance).
     pub protocol: Protocol,
     /// Every timed row, reference and control included.
     pub rows: BTreeMap<RowName, RowResult>,
@@ -576,9 +576,9 @@ pub struct JobResult {
     pub tooth: Option<Tooth>,
     /// Contention over the job.
     pub contention: Option<Contention>,
-    /// The outcome.
+    /// `ok`, `noisy` or `failed`, with one line per reason.
     pub verdict: Verdict,
-    /// Cost.
+    /// Seconds spent probing, building and timing.
     pub cost: JobCost,
     /// When the job started, UTC, `YYYY-MM-DDTHH:MM:SSZ`.
     pub started_at: String,
@@ -606,11 +606,11 @@ pub struct Facts {
     pub schema_version: u32,
     /// `"facts"`.
     pub kind: FactsKind,
-    /// The cell.
+    /// Where it ran: the cell id, runner label, OS and architecture.
     pub cell: CellInfo,
-    /// The toolchain.
+    /// The toolchain of the job.
     pub toolchain: ToolchainName,
-    /// The machine.
+    /// The machine it ran on (CPU, memory, kernel, OS, runner image; never a hostname).
     pub machine: Machine,
     /// Pins as written.
     pub pins: BTreeMap<String, String>,
@@ -666,7 +666,7 @@ pub struct JobSummary {
     pub versions: BTreeMap<ToolName, ToolVersion>,
     /// The release under test, if any.
     pub subject: Option<Subject>,
-    /// Protocol parameters.
+    /// The timing protocol's parameters as run (rounds, seed, why it stopped, tolerance).
     pub protocol: Protocol,
     /// The job's reference row (absolute medians live here, per job).
     pub reference: RowResult,
@@ -695,7 +695,7 @@ pub struct CellRow {
 /// A job of the plan that left no result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct MissingJob {
-    /// The toolchain.
+    /// The toolchain of the job.
     pub toolchain: ToolchainName,
     /// What happened to it (`not installed`, a job conclusion).
     pub conclusion: String,
@@ -705,7 +705,7 @@ pub struct MissingJob {
 /// installs included, are in the run's `run.json`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CellCost {
-    /// Per job.
+    /// Seconds per job, by job name.
     pub jobs_s: BTreeMap<ToolchainName, f64>,
     /// Sum over jobs.
     pub total_s: f64,
@@ -718,9 +718,9 @@ pub struct CellResult {
     pub schema_version: u32,
     /// `"cell"`.
     pub kind: CellKind,
-    /// The run.
+    /// The run: id, date, source, commit, attempt, partial.
     pub run: RunInfo,
-    /// The cell.
+    /// Where it ran: the cell id, runner label, OS and architecture.
     pub cell: CellInfo,
     /// Every job merged, by toolchain.
     pub jobs: BTreeMap<ToolchainName, JobSummary>,
@@ -734,7 +734,7 @@ pub struct CellResult {
     pub failures: Vec<String>,
     /// The worst job status, with every reason.
     pub verdict: Verdict,
-    /// Cost.
+    /// Seconds each job of the cell spent in `cell run`.
     pub cost: CellCost,
     /// The http suite's servers, each from its own job.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -761,7 +761,7 @@ pub struct RunJob {
     pub conclusion: String,
     /// Seconds from start to completion on its runner, installs included.
     pub seconds: Option<f64>,
-    /// Runner labels.
+    /// The runner labels the job asked for.
     pub labels: Vec<String>,
 }
 
@@ -772,7 +772,7 @@ pub struct RunRecord {
     pub schema_version: u32,
     /// `"run"`.
     pub kind: RunKind,
-    /// The run.
+    /// The run: id, date, source, commit, attempt, partial.
     pub run: RunInfo,
     /// The run's conclusion as GitHub reports it, when collected through the API.
     pub conclusion: Option<String>,
@@ -822,9 +822,9 @@ pub struct GateRatio {
 /// One row on one phase against its baseline.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GateVerdict {
-    /// The row.
+    /// The row judged.
     pub row: RowName,
-    /// The phase.
+    /// The phase judged.
     pub phase: Phase,
     /// The clock compared.
     pub clock: Clock,
@@ -843,7 +843,7 @@ pub struct GateVerdict {
 /// The gate's findings for one cell.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GateCell {
-    /// The cell.
+    /// The cell judged.
     pub cell: CellId,
     /// The run compared against (`<date>-<run-id>`), none for a first run.
     pub baseline: Option<String>,
@@ -864,9 +864,9 @@ pub struct GateSummary {
     pub fail: u32,
     /// INCONCLUSIVE verdicts.
     pub inconclusive: u32,
-    /// Failures.
+    /// Failures (wrong answers, checksums, the tooth, missing rows): each trips the gate.
     pub failures: u32,
-    /// Notices.
+    /// Notices, which never trip the gate.
     pub notices: u32,
 }
 
@@ -881,9 +881,9 @@ pub struct GateReport {
     pub run: String,
     /// The tolerance applied (from the checked-in config).
     pub tolerance: f64,
-    /// Per cell.
+    /// What the gate found in each cell of the run.
     pub cells: Vec<GateCell>,
-    /// Counts.
+    /// Verdicts, failures and notices counted over every cell.
     pub summary: GateSummary,
     /// The exit code: 1 on any FAIL or failure, else 0.
     pub exit: u8,
@@ -915,13 +915,13 @@ pub struct Calibration {
     pub schema_version: u32,
     /// `"calibration"`.
     pub kind: CalibrationKind,
-    /// The cell.
+    /// Where it ran: the cell id, runner label, OS and architecture.
     pub cell: CellInfo,
-    /// The machine.
+    /// The machine it ran on (CPU, memory, kernel, OS, runner image; never a hostname).
     pub machine: Machine,
     /// When, UTC.
     pub measured_at: String,
-    /// Measured rounds.
+    /// Measured rounds of reference against control.
     pub rounds: u32,
     /// Seed of the order.
     pub seed: u64,

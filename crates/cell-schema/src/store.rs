@@ -175,7 +175,7 @@ pub fn segment(s: &str) -> String {
 pub struct Output {
     /// Path relative to the dir, `/`-separated.
     pub path: String,
-    /// Its content.
+    /// The bytes to write.
     pub bytes: Vec<u8>,
 }
 
@@ -271,7 +271,7 @@ pub enum StoreError {
     /// A file or directory cannot be read or written.
     #[error("{}: {error}", path.display())]
     Io {
-        /// Where.
+        /// The file or directory.
         path: PathBuf,
         /// What the OS said.
         error: std::io::Error,
@@ -279,17 +279,17 @@ pub enum StoreError {
     /// A results file that is not one this build understands.
     #[error("{}: {error}", path.display())]
     Bad {
-        /// The file.
+        /// The results file.
         path: PathBuf,
-        /// Why.
+        /// Why it cannot be read (not a results file, or a newer schema).
         error: SchemaError,
     },
     /// A directory that is not a run dir.
     #[error("{}: {error}", path.display())]
     NotARun {
-        /// The directory.
+        /// The directory whose name is not `<YYYY-MM-DD>-<run-id>`.
         path: PathBuf,
-        /// Why.
+        /// What is wrong with the name.
         error: BadRunDirName,
     },
     /// The run dir exists with other content.
@@ -335,9 +335,9 @@ pub enum Written {
 /// Everything a run dir holds.
 #[derive(Clone, Debug)]
 pub struct RunDir<'a> {
-    /// Its name.
+    /// `<date>-<run-id>`.
     pub name: RunDirName,
-    /// Its cells.
+    /// One directory per cell, named by its cell id.
     pub cells: Vec<CellDir<'a>>,
     /// `run.json`, when the run has a record (collected runs do, local runs do not).
     pub record: Option<&'a RunRecord>,
@@ -422,11 +422,11 @@ fn same_tree(a: &Path, b: &Path, ignore: &[&str]) -> std::io::Result<bool> {
 /// One run dir as read back.
 #[derive(Clone, Debug)]
 pub struct HistoryRun {
-    /// The directory.
+    /// Where it was read from.
     pub dir: PathBuf,
-    /// Its name.
+    /// `<date>-<run-id>`.
     pub name: RunDirName,
-    /// Its cells.
+    /// The merged result of each cell, by cell id.
     pub cells: BTreeMap<CellId, CellResult>,
     /// Its `run.json`, when it has one.
     pub record: Option<RunRecord>,

@@ -194,7 +194,7 @@ pub struct HttpSettings {
 pub struct SuiteCost {
     /// Building every server.
     pub build_s: f64,
-    /// Measuring.
+    /// The measured runs (or the soak).
     pub measure_s: f64,
     /// All of `cell run`.
     pub total_s: f64,
@@ -218,7 +218,7 @@ pub struct SoakSample {
 /// An ordinary least squares line through RSS over time.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RssFit {
-    /// Points fitted.
+    /// Samples (or minima) the line was fitted through.
     pub points: u32,
     /// KiB per minute.
     pub slope_kib_per_min: f64,
@@ -256,7 +256,7 @@ pub struct SoakServerResult {
     pub startup_s: Option<f64>,
     /// The load as the tool reported it.
     pub load: Option<LoadReport>,
-    /// Every sample.
+    /// Every sample of the process tree, from the start of the load.
     pub samples: Vec<SoakSample>,
     /// Fit over the samples from the window start.
     pub fit: Option<RssFit>,

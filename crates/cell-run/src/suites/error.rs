@@ -15,7 +15,7 @@ pub enum ResponseError {
     /// No connection.
     #[error("connecting to 127.0.0.1:{port}: {source}")]
     Connect {
-        /// The port.
+        /// The loopback port tried.
         port: u16,
         /// What the OS said.
         source: io::Error,
@@ -123,7 +123,7 @@ pub enum StartError {
     /// It ended, or never answered 200 within the startup timeout; with its last output.
     #[error("{why}{}", tail_of(.tail))]
     NotReady {
-        /// What happened.
+        /// Whether it ended or kept silent.
         why: NotReady,
         /// The last lines of its output.
         tail: String,
@@ -141,7 +141,7 @@ pub enum NotReady {
         "no 200 to GET / on 127.0.0.1:{port} within the startup timeout of {timeout_s} s (last attempt: {last})"
     )]
     Timeout {
-        /// Its port.
+        /// The loopback port it was to answer on.
         port: u16,
         /// The bound, seconds.
         timeout_s: f64,
@@ -164,7 +164,7 @@ pub enum BuildError {
     /// Its scratch directory.
     #[error("creating {path}: {source}")]
     Dir {
-        /// The directory.
+        /// The scratch directory that could not be made.
         path: String,
         /// What the OS said.
         source: io::Error,
@@ -180,7 +180,7 @@ pub enum BuildError {
     /// `run[0]` is not a program.
     #[error("server `{server}`: `{program}` (run[0]) is not an executable file{}", if *.after_build { " after the build" } else { "" })]
     NotExecutable {
-        /// The server.
+        /// The server's name.
         server: String,
         /// What `run[0]` says.
         program: String,
@@ -190,7 +190,7 @@ pub enum BuildError {
     /// The program could not be hashed.
     #[error("hashing {path}: {source}")]
     Hash {
-        /// The program.
+        /// The program that could not be read.
         path: String,
         /// What the OS said.
         source: io::Error,
@@ -217,7 +217,7 @@ pub enum LoadRunError {
     /// It could not be spawned.
     #[error("could not start {program}: {source}")]
     Spawn {
-        /// The program.
+        /// The load generator's path.
         program: String,
         /// What the OS said.
         source: io::Error,
@@ -225,7 +225,7 @@ pub enum LoadRunError {
     /// It could not be waited for.
     #[error("waiting for {tool}: {source}")]
     Wait {
-        /// The tool.
+        /// The load generator (`wrk`, `oha`).
         tool: &'static str,
         /// What the OS said.
         source: io::Error,
@@ -236,7 +236,7 @@ pub enum LoadRunError {
     /// It exited non-zero; the last line it printed.
     #[error("{tool} failed (wait status {status}): {last}")]
     Failed {
-        /// The tool.
+        /// The load generator (`wrk`, `oha`).
         tool: &'static str,
         /// Its wait status.
         status: i32,

@@ -25,12 +25,12 @@ pub enum SuiteError {
     /// A load generator or a server's toolchain is not installed.
     #[error("{0}")]
     Missing(String),
-    /// Filesystem trouble.
+    /// A directory or file of the session could not be made or written.
     #[error("{what}: {error}")]
     Io {
         /// What was being done.
         what: String,
-        /// The error.
+        /// What the OS said.
         #[source]
         error: std::io::Error,
     },
@@ -87,9 +87,9 @@ pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> Suit
 /// A load generator found on PATH.
 #[derive(Clone, Debug)]
 pub struct Generator {
-    /// Which.
+    /// Which load generator it is.
     pub tool: LoadTool,
-    /// Absolute path.
+    /// The program found on PATH, absolute: what every run invokes.
     pub path: PathBuf,
     /// Its version as printed.
     pub version: ToolVersion,
@@ -136,7 +136,7 @@ pub fn find_generator(name: &str) -> Result<Generator, SuiteError> {
 
 /// A server ready to start: its toolchain probed and its build done.
 pub struct Prepared {
-    /// The server.
+    /// The server as configured.
     pub server: Server,
     /// Its toolchain's tools.
     pub probed: Probed,
