@@ -13,13 +13,15 @@
 //!   "default_s": 0.01,
 //!   "wall_factor": 1.01,
 //!   "rows": { "c-fast": { "*": 0.01 }, "gcc-O2": { "mix": 0.011, "fib": 0.02 } },
-//!   "wrong": { "c-wrong": ["mix"] }
+//!   "wrong": { "c-wrong": ["mix"] },
+//!   "row_jitter": { "control": 0.08 }
 //! }
 //! ```
 //!
 //! A run of a row on a phase takes `rows[row][phase]` (else `rows[row]["*"]`, else the
 //! reference's, else `default_s`) CPU seconds times `1 + jitter·(u − ½)` for a seeded `u` in
-//! [0, 1), and `wall_factor` times that in wall time. The A/A control (`control`) takes the
+//! [0, 1) (`row_jitter[row]` instead of `jitter` when given), and `wall_factor` times that
+//! in wall time. The A/A control (`control`) takes the
 //! reference's timings unless it is listed itself. A row and phase under `wrong` prints the
 //! wrong answer.
 
@@ -54,6 +56,9 @@ pub struct ScriptedTimings {
     /// Phases on which a row prints the wrong answer.
     #[serde(default)]
     pub wrong: BTreeMap<String, Vec<String>>,
+    /// A row's own jitter instead of the file's (a noisy control, say).
+    #[serde(default)]
+    pub row_jitter: BTreeMap<String, f64>,
 }
 
 fn default_s() -> f64 {
@@ -104,7 +109,10 @@ impl ScriptedTimings {
         {
             return Err(bad("every time must be a number of seconds above 0".into()));
         }
-        if !(t.jitter.is_finite() && (0.0..1.0).contains(&t.jitter)) {
+        if std::iter::once(&t.jitter)
+            .chain(t.row_jitter.values())
+            .any(|j| !(j.is_finite() && (0.0..1.0).contains(j)))
+        {
             return Err(bad("jitter must be at least 0 and below 1".into()));
         }
         if !(t.wall_factor.is_finite() && t.wall_factor > 0.0) {
@@ -148,7 +156,13 @@ impl Executor for ScriptedExecutor<'_> {
         let reference = self.units[0].as_str();
         let base = self.timings.seconds(row, reference, phase.as_str());
         let u = self.rng.below(1_000_000) as f64 / 1e6;
-        let cpu_s = base * (1.0 + self.timings.jitter * (u - 0.5));
+        let jitter = self
+            .timings
+            .row_jitter
+            .get(row)
+            .copied()
+            .unwrap_or(self.timings.jitter);
+        let cpu_s = base * (1.0 + jitter * (u - 0.5));
         let wrong = self
             .timings
             .wrong

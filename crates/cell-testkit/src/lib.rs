@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+pub mod scripted;
 pub mod suites;
 
 /// `crates/cell-testkit/fixtures`: results recorded from real runs, frozen.

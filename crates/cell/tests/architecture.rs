@@ -252,7 +252,12 @@ fn functions(src: &str) -> Vec<(usize, usize, String)> {
     let code = code_only(src);
     // Line starts, so a byte offset's line is a binary search.
     let starts: Vec<usize> = std::iter::once(0)
-        .chain(code.iter().enumerate().filter(|(_, c)| **c == b'\n').map(|(i, _)| i + 1))
+        .chain(
+            code.iter()
+                .enumerate()
+                .filter(|(_, c)| **c == b'\n')
+                .map(|(i, _)| i + 1),
+        )
         .collect();
     let line_of = |at: usize| starts.partition_point(|&s| s <= at);
     let matching = |open: usize| -> usize {

@@ -1,5 +1,8 @@
-//! DESIGN §9 end to end: `cell local` → `cell collect --from-dir` → `cell gate` → `cell report`,
-//! on a small real project, twice, into one committed history.
+//! End to end on real toolchains and real timings: `cell local` → `cell collect --from-dir`
+//! → `cell gate` → `cell report`, on a small project, twice, into one committed history; the
+//! second time one row does 1.5× the work. What is asserted holds however busy the machine is:
+//! the slower row is FAIL, or INCONCLUSIVE naming the noisy control, never PASS, and the
+//! tooth (4× the work) stays well above its floor of 2.
 
 mod common;
 
@@ -12,6 +15,14 @@ fn local_collect_gate_report() {
     let results = tmp.path().join("results");
     let mut run_dirs = Vec::new();
     for run_id in ["101", "102"] {
+        if run_id == "102" {
+            let toml = root.join("cell/cell.toml");
+            let text = std::fs::read_to_string(&toml).unwrap().replace(
+                r#""{tool:gcc}", "-O2","#,
+                r#""{tool:gcc}", "-O2", "-DITER=15000000UL","#,
+            );
+            std::fs::write(&toml, text).unwrap();
+        }
         let out = tmp.path().join(format!("local-{run_id}"));
         cell()
             .args(["local", "-q"])
@@ -21,10 +32,9 @@ fn local_collect_gate_report() {
             .arg(&out)
             .assert()
             .code(predicates::ord::lt(2));
-        let jobs = out.join("jobs");
         cell()
             .args(["collect", run_id, "--from-dir"])
-            .arg(&jobs)
+            .arg(out.join("jobs"))
             .arg("--results")
             .arg(&results)
             .assert()
@@ -36,7 +46,7 @@ fn local_collect_gate_report() {
             .unwrap();
         run_dirs.push(dir);
     }
-    // The second run is judged against the first: a verdict per row and phase, no failure.
+    // The second run is judged against the first: a verdict per row and phase.
     let gate = cell()
         .args(["gate"])
         .arg(&run_dirs[1])
@@ -53,14 +63,34 @@ fn local_collect_gate_report() {
         run_dirs[0].file_name().unwrap().to_str().unwrap(),
         "{text}"
     );
-    assert!(
-        !report["cells"][0]["verdicts"]
-            .as_array()
-            .unwrap()
-            .is_empty(),
-        "{text}"
-    );
+    let verdicts = report["cells"][0]["verdicts"].as_array().unwrap();
+    assert!(!verdicts.is_empty(), "{text}");
+    for v in verdicts.iter().filter(|v| v["row"] == "gcc-O2") {
+        let message = v["message"].as_str().unwrap();
+        match v["status"].as_str().unwrap() {
+            "fail" => {}
+            "inconclusive" => assert!(message.contains("too noisy to gate"), "{message}"),
+            other => panic!("a row doing 1.5× the work is {other}: {message}"),
+        }
+    }
     assert_eq!(report["summary"]["failures"], 0, "{text}");
+    for dir in &run_dirs {
+        let cell = read_json(
+            &std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| p.is_dir())
+                .unwrap()
+                .join("results.json"),
+        );
+        for (job, j) in cell["jobs"].as_object().unwrap() {
+            let tooth = j["tooth"]["ratio"]["median"].as_f64().unwrap();
+            assert!(
+                tooth > 3.0,
+                "job {job}: tooth {tooth} (4× the work, floor 2)"
+            );
+        }
+    }
     // The report covers both runs.
     let out = tmp.path().join("report");
     cell()

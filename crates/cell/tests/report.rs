@@ -1,21 +1,33 @@
-//! `cell report` through the binary: a history of two real `cell local` runs of the tiny
-//! project → the pages, the charts, the CSV; and the errors a person meets first.
+//! `cell report` through the binary: a history of two `cell local` runs of the tiny project
+//! (built for real, timed by the scripted executor) → the pages, the charts, the CSV; and the
+//! errors a person meets first.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 
+use cell_testkit::scripted::Timings;
 use common::{GCC_TOML, VERSIONS, cell, project, read_json};
 use predicates::prelude::*;
 
-/// Two real runs of the tiny project (clang + gcc), copied into `<tmp>/history` the way
+/// Two scripted runs of the tiny project (clang + gcc), copied into `<tmp>/history` the way
 /// `results/` holds them: run dirs only, never `jobs/`.
 fn two_run_history(tmp: &Path) -> PathBuf {
     let root = project(tmp, VERSIONS, GCC_TOML);
     let runs = tmp.join("runs");
-    for seed in ["1", "2"] {
+    std::fs::create_dir_all(&runs).unwrap();
+    for seed in [1, 2] {
+        // Scripted timings: the second run is judged against the first, and must pass on a
+        // busy machine too.
+        let timings = Timings::new(seed)
+            .row("c-fast", 0.02)
+            .row("c-slow", 0.08)
+            .row("gcc-O2", 0.021)
+            .write(&tmp.join(format!("timings-{seed}.json")));
         cell()
-            .args(["local", "-q", "--reps", "2", "--seed", seed])
+            .args(["local", "-q", "--reps", "2", "--seed", &seed.to_string()])
+            .arg("--scripted-timings")
+            .arg(&timings)
             .arg("--root")
             .arg(&root)
             .arg("--out")
