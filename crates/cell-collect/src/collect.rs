@@ -383,7 +383,11 @@ fn walk(
     for p in entries {
         if p.is_dir() && !p.is_symlink() && depth < 4 {
             walk(&p, depth + 1, f)?;
-        } else if p.file_name().is_some_and(|n| n == "results.json") && p.is_file() {
+        } else if p
+            .file_name()
+            .is_some_and(|n| n == cell_schema::store::RESULTS_JSON)
+            && p.is_file()
+        {
             f(&p)?;
         }
     }

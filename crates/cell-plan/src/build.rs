@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use cell_model::{Cell, HttpDef, Install, Plan, Toolchain};
+use cell_schema::store::{FACTS_JSON, RESULTS_JSON, RESULTS_MD};
 
 use crate::layout::{Layout, MAX_MATRIX, MatrixJob, Suite};
 use crate::pins::{self, CACHE, CHECKOUT, RUST_CACHE, RUST_TOOLCHAIN, UPLOAD_ARTIFACT};
@@ -37,7 +38,7 @@ const SOAK_TOOL: &str = "oha";
 const OHA_CACHE: &str = ".cache/cell/oha";
 /// The directory `cell run` writes in a job, and the files uploaded from it.
 const JOB_DIR: &str = "job";
-const JOB_FILES: [&str; 3] = ["results.json", "facts.json", "RESULTS.md"];
+const JOB_FILES: [&str; 3] = [RESULTS_JSON, FACTS_JSON, RESULTS_MD];
 
 struct Ctx<'a> {
     plan: &'a Plan,

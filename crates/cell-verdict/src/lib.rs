@@ -4,7 +4,9 @@
 //!
 //! The thresholds come from [`GateConfig::from_plan`] alone, so `cell run`, `cell local` and
 //! `cell gate` judge with the same inputs and cannot drift apart. The rules themselves are
-//! in docs/protocol.md (the workload) and docs/http-and-soak.md (the suites).
+//! in docs/protocol.md (the workload) and docs/http-and-soak.md (the suites). A rule still to
+//! come belongs here too: early stop by futility (a job that cannot reach its target in the
+//! rounds left stops and says so) is a judgement of the interval, not of the timing loop.
 
 mod config;
 mod gate;
