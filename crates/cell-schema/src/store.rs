@@ -428,7 +428,8 @@ pub struct HistoryRun {
     pub name: RunDirName,
     /// The merged result of each cell, by cell id.
     pub cells: BTreeMap<CellId, CellResult>,
-    /// Its `run.json`, when it has one.
+    /// Its `run.json`, when it has one and was read ([`load_run`] reads it; [`load_history`]
+    /// does not, since what it serves compares cells only).
     pub record: Option<RunRecord>,
 }
 
@@ -454,6 +455,10 @@ fn read_text(path: &Path) -> Result<String, StoreError> {
 
 /// Reads one run dir: every `<cell-id>/results.json` under it, and `run.json`.
 pub fn load_run(dir: &Path) -> Result<HistoryRun, StoreError> {
+    read_run(dir, true)
+}
+
+fn read_run(dir: &Path, with_record: bool) -> Result<HistoryRun, StoreError> {
     let file_name = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     let name = RunDirName::parse(file_name).map_err(|error| StoreError::NotARun {
         path: dir.to_owned(),
@@ -479,7 +484,7 @@ pub fn load_run(dir: &Path) -> Result<HistoryRun, StoreError> {
         cells.insert(cell.cell.id.clone(), cell);
     }
     let record_path = dir.join(RUN_JSON);
-    let record = if record_path.is_file() {
+    let record = if with_record && record_path.is_file() {
         let text = read_text(&record_path)?;
         Some(crate::read_record(&text).map_err(|error| StoreError::Bad {
             path: record_path,
@@ -510,7 +515,7 @@ pub fn load_history(results: &Path) -> Result<Vec<HistoryRun>, StoreError> {
         let p = e.path();
         let name = e.file_name().to_string_lossy().into_owned();
         if p.is_dir() && !name.starts_with('.') && RunDirName::parse(&name).is_ok() {
-            runs.push(load_run(&p)?);
+            runs.push(read_run(&p, false)?);
         }
     }
     runs.sort_by(|a, b| a.name.cmp(&b.name));
