@@ -1,6 +1,10 @@
 //! Configuration errors: each names the file and the line or field, and what to write instead.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use cell_schema::{BadSha256, ToolchainName};
+
+use crate::{LOCAL_LABEL, join};
 
 /// A configuration that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -42,3 +46,97 @@ pub enum ConfigError {
         msg: String,
     },
 }
+
+/// A field of `cell/cell.toml` whose value cannot be used, before the file is known: the
+/// suites' settings are checked again after a command line changed them, with no file.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {msg}")]
+pub struct FieldError {
+    /// Dotted path of the field, e.g. `http.servers.go.port`.
+    pub field: String,
+    /// What is wrong and what to write instead.
+    pub msg: String,
+}
+
+impl FieldError {
+    /// An error of `field`.
+    pub fn new(field: impl Into<String>, msg: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            msg: msg.into(),
+        }
+    }
+
+    /// The same error, in the file it was found in.
+    pub fn in_file(self, path: &Path) -> ConfigError {
+        ConfigError::Field {
+            path: path.to_owned(),
+            field: self.field,
+            msg: self.msg,
+        }
+    }
+}
+
+/// A cell, toolchain or server asked for by name that the plan does not have; the message
+/// lists the ones it has.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LookupError {
+    /// No such cell (`local` always exists).
+    #[error(
+        "unknown cell `{label}`: cell/cell.toml has {}, and `{local}` is always there",
+        join(.known),
+        local = LOCAL_LABEL
+    )]
+    Cell {
+        /// The label asked for.
+        label: String,
+        /// The labels of `[cells]`.
+        known: Vec<String>,
+    },
+    /// No such toolchain.
+    #[error("unknown toolchain `{name}`: cell/cell.toml has {}", join(.known))]
+    Toolchain {
+        /// The name asked for.
+        name: String,
+        /// The names of `[toolchains]`.
+        known: Vec<String>,
+    },
+    /// No such server in `[http.servers]`.
+    #[error("unknown server `{name}`: [http.servers] has {}", join(.known))]
+    Server {
+        /// The name asked for.
+        name: String,
+        /// The names of `[http.servers]`.
+        known: Vec<String>,
+    },
+}
+
+/// Why the URL and digest of a tarball install cannot be had on an architecture.
+#[derive(Debug, thiserror::Error)]
+pub enum TarballError {
+    /// The toolchain is installed some other way.
+    #[error("toolchain `{0}` is not installed from a tarball")]
+    NotTarball(ToolchainName),
+    /// Neither the per-architecture key nor the plain one is set.
+    #[error("versions.env has neither {arch_key} nor {key}: add {arch_key}=...")]
+    MissingKey {
+        /// The plain key, e.g. `ZIG_URL`.
+        key: String,
+        /// The key for the architecture, e.g. `ZIG_URL_AARCH64`.
+        arch_key: String,
+    },
+    /// The digest is not 64 hex digits.
+    #[error("{key}: {error}")]
+    BadSha256 {
+        /// The plain key of the digest, as `[toolchains]` names it.
+        key: String,
+        /// What is wrong with it (not a `source`: the message already shows it once).
+        error: BadSha256,
+    },
+}
+
+/// A name of `cell/cell.toml` (toolchain, row, cell, server) that is empty, starts with `.`
+/// or `-`, or has a character other than letters, digits, `.`, `_` and `-`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}`: names use letters, digits, `.`, `_` and `-` only")]
+pub struct NameError(pub String);

@@ -18,10 +18,10 @@ pub use cell_schema::{
     CellId, CellLabel, Clock, Phase, RowName, ServerName, ToolName, ToolchainName,
 };
 pub use env::VersionsEnv;
-pub use error::ConfigError;
+pub use error::{ConfigError, FieldError, LookupError, NameError, TarballError};
 pub use settings::{DEFAULTS, Settings};
 pub use suite::{DEFAULT_OHA_KEY, Expect, HttpDef, LOAD_TOOLS, Server, SoakDef};
-pub use template::{Arg, Piece, Vars};
+pub use template::{Arg, Piece, TemplateError, Vars};
 
 /// Where the config lives relative to the project root.
 pub const VERSIONS_ENV: &str = "versions.env";
@@ -241,349 +241,36 @@ impl Plan {
         Self::resolve(root, env, &toml_path, raw)
     }
 
-    #[expect(
-        clippy::too_many_lines,
-        reason = "one linear list of checks, each with its own message"
-    )]
+    /// Validates and resolves the parsed files, one stage after the other; the stages run in
+    /// this order so that a file with several mistakes always reports the same one first.
     fn resolve(
         root: &Path,
         env: VersionsEnv,
         toml_path: &Path,
         raw: raw::RawConfig,
     ) -> Result<Self, ConfigError> {
-        let field = |field: String, msg: String| ConfigError::Field {
-            path: toml_path.to_owned(),
-            field,
-            msg,
-        };
+        let at = |e: FieldError| e.in_file(toml_path);
         let settings = Settings::from_env(&env)?;
-        let key = |f: &str, k: &str| -> Result<String, ConfigError> {
-            env.get(k).map(str::to_owned).ok_or_else(|| {
-                field(
-                    f.to_owned(),
-                    format!("versions.env has no {k}: add a line {k}=..."),
-                )
-            })
-        };
-
-        let mut expect = BTreeMap::new();
-        for (phase, answer) in &raw.expect {
-            if !settings.phases.iter().any(|p| p.as_str() == phase) {
-                return Err(field(
-                    format!("expect.{phase}"),
-                    format!(
-                        "`{phase}` is not in PHASES of versions.env ({})",
-                        join(&settings.phases)
-                    ),
-                ));
-            }
-            expect.insert(
-                Phase::from(phase.as_str()),
-                format!("{}\n", answer.trim_end()),
-            );
-        }
-        for p in &settings.phases {
-            if !expect.contains_key(p) {
-                return Err(field(
-                    format!("expect.{p}"),
-                    format!(
-                        "no expected answer for phase `{p}`: add `{p} = \"...\"` under [expect]"
-                    ),
-                ));
-            }
-        }
-
-        let mut toolchains = BTreeMap::new();
-        for (name, t) in raw.toolchains {
-            let f = |s: &str| format!("toolchains.{name}.{s}");
-            check_name(&name).map_err(|m| field(format!("toolchains.{name}"), m))?;
-            let mut pin_keys = Vec::new();
-            let install = match t.install {
-                raw::RawInstall::Apt { package, version } => {
-                    let version = match version {
-                        Some(k) => {
-                            pin_keys.push(k.clone());
-                            Some(key(&f("install.apt.version"), &k)?)
-                        }
-                        None => None,
-                    };
-                    Install::Apt { package, version }
-                }
-                raw::RawInstall::Setup {
-                    action,
-                    input,
-                    version,
-                } => {
-                    pin_keys.push(version.clone());
-                    Install::Setup {
-                        action,
-                        input,
-                        version: key(&f("install.setup.version"), &version)?,
-                    }
-                }
-                raw::RawInstall::Tarball {
-                    url,
-                    sha256,
-                    version,
-                    strip,
-                } => {
-                    let version = match version {
-                        Some(k) => {
-                            pin_keys.push(k.clone());
-                            Some(key(&f("install.tarball.version"), &k)?)
-                        }
-                        None => None,
-                    };
-                    Install::Tarball {
-                        url_key: url,
-                        sha256_key: sha256,
-                        version,
-                        strip,
-                    }
-                }
-                raw::RawInstall::Preinstalled {} => Install::Preinstalled,
-            };
-            for k in &t.pins {
-                key(&f("pins"), k)?;
-                pin_keys.push(k.clone());
-            }
-            if t.tools.is_empty() {
-                return Err(field(
-                    f("tools"),
-                    "a toolchain needs at least one tool".into(),
-                ));
-            }
-            let tools = t
-                .tools
-                .into_iter()
-                .map(|(tn, rt)| {
-                    let tool = Tool {
-                        program: rt.program.unwrap_or_else(|| tn.clone()),
-                        name: ToolName::from(tn.as_str()),
-                        version_args: rt.version,
-                    };
-                    (tool.name.clone(), tool)
-                })
-                .collect();
-            let hint = t.hint.unwrap_or_else(|| match &install {
-                Install::Apt { package, .. } => format!("apt-get install {package}"),
-                Install::Setup { action, .. } => format!("install it (the workflow uses {action})"),
-                Install::Tarball { url_key, .. } => {
-                    format!("cell fetch the tarball at {url_key} in versions.env")
-                }
-                Install::Preinstalled => "install it".to_owned(),
-            });
-            let tname = ToolchainName::from(name.as_str());
-            toolchains.insert(
-                tname.clone(),
-                Toolchain {
-                    name: tname,
-                    install,
-                    tools,
-                    rows: Vec::new(),
-                    hint,
-                    pin_keys,
-                },
-            );
-        }
-
+        let expect = expected_answers(&raw.expect, &settings.phases).map_err(at)?;
+        let mut toolchains = resolve_toolchains(raw.toolchains, &env).map_err(at)?;
         let workload = root.join(&raw.workload);
-        let mut rows = BTreeMap::new();
-        for (name, r) in raw.rows {
-            let f = |s: &str| format!("rows.{name}.{s}");
-            check_name(&name).map_err(|m| field(format!("rows.{name}"), m))?;
-            if name == CONTROL_ROW {
-                return Err(field(
-                    format!("rows.{name}"),
-                    format!("`{CONTROL_ROW}` is reserved for the A/A control: rename the row"),
-                ));
-            }
-            let tc_name = ToolchainName::from(r.toolchain.as_str());
-            let Some(tc) = toolchains.get_mut(&tc_name) else {
-                return Err(field(
-                    f("toolchain"),
-                    format!(
-                        "unknown toolchain `{}`: known: {}",
-                        r.toolchain,
-                        join(toolchains.keys())
-                    ),
-                ));
-            };
-            let parse = |list: &[String], which: &str| -> Result<Vec<Arg>, ConfigError> {
-                if list.is_empty() {
-                    return Err(field(f(which), "empty argv".into()));
-                }
-                list.iter()
-                    .map(|a| Arg::parse(a).map_err(|m| field(f(which), m)))
-                    .collect()
-            };
-            let build = parse(&r.build, "build")?;
-            let run = parse(&r.run, "run")?;
-            if !build.iter().any(|a| a.has(&Piece::Out)) {
-                return Err(field(
-                    f("build"),
-                    "the build never names {out}: the binary must be written to {out}".into(),
-                ));
-            }
-            if build.iter().chain(&run).any(|a| a.has(&Piece::Phase))
-                && !run.iter().any(|a| a.has(&Piece::Phase))
-            {
-                return Err(field(
-                    f("build"),
-                    "{phase} belongs in run, not build".into(),
-                ));
-            }
-            if !run.iter().any(|a| a.has(&Piece::Bin)) {
-                return Err(field(
-                    f("run"),
-                    "the run never names {bin}: it must run the built binary".into(),
-                ));
-            }
-            if !run.iter().any(|a| a.has(&Piece::Phase)) {
-                return Err(field(
-                    f("run"),
-                    "the run never names {phase}: the workload needs it as argv[1]".into(),
-                ));
-            }
-            if build.iter().chain(&run).any(|a| a.has(&Piece::Port)) {
-                return Err(field(
-                    f("run"),
-                    "{port} belongs to servers of [http], not workload rows".into(),
-                ));
-            }
-            for a in build.iter().chain(&run) {
-                for t in a.tools() {
-                    if !tc.tools.contains_key(t) {
-                        return Err(field(
-                            f("build"),
-                            format!(
-                                "{{tool:{t}}} is not a tool of toolchain `{}`: its tools are {}",
-                                tc.name,
-                                join(tc.tools.keys())
-                            ),
-                        ));
-                    }
-                }
-            }
-            let source = workload.join(&r.source);
-            if !source.is_dir() {
-                return Err(field(
-                    f("source"),
-                    format!("{} is not a directory", source.display()),
-                ));
-            }
-            let clock = match r.clock.as_deref() {
-                None => None,
-                Some("cpu") => Some(Clock::Cpu),
-                Some("wall") => Some(Clock::Wall),
-                Some(other) => {
-                    return Err(field(
-                        f("clock"),
-                        format!("`{other}`: write \"cpu\" or \"wall\""),
-                    ));
-                }
-            };
-            let rname = RowName::from(name.as_str());
-            tc.rows.push(rname.clone());
-            rows.insert(
-                rname.clone(),
-                Row {
-                    name: rname,
-                    toolchain: tc_name,
-                    label: r.label,
-                    source,
-                    build,
-                    run,
-                    clock,
-                },
-            );
-        }
-        if !rows.contains_key(&settings.reference) {
-            return Err(env.error_at(
-                "REFERENCE",
-                format!(
-                    "REFERENCE={} is not a row of cell/cell.toml: rows are {}",
-                    settings.reference,
-                    join(rows.keys())
-                ),
-            ));
-        }
-        for (which, r) in [("slow", &raw.tooth.slow), ("fast", &raw.tooth.fast)] {
-            if !rows.contains_key(r.as_str()) {
-                return Err(field(
-                    format!("tooth.{which}"),
-                    format!("unknown row `{r}`: rows are {}", join(rows.keys())),
-                ));
-            }
-        }
-        if raw.tooth.slow == raw.tooth.fast {
-            return Err(field(
-                "tooth".into(),
-                "slow and fast are the same row".into(),
-            ));
-        }
-
-        let mut cells = BTreeMap::new();
-        for (label, c) in raw.cells {
-            let f = format!("cells.{label}");
-            check_name(&label).map_err(|m| field(f.clone(), m))?;
-            let known = runners::hosted(&label);
-            let os = c.os.or_else(|| known.map(|k| k.0.to_owned()));
-            let arch = c.arch.or_else(|| known.map(|k| k.1.to_owned()));
-            let (Some(os), Some(arch)) = (os, arch) else {
-                return Err(field(
-                    f,
-                    format!(
-                        "`{label}` is not a GitHub-hosted label cell knows: give its os and arch, e.g. os = \"linux\", arch = \"x86_64\""
-                    ),
-                ));
-            };
-            if !matches!(os.as_str(), "linux" | "macos" | "windows") {
-                return Err(field(
-                    format!("{f}.os"),
-                    format!("`{os}`: write linux, macos or windows"),
-                ));
-            }
-            if !matches!(arch.as_str(), "x86_64" | "aarch64") {
-                return Err(field(
-                    format!("{f}.arch"),
-                    format!("`{arch}`: write x86_64 or aarch64"),
-                ));
-            }
-            let cl = CellLabel::from(label.as_str());
-            cells.insert(
-                cl.clone(),
-                Cell {
-                    label: cl,
-                    os,
-                    arch,
-                },
-            );
-        }
-
-        for (i, name) in raw.allow_dirty.iter().enumerate() {
-            if !DIRTY_FILES.contains(&name.as_str()) {
-                return Err(field(
-                    format!("allow_dirty[{i}]"),
-                    format!(
-                        "`{name}` is not a generated file: write {}",
-                        join(DIRTY_FILES.iter().map(|f| format!("\"{f}\"")))
-                    ),
-                ));
-            }
-        }
-        let workflow = resolve_workflow(&env, raw.workflow).map_err(|(f, m)| field(f, m))?;
+        let rows = resolve_rows(&workload, raw.rows, &mut toolchains).map_err(at)?;
+        check_reference(&env, &settings.reference, &rows)?;
+        let tooth = resolve_tooth(&raw.tooth, &rows).map_err(at)?;
+        let cells = resolve_cells(raw.cells).map_err(at)?;
+        check_allow_dirty(&raw.allow_dirty).map_err(at)?;
+        let workflow = resolve_workflow(&env, raw.workflow).map_err(at)?;
         let http = raw
             .http
             .map(|h| suite::resolve_http(root, h, &toolchains, &env))
             .transpose()
-            .map_err(|(f, m)| field(f, m))?;
+            .map_err(at)?;
         let soak = raw
             .soak
+            .as_ref()
             .map(|s| suite::resolve_soak(s, http.as_ref()))
             .transpose()
-            .map_err(|(f, m)| field(f, m))?;
-
+            .map_err(at)?;
         let plan = Self {
             root: root.to_owned(),
             env,
@@ -592,49 +279,56 @@ impl Plan {
             toolchains,
             rows,
             cells,
-            tooth: ToothDef {
-                slow: RowName::from(raw.tooth.slow.as_str()),
-                fast: RowName::from(raw.tooth.fast.as_str()),
-            },
+            tooth,
             allow_dirty: raw.allow_dirty,
             workflow,
             http,
             soak,
         };
         plan.check_env_keys()?;
-        for cell in plan.cells.values() {
-            for tc in plan.toolchains.values() {
+        plan.check_tarballs().map_err(at)?;
+        Ok(plan)
+    }
+
+    /// Every tarball install has its URL and digest on every cell's architecture.
+    fn check_tarballs(&self) -> Result<(), FieldError> {
+        for cell in self.cells.values() {
+            for tc in self.toolchains.values() {
                 if matches!(tc.install, Install::Tarball { .. }) {
-                    plan.tarball(tc, &cell.arch).map_err(|m| {
-                        field(
+                    self.tarball(tc, &cell.arch).map_err(|e| {
+                        FieldError::new(
                             format!("toolchains.{}.install.tarball", tc.name),
-                            format!("cell `{}`: {m}", cell.label),
+                            format!("cell `{}`: {e}", cell.label),
                         )
                     })?;
                 }
             }
         }
-        Ok(plan)
+        Ok(())
     }
 
     /// A cell by label; `local` is always there.
-    pub fn cell(&self, label: &str) -> Result<Cell, String> {
+    pub fn cell(&self, label: &str) -> Result<Cell, LookupError> {
         if label == LOCAL_LABEL {
             return Ok(Cell::local());
         }
-        self.cells.get(label).cloned().ok_or_else(|| {
-            format!("unknown cell `{label}`: cell/cell.toml has {}, and `{LOCAL_LABEL}` is always there", join(self.cells.keys()))
-        })
+        self.cells
+            .get(label)
+            .cloned()
+            .ok_or_else(|| LookupError::Cell {
+                label: label.to_owned(),
+                known: self.cells.keys().map(ToString::to_string).collect(),
+            })
     }
 
     /// A toolchain by name.
-    pub fn toolchain(&self, name: &str) -> Result<&Toolchain, String> {
-        self.toolchains.get(name).ok_or_else(|| {
-            format!(
-                "unknown toolchain `{name}`: cell/cell.toml has {}",
-                join(self.toolchains.keys())
-            )
-        })
+    pub fn toolchain(&self, name: &str) -> Result<&Toolchain, LookupError> {
+        self.toolchains
+            .get(name)
+            .ok_or_else(|| LookupError::Toolchain {
+                name: name.to_owned(),
+                known: self.toolchains.keys().map(ToString::to_string).collect(),
+            })
     }
 
     /// The reference row.
@@ -652,17 +346,14 @@ impl Plan {
         &self,
         tc: &Toolchain,
         arch: &str,
-    ) -> Result<(String, cell_schema::Sha256), String> {
+    ) -> Result<(String, cell_schema::Sha256), TarballError> {
         let Install::Tarball {
             url_key,
             sha256_key,
             ..
         } = &tc.install
         else {
-            return Err(format!(
-                "toolchain `{}` is not installed from a tarball",
-                tc.name
-            ));
+            return Err(TarballError::NotTarball(tc.name.clone()));
         };
         let look = |k: &str| {
             let arch_key = format!("{k}_{}", arch.to_ascii_uppercase());
@@ -670,13 +361,17 @@ impl Plan {
                 .get(&arch_key)
                 .or_else(|| self.env.get(k))
                 .map(str::to_owned)
-                .ok_or_else(|| {
-                    format!("versions.env has neither {arch_key} nor {k}: add {arch_key}=...")
+                .ok_or_else(|| TarballError::MissingKey {
+                    key: k.to_owned(),
+                    arch_key,
                 })
         };
         let url = look(url_key)?;
         let sha = look(sha256_key)?;
-        let sha = cell_schema::Sha256::parse(&sha).map_err(|e| format!("{sha256_key}: {e}"))?;
+        let sha = cell_schema::Sha256::parse(&sha).map_err(|error| TarballError::BadSha256 {
+            key: sha256_key.clone(),
+            error,
+        })?;
         Ok((url, sha))
     }
 
@@ -719,15 +414,12 @@ impl Plan {
     }
 }
 
-/// Validates `[workflow]`; an error is (field, message).
-fn resolve_workflow(
-    env: &VersionsEnv,
-    raw: raw::RawWorkflow,
-) -> Result<WorkflowDef, (String, String)> {
+/// Validates `[workflow]`: five-field cron lines, no empty pattern, the Rust key it names.
+fn resolve_workflow(env: &VersionsEnv, raw: raw::RawWorkflow) -> Result<WorkflowDef, FieldError> {
     for (i, cron) in raw.schedule.iter().enumerate() {
         let fields = cron.split_whitespace().count();
         if fields != 5 {
-            return Err((
+            return Err(FieldError::new(
                 format!("workflow.schedule[{i}]"),
                 format!(
                     "`{cron}` has {fields} fields: write five (minute hour day-of-month month day-of-week), e.g. \"17 4 * * 1\""
@@ -737,9 +429,9 @@ fn resolve_workflow(
     }
     for (list, name) in [(&raw.branches, "branches"), (&raw.paths, "paths")] {
         if let Some(i) = list.iter().position(|p| p.trim().is_empty()) {
-            return Err((
+            return Err(FieldError::new(
                 format!("workflow.{name}[{i}]"),
-                "empty pattern: write a glob such as \"cell/**\"".into(),
+                "empty pattern: write a glob such as \"cell/**\"",
             ));
         }
     }
@@ -749,8 +441,8 @@ fn resolve_workflow(
         .unwrap_or_else(|| DEFAULT_WORKFLOW_RUST.to_owned());
     let rust = env.get(&rust_key).map(str::to_owned);
     if raw.rust.is_some() && rust.is_none() {
-        return Err((
-            "workflow.rust".into(),
+        return Err(FieldError::new(
+            "workflow.rust",
             format!("versions.env has no {rust_key}: add a line {rust_key}=<rust version>"),
         ));
     }
@@ -761,6 +453,437 @@ fn resolve_workflow(
         rust_key,
         rust,
     })
+}
+
+/// `[expect]`: an answer for every phase of `PHASES` and for no other, newline-terminated.
+fn expected_answers(
+    raw: &BTreeMap<String, String>,
+    phases: &[Phase],
+) -> Result<BTreeMap<Phase, String>, FieldError> {
+    let mut expect = BTreeMap::new();
+    for (phase, answer) in raw {
+        if !phases.iter().any(|p| p.as_str() == phase) {
+            return Err(FieldError::new(
+                format!("expect.{phase}"),
+                format!(
+                    "`{phase}` is not in PHASES of versions.env ({})",
+                    join(phases)
+                ),
+            ));
+        }
+        expect.insert(
+            Phase::from(phase.as_str()),
+            format!("{}\n", answer.trim_end()),
+        );
+    }
+    for p in phases {
+        if !expect.contains_key(p) {
+            return Err(FieldError::new(
+                format!("expect.{p}"),
+                format!("no expected answer for phase `{p}`: add `{p} = \"...\"` under [expect]"),
+            ));
+        }
+    }
+    Ok(expect)
+}
+
+/// The value of the `versions.env` key that `field` names.
+fn env_value(env: &VersionsEnv, field: &str, key: &str) -> Result<String, FieldError> {
+    env.get(key).map(str::to_owned).ok_or_else(|| {
+        FieldError::new(
+            field,
+            format!("versions.env has no {key}: add a line {key}=..."),
+        )
+    })
+}
+
+/// `[toolchains]`, each with no rows yet.
+fn resolve_toolchains(
+    raw: BTreeMap<String, raw::RawToolchain>,
+    env: &VersionsEnv,
+) -> Result<BTreeMap<ToolchainName, Toolchain>, FieldError> {
+    raw.into_iter()
+        .map(|(name, t)| {
+            let tc = resolve_toolchain(&name, t, env)?;
+            Ok((tc.name.clone(), tc))
+        })
+        .collect()
+}
+
+/// One toolchain: its install with the pins resolved, its tools, its hint.
+fn resolve_toolchain(
+    name: &str,
+    raw: raw::RawToolchain,
+    env: &VersionsEnv,
+) -> Result<Toolchain, FieldError> {
+    let f = |s: &str| format!("toolchains.{name}.{s}");
+    check_name(name).map_err(|e| FieldError::new(format!("toolchains.{name}"), e.to_string()))?;
+    let mut pin_keys = Vec::new();
+    let install = resolve_install(&f("install"), raw.install, env, &mut pin_keys)?;
+    for k in &raw.pins {
+        env_value(env, &f("pins"), k)?;
+        pin_keys.push(k.clone());
+    }
+    if raw.tools.is_empty() {
+        return Err(FieldError::new(
+            f("tools"),
+            "a toolchain needs at least one tool",
+        ));
+    }
+    let tools = raw
+        .tools
+        .into_iter()
+        .map(|(tn, rt)| {
+            let tool = Tool {
+                program: rt.program.unwrap_or_else(|| tn.clone()),
+                name: ToolName::from(tn.as_str()),
+                version_args: rt.version,
+            };
+            (tool.name.clone(), tool)
+        })
+        .collect();
+    let hint = raw.hint.unwrap_or_else(|| default_hint(&install));
+    Ok(Toolchain {
+        name: ToolchainName::from(name),
+        install,
+        tools,
+        rows: Vec::new(),
+        hint,
+        pin_keys,
+    })
+}
+
+/// An install of any kind, its `versions.env` keys looked up; the keys it pins are added to
+/// `pin_keys` (a tarball's URL and digest keys are resolved per architecture later).
+fn resolve_install(
+    field: &str,
+    raw: raw::RawInstall,
+    env: &VersionsEnv,
+    pin_keys: &mut Vec<String>,
+) -> Result<Install, FieldError> {
+    Ok(match raw {
+        raw::RawInstall::Apt { package, version } => Install::Apt {
+            package,
+            version: optional_pin(env, &format!("{field}.apt.version"), version, pin_keys)?,
+        },
+        raw::RawInstall::Setup {
+            action,
+            input,
+            version,
+        } => {
+            pin_keys.push(version.clone());
+            Install::Setup {
+                action,
+                input,
+                version: env_value(env, &format!("{field}.setup.version"), &version)?,
+            }
+        }
+        raw::RawInstall::Tarball {
+            url,
+            sha256,
+            version,
+            strip,
+        } => Install::Tarball {
+            url_key: url,
+            sha256_key: sha256,
+            version: optional_pin(env, &format!("{field}.tarball.version"), version, pin_keys)?,
+            strip,
+        },
+        raw::RawInstall::Preinstalled {} => Install::Preinstalled,
+    })
+}
+
+/// The value of a version key an install may name, which is then one of its pins.
+fn optional_pin(
+    env: &VersionsEnv,
+    field: &str,
+    key: Option<String>,
+    pin_keys: &mut Vec<String>,
+) -> Result<Option<String>, FieldError> {
+    let Some(key) = key else {
+        return Ok(None);
+    };
+    let value = env_value(env, field, &key)?;
+    pin_keys.push(key);
+    Ok(Some(value))
+}
+
+/// What to do where a toolchain is missing, when `hint` does not say.
+fn default_hint(install: &Install) -> String {
+    match install {
+        Install::Apt { package, .. } => format!("apt-get install {package}"),
+        Install::Setup { action, .. } => format!("install it (the workflow uses {action})"),
+        Install::Tarball { url_key, .. } => {
+            format!("cell fetch the tarball at {url_key} in versions.env")
+        }
+        Install::Preinstalled => "install it".to_owned(),
+    }
+}
+
+/// `[rows]`, each added to the rows of its toolchain.
+fn resolve_rows(
+    workload: &Path,
+    raw: BTreeMap<String, raw::RawRow>,
+    toolchains: &mut BTreeMap<ToolchainName, Toolchain>,
+) -> Result<BTreeMap<RowName, Row>, FieldError> {
+    let mut rows = BTreeMap::new();
+    for (name, r) in raw {
+        let row = resolve_row(workload, &name, r, toolchains)?;
+        toolchains
+            .get_mut(&row.toolchain)
+            .expect("resolve_row found the toolchain")
+            .rows
+            .push(row.name.clone());
+        rows.insert(row.name.clone(), row);
+    }
+    Ok(rows)
+}
+
+/// One row: its toolchain, argv templates, source directory and clock.
+fn resolve_row(
+    workload: &Path,
+    name: &str,
+    raw: raw::RawRow,
+    toolchains: &BTreeMap<ToolchainName, Toolchain>,
+) -> Result<Row, FieldError> {
+    let f = |s: &str| format!("rows.{name}.{s}");
+    check_row_name(name)?;
+    let tc_name = ToolchainName::from(raw.toolchain.as_str());
+    let Some(tc) = toolchains.get(&tc_name) else {
+        return Err(FieldError::new(
+            f("toolchain"),
+            format!(
+                "unknown toolchain `{}`: known: {}",
+                raw.toolchain,
+                join(toolchains.keys())
+            ),
+        ));
+    };
+    let build = row_argv(&f("build"), &raw.build)?;
+    let run = row_argv(&f("run"), &raw.run)?;
+    check_row_templates(name, &build, &run)?;
+    // A tool the run names is reported on `build` too, as it always was.
+    check_tools(&f("build"), tc, build.iter().chain(&run))?;
+    Ok(Row {
+        name: RowName::from(name),
+        toolchain: tc_name,
+        label: raw.label,
+        source: existing_dir(&f("source"), workload.join(&raw.source))?,
+        build,
+        run,
+        clock: row_clock(&f("clock"), raw.clock.as_deref())?,
+    })
+}
+
+/// A valid name, and not the A/A control's.
+fn check_row_name(name: &str) -> Result<(), FieldError> {
+    let field = || format!("rows.{name}");
+    check_name(name).map_err(|e| FieldError::new(field(), e.to_string()))?;
+    if name == CONTROL_ROW {
+        return Err(FieldError::new(
+            field(),
+            format!("`{CONTROL_ROW}` is reserved for the A/A control: rename the row"),
+        ));
+    }
+    Ok(())
+}
+
+/// A row's build or run argv: not empty, every argument parsed.
+fn row_argv(field: &str, list: &[String]) -> Result<Vec<Arg>, FieldError> {
+    if list.is_empty() {
+        return Err(FieldError::new(field, "empty argv"));
+    }
+    list.iter()
+        .map(|a| Arg::parse(a).map_err(|e| FieldError::new(field, e.to_string())))
+        .collect()
+}
+
+/// The placeholders a row must name, and where: `{out}` in the build, `{bin}` and `{phase}`
+/// in the run, `{port}` nowhere.
+fn check_row_templates(name: &str, build: &[Arg], run: &[Arg]) -> Result<(), FieldError> {
+    let f = |s: &str| format!("rows.{name}.{s}");
+    let names = |args: &[Arg], p: &Piece| args.iter().any(|a| a.has(p));
+    if !names(build, &Piece::Out) {
+        return Err(FieldError::new(
+            f("build"),
+            "the build never names {out}: the binary must be written to {out}",
+        ));
+    }
+    if (names(build, &Piece::Phase) || names(run, &Piece::Phase)) && !names(run, &Piece::Phase) {
+        return Err(FieldError::new(
+            f("build"),
+            "{phase} belongs in run, not build",
+        ));
+    }
+    if !names(run, &Piece::Bin) {
+        return Err(FieldError::new(
+            f("run"),
+            "the run never names {bin}: it must run the built binary",
+        ));
+    }
+    if !names(run, &Piece::Phase) {
+        return Err(FieldError::new(
+            f("run"),
+            "the run never names {phase}: the workload needs it as argv[1]",
+        ));
+    }
+    if names(build, &Piece::Port) || names(run, &Piece::Port) {
+        return Err(FieldError::new(
+            f("run"),
+            "{port} belongs to servers of [http], not workload rows",
+        ));
+    }
+    Ok(())
+}
+
+/// A row's own verdict clock, if it sets one.
+fn row_clock(field: &str, raw: Option<&str>) -> Result<Option<Clock>, FieldError> {
+    match raw {
+        None => Ok(None),
+        Some("cpu") => Ok(Some(Clock::Cpu)),
+        Some("wall") => Ok(Some(Clock::Wall)),
+        Some(other) => Err(FieldError::new(
+            field,
+            format!("`{other}`: write \"cpu\" or \"wall\""),
+        )),
+    }
+}
+
+/// `REFERENCE` of `versions.env` is a row.
+fn check_reference(
+    env: &VersionsEnv,
+    reference: &RowName,
+    rows: &BTreeMap<RowName, Row>,
+) -> Result<(), ConfigError> {
+    if rows.contains_key(reference) {
+        return Ok(());
+    }
+    Err(env.error_at(
+        "REFERENCE",
+        format!(
+            "REFERENCE={reference} is not a row of cell/cell.toml: rows are {}",
+            join(rows.keys())
+        ),
+    ))
+}
+
+/// `[tooth]`: two different rows.
+fn resolve_tooth(
+    raw: &raw::RawTooth,
+    rows: &BTreeMap<RowName, Row>,
+) -> Result<ToothDef, FieldError> {
+    for (which, r) in [("slow", &raw.slow), ("fast", &raw.fast)] {
+        if !rows.contains_key(r.as_str()) {
+            return Err(FieldError::new(
+                format!("tooth.{which}"),
+                format!("unknown row `{r}`: rows are {}", join(rows.keys())),
+            ));
+        }
+    }
+    if raw.slow == raw.fast {
+        return Err(FieldError::new("tooth", "slow and fast are the same row"));
+    }
+    Ok(ToothDef {
+        slow: RowName::from(raw.slow.as_str()),
+        fast: RowName::from(raw.fast.as_str()),
+    })
+}
+
+/// `[cells]`.
+fn resolve_cells(
+    raw: BTreeMap<String, raw::RawCell>,
+) -> Result<BTreeMap<CellLabel, Cell>, FieldError> {
+    raw.into_iter()
+        .map(|(label, c)| {
+            let cell = resolve_cell(&label, c)?;
+            Ok((cell.label.clone(), cell))
+        })
+        .collect()
+}
+
+/// One cell: its OS and architecture as written, else those of the GitHub-hosted label.
+fn resolve_cell(label: &str, raw: raw::RawCell) -> Result<Cell, FieldError> {
+    let f = format!("cells.{label}");
+    check_name(label).map_err(|e| FieldError::new(f.clone(), e.to_string()))?;
+    let known = runners::hosted(label);
+    let os = raw.os.or_else(|| known.map(|k| k.0.to_owned()));
+    let arch = raw.arch.or_else(|| known.map(|k| k.1.to_owned()));
+    let (Some(os), Some(arch)) = (os, arch) else {
+        return Err(FieldError::new(
+            f,
+            format!(
+                "`{label}` is not a GitHub-hosted label cell knows: give its os and arch, e.g. os = \"linux\", arch = \"x86_64\""
+            ),
+        ));
+    };
+    if !matches!(os.as_str(), "linux" | "macos" | "windows") {
+        return Err(FieldError::new(
+            format!("{f}.os"),
+            format!("`{os}`: write linux, macos or windows"),
+        ));
+    }
+    if !matches!(arch.as_str(), "x86_64" | "aarch64") {
+        return Err(FieldError::new(
+            format!("{f}.arch"),
+            format!("`{arch}`: write x86_64 or aarch64"),
+        ));
+    }
+    Ok(Cell {
+        label: CellLabel::from(label),
+        os,
+        arch,
+    })
+}
+
+/// `allow_dirty` names generated files only.
+fn check_allow_dirty(names: &[String]) -> Result<(), FieldError> {
+    for (i, name) in names.iter().enumerate() {
+        if !DIRTY_FILES.contains(&name.as_str()) {
+            return Err(FieldError::new(
+                format!("allow_dirty[{i}]"),
+                format!(
+                    "`{name}` is not a generated file: write {}",
+                    join(DIRTY_FILES.iter().map(|f| format!("\"{f}\"")))
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A source directory of a row or server, which must exist.
+fn existing_dir(field: &str, dir: PathBuf) -> Result<PathBuf, FieldError> {
+    if dir.is_dir() {
+        Ok(dir)
+    } else {
+        Err(FieldError::new(
+            field,
+            format!("{} is not a directory", dir.display()),
+        ))
+    }
+}
+
+/// Every `{tool:NAME}` of `args` is a tool of `tc`.
+fn check_tools<'a>(
+    field: &str,
+    tc: &Toolchain,
+    args: impl IntoIterator<Item = &'a Arg>,
+) -> Result<(), FieldError> {
+    for a in args {
+        for t in a.tools() {
+            if !tc.tools.contains_key(t) {
+                return Err(FieldError::new(
+                    field,
+                    format!(
+                        "{{tool:{t}}} is not a tool of toolchain `{}`: its tools are {}",
+                        tc.name,
+                        join(tc.tools.keys())
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Plan {
@@ -840,7 +963,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-fn check_name(name: &str) -> Result<(), String> {
+/// A name of a toolchain, row, cell or server: letters, digits, `.`, `_` and `-`, not
+/// starting with `.` or `-`.
+fn check_name(name: &str) -> Result<(), NameError> {
     if !name.is_empty()
         && name
             .bytes()
@@ -849,9 +974,7 @@ fn check_name(name: &str) -> Result<(), String> {
     {
         Ok(())
     } else {
-        Err(format!(
-            "`{name}`: names use letters, digits, `.`, `_` and `-` only"
-        ))
+        Err(NameError(name.to_owned()))
     }
 }
 

@@ -164,154 +164,42 @@ pub struct Settings {
 impl Settings {
     /// Reads every setting, falling back to [`DEFAULTS`].
     pub fn from_env(env: &VersionsEnv) -> Result<Self, ConfigError> {
-        let raw = |key: &str| env.get(key).unwrap_or_else(|| default_of(key));
-        let int = |key: &str| -> Result<u32, ConfigError> {
-            raw(key).parse::<u32>().map_err(|_| {
-                env.error_at(
-                    key,
-                    format!(
-                        "{key}={} is not a whole number: write e.g. {key}={}",
-                        raw(key),
-                        default_of(key)
-                    ),
-                )
-            })
-        };
-        let num = |key: &str, lo: f64, hi: f64| -> Result<f64, ConfigError> {
-            let v = raw(key);
-            match v.parse::<f64>() {
-                Ok(x) if x.is_finite() && x > lo && x < hi => Ok(x),
-                Ok(_) => Err(env.error_at(
-                    key,
-                    format!(
-                        "{key}={v} is out of range: it must lie strictly between {lo} and {hi}"
-                    ),
-                )),
-                Err(_) => Err(env.error_at(
-                    key,
-                    format!(
-                        "{key}={v} is not a number: write e.g. {key}={}",
-                        default_of(key)
-                    ),
-                )),
-            }
-        };
-        // `None` is `auto`: the clock `cell calibrate` measured quieter on this cell.
-        let clock = |key: &str, v: &str| -> Result<Option<Clock>, ConfigError> {
-            match v {
-                "cpu" => Ok(Some(Clock::Cpu)),
-                "wall" => Ok(Some(Clock::Wall)),
-                "auto" => Ok(None),
-                _ => Err(env.error_at(key, format!("{key}={v}: write cpu, wall or auto"))),
-            }
-        };
-
-        let reps = int("REPS")?;
-        let drop = int("DROP")?;
-        if reps <= drop {
-            let key = if env.get("REPS").is_some() {
-                "REPS"
-            } else {
-                "DROP"
-            };
-            return Err(env.error_at(
-                key,
-                format!("REPS={reps} with DROP={drop} leaves no measured repetition: REPS must exceed DROP (e.g. REPS={} for DROP={drop})", drop + 10),
-            ));
+        let keys = Keys(env);
+        let counts = protocol_counts(&keys)?;
+        let (phases, tooth_phase) = phases(&keys)?;
+        let tooth_min = keys.num("TOOTH_MIN", 1.0, f64::INFINITY)?;
+        let overrides = overrides(&keys)?;
+        let t = thresholds(&keys)?;
+        let clock = keys.clock("CLOCK")?;
+        if t.ci_target > t.tolerance {
+            return Err(keys.error_at("CI_TARGET", format!("CI_TARGET={} is wider than TOLERANCE={}: the gate could never pass; write at most TOLERANCE/3", t.ci_target, t.tolerance)));
         }
-        if reps - drop < 2 {
-            return Err(env.error_at("REPS", format!("REPS={reps} with DROP={drop} measures one repetition, which has no spread: measure at least 2")));
-        }
-        let reps_max = int("REPS_MAX")?;
-        if reps_max < reps {
-            return Err(env.error_at(
-                "REPS_MAX",
-                format!("REPS_MAX={reps_max} is below REPS={reps}: write REPS_MAX={reps} or more"),
-            ));
-        }
-        let reps_step = int("REPS_STEP")?;
-        if reps_step == 0 {
-            return Err(env.error_at(
-                "REPS_STEP",
-                "REPS_STEP=0 never adds a repetition: write 1 or more".into(),
-            ));
-        }
-        let rows_per_reference = int("ROWS_PER_REFERENCE")?;
-        if rows_per_reference == 0 {
-            return Err(env.error_at(
-                "ROWS_PER_REFERENCE",
-                "ROWS_PER_REFERENCE must be 1 or more".into(),
-            ));
-        }
-
-        let phases: Vec<Phase> = raw("PHASES")
-            .split(',')
-            .filter(|p| !p.is_empty())
-            .map(Phase::from)
-            .collect();
-        if phases.is_empty() {
-            return Err(env.error_at(
-                "PHASES",
-                "PHASES is empty: list the phases, e.g. PHASES=mix,primes,fib".into(),
-            ));
-        }
-        for (i, p) in phases.iter().enumerate() {
-            if phases[..i].contains(p) {
-                return Err(env.error_at("PHASES", format!("phase `{p}` is listed twice")));
-            }
-        }
-        let tooth_phase = Phase::from(raw("TOOTH_PHASE"));
-        if !phases.contains(&tooth_phase) {
-            return Err(env.error_at(
-                "TOOTH_PHASE",
-                format!(
-                    "TOOTH_PHASE={tooth_phase} is not one of PHASES ({})",
-                    raw("PHASES")
-                ),
-            ));
-        }
-
-        let tooth_min = num("TOOTH_MIN", 1.0, f64::INFINITY)?;
-        let mut tooth_min_arch = Vec::new();
-        let mut clock_os = Vec::new();
-        for key in env.entries.keys() {
-            if let Some(arch) = key.strip_prefix("TOOTH_MIN_") {
-                tooth_min_arch.push((arch.to_ascii_lowercase(), num(key, 1.0, f64::INFINITY)?));
-            } else if let Some(os) = key.strip_prefix("CLOCK_") {
-                clock_os.push((os.to_ascii_lowercase(), clock(key, raw(key))?));
-            }
-        }
-
-        let settings = Self {
-            reps,
-            drop,
-            reps_max,
-            reps_step,
-            rows_per_reference,
-            reference: RowName::from(raw("REFERENCE")),
+        Ok(Self {
+            reps: counts.reps,
+            drop: counts.drop,
+            reps_max: counts.reps_max,
+            reps_step: counts.reps_step,
+            rows_per_reference: counts.rows_per_reference,
+            reference: RowName::from(keys.raw("REFERENCE")),
             phases,
             tooth_phase,
-            tolerance: num("TOLERANCE", 0.0, 1.0)?,
-            ci_target: num("CI_TARGET", 0.0, 1.0)?,
-            ci_level: num("CI_LEVEL", 0.5, 1.0)?,
-            health_threshold: num("HEALTH_THRESHOLD", 0.0, f64::INFINITY)?,
-            contention_max: num("CONTENTION_MAX", 1.0, f64::INFINITY)?,
-            time_cap_s: num("TIME_CAP_S", 0.0, f64::INFINITY)?,
-            run_timeout_s: num("RUN_TIMEOUT_S", 0.0, f64::INFINITY)?,
-            build_timeout_s: num("BUILD_TIMEOUT_S", 0.0, f64::INFINITY)?,
-            baseline: Some(raw("BASELINE").to_owned()).filter(|b| !b.is_empty()),
-            http_tolerance: num("HTTP_TOLERANCE", 0.0, 10.0)?,
-            http_load_cpu_max: num("HTTP_LOAD_CPU_MAX", 0.0, 1.0 + 1e-9)?,
-            http_other_cpu_max: num("HTTP_OTHER_CPU_MAX", 0.0, 1.0)?,
+            tolerance: t.tolerance,
+            ci_target: t.ci_target,
+            ci_level: t.ci_level,
+            health_threshold: t.health_threshold,
+            contention_max: t.contention_max,
+            time_cap_s: t.time_cap_s,
+            run_timeout_s: t.run_timeout_s,
+            build_timeout_s: t.build_timeout_s,
+            baseline: Some(keys.raw("BASELINE").to_owned()).filter(|b| !b.is_empty()),
+            http_tolerance: t.http_tolerance,
+            http_load_cpu_max: t.http_load_cpu_max,
+            http_other_cpu_max: t.http_other_cpu_max,
             tooth_min,
-            tooth_min_arch,
-            clock: clock("CLOCK", raw("CLOCK"))?,
-            clock_os,
-        };
-        if settings.ci_target > settings.tolerance {
-            return Err(env.error_at("CI_TARGET", format!("CI_TARGET={} is wider than TOLERANCE={}: the gate could never pass; write at most TOLERANCE/3", settings.ci_target, settings.tolerance)));
-        }
-        Ok(settings)
+            tooth_min_arch: overrides.tooth_min_arch,
+            clock,
+            clock_os: overrides.clock_os,
+        })
     }
 
     /// The tooth floor for an architecture (`TOOTH_MIN_<ARCH>`, else `TOOTH_MIN`).
@@ -340,6 +228,211 @@ impl Settings {
     pub fn max_rounds(&self) -> u32 {
         self.reps_max - self.drop
     }
+}
+
+/// `versions.env` as settings see it: every key has a value, its own or its default.
+struct Keys<'a>(&'a VersionsEnv);
+
+impl<'a> Keys<'a> {
+    fn raw(&self, key: &str) -> &'a str {
+        self.0.get(key).unwrap_or_else(|| default_of(key))
+    }
+
+    fn error_at(&self, key: &str, msg: String) -> ConfigError {
+        self.0.error_at(key, msg)
+    }
+
+    fn int(&self, key: &str) -> Result<u32, ConfigError> {
+        self.raw(key).parse::<u32>().map_err(|_| {
+            self.error_at(
+                key,
+                format!(
+                    "{key}={} is not a whole number: write e.g. {key}={}",
+                    self.raw(key),
+                    default_of(key)
+                ),
+            )
+        })
+    }
+
+    /// A number strictly between `lo` and `hi`.
+    fn num(&self, key: &str, lo: f64, hi: f64) -> Result<f64, ConfigError> {
+        let v = self.raw(key);
+        match v.parse::<f64>() {
+            Ok(x) if x.is_finite() && x > lo && x < hi => Ok(x),
+            Ok(_) => Err(self.error_at(
+                key,
+                format!("{key}={v} is out of range: it must lie strictly between {lo} and {hi}"),
+            )),
+            Err(_) => Err(self.error_at(
+                key,
+                format!(
+                    "{key}={v} is not a number: write e.g. {key}={}",
+                    default_of(key)
+                ),
+            )),
+        }
+    }
+
+    /// A verdict clock; `None` is `auto`: the clock `cell calibrate` measured quieter on
+    /// this cell.
+    fn clock(&self, key: &str) -> Result<Option<Clock>, ConfigError> {
+        match self.raw(key) {
+            "cpu" => Ok(Some(Clock::Cpu)),
+            "wall" => Ok(Some(Clock::Wall)),
+            "auto" => Ok(None),
+            v => Err(self.error_at(key, format!("{key}={v}: write cpu, wall or auto"))),
+        }
+    }
+}
+
+/// The repetition counts of the timing protocol.
+struct Counts {
+    reps: u32,
+    drop: u32,
+    reps_max: u32,
+    reps_step: u32,
+    rows_per_reference: u32,
+}
+
+/// `REPS`, `DROP`, `REPS_MAX`, `REPS_STEP`, `ROWS_PER_REFERENCE`: at least two measured
+/// repetitions, a budget no smaller than the start, steps and rows of 1 or more.
+fn protocol_counts(keys: &Keys<'_>) -> Result<Counts, ConfigError> {
+    let reps = keys.int("REPS")?;
+    let drop = keys.int("DROP")?;
+    if reps <= drop {
+        let key = if keys.0.get("REPS").is_some() {
+            "REPS"
+        } else {
+            "DROP"
+        };
+        return Err(keys.error_at(
+            key,
+            format!("REPS={reps} with DROP={drop} leaves no measured repetition: REPS must exceed DROP (e.g. REPS={} for DROP={drop})", drop + 10),
+        ));
+    }
+    if reps - drop < 2 {
+        return Err(keys.error_at("REPS", format!("REPS={reps} with DROP={drop} measures one repetition, which has no spread: measure at least 2")));
+    }
+    let reps_max = keys.int("REPS_MAX")?;
+    if reps_max < reps {
+        return Err(keys.error_at(
+            "REPS_MAX",
+            format!("REPS_MAX={reps_max} is below REPS={reps}: write REPS_MAX={reps} or more"),
+        ));
+    }
+    let reps_step = keys.int("REPS_STEP")?;
+    if reps_step == 0 {
+        return Err(keys.error_at(
+            "REPS_STEP",
+            "REPS_STEP=0 never adds a repetition: write 1 or more".into(),
+        ));
+    }
+    let rows_per_reference = keys.int("ROWS_PER_REFERENCE")?;
+    if rows_per_reference == 0 {
+        return Err(keys.error_at(
+            "ROWS_PER_REFERENCE",
+            "ROWS_PER_REFERENCE must be 1 or more".into(),
+        ));
+    }
+    Ok(Counts {
+        reps,
+        drop,
+        reps_max,
+        reps_step,
+        rows_per_reference,
+    })
+}
+
+/// `PHASES` (not empty, no phase twice) and `TOOTH_PHASE`, one of them.
+fn phases(keys: &Keys<'_>) -> Result<(Vec<Phase>, Phase), ConfigError> {
+    let phases: Vec<Phase> = keys
+        .raw("PHASES")
+        .split(',')
+        .filter(|p| !p.is_empty())
+        .map(Phase::from)
+        .collect();
+    if phases.is_empty() {
+        return Err(keys.error_at(
+            "PHASES",
+            "PHASES is empty: list the phases, e.g. PHASES=mix,primes,fib".into(),
+        ));
+    }
+    for (i, p) in phases.iter().enumerate() {
+        if phases[..i].contains(p) {
+            return Err(keys.error_at("PHASES", format!("phase `{p}` is listed twice")));
+        }
+    }
+    let tooth_phase = Phase::from(keys.raw("TOOTH_PHASE"));
+    if !phases.contains(&tooth_phase) {
+        return Err(keys.error_at(
+            "TOOTH_PHASE",
+            format!(
+                "TOOTH_PHASE={tooth_phase} is not one of PHASES ({})",
+                keys.raw("PHASES")
+            ),
+        ));
+    }
+    Ok((phases, tooth_phase))
+}
+
+/// `TOOTH_MIN_<ARCH>` and `CLOCK_<OS>`, architecture and OS lower-cased.
+struct Overrides {
+    tooth_min_arch: Vec<(String, f64)>,
+    clock_os: Vec<(String, Option<Clock>)>,
+}
+
+/// The per-architecture tooth floors and per-OS clocks `versions.env` sets, in key order.
+fn overrides(keys: &Keys<'_>) -> Result<Overrides, ConfigError> {
+    let mut tooth_min_arch = Vec::new();
+    let mut clock_os = Vec::new();
+    for key in keys.0.entries.keys() {
+        if let Some(arch) = key.strip_prefix("TOOTH_MIN_") {
+            tooth_min_arch.push((
+                arch.to_ascii_lowercase(),
+                keys.num(key, 1.0, f64::INFINITY)?,
+            ));
+        } else if let Some(os) = key.strip_prefix("CLOCK_") {
+            clock_os.push((os.to_ascii_lowercase(), keys.clock(key)?));
+        }
+    }
+    Ok(Overrides {
+        tooth_min_arch,
+        clock_os,
+    })
+}
+
+/// The numeric thresholds of the gate, the budget and the suites.
+struct Thresholds {
+    tolerance: f64,
+    ci_target: f64,
+    ci_level: f64,
+    health_threshold: f64,
+    contention_max: f64,
+    time_cap_s: f64,
+    run_timeout_s: f64,
+    build_timeout_s: f64,
+    http_tolerance: f64,
+    http_load_cpu_max: f64,
+    http_other_cpu_max: f64,
+}
+
+/// Every threshold, each within its range.
+fn thresholds(keys: &Keys<'_>) -> Result<Thresholds, ConfigError> {
+    Ok(Thresholds {
+        tolerance: keys.num("TOLERANCE", 0.0, 1.0)?,
+        ci_target: keys.num("CI_TARGET", 0.0, 1.0)?,
+        ci_level: keys.num("CI_LEVEL", 0.5, 1.0)?,
+        health_threshold: keys.num("HEALTH_THRESHOLD", 0.0, f64::INFINITY)?,
+        contention_max: keys.num("CONTENTION_MAX", 1.0, f64::INFINITY)?,
+        time_cap_s: keys.num("TIME_CAP_S", 0.0, f64::INFINITY)?,
+        run_timeout_s: keys.num("RUN_TIMEOUT_S", 0.0, f64::INFINITY)?,
+        build_timeout_s: keys.num("BUILD_TIMEOUT_S", 0.0, f64::INFINITY)?,
+        http_tolerance: keys.num("HTTP_TOLERANCE", 0.0, 10.0)?,
+        // 1 itself is allowed: the upper bound is open, so it sits just above 1.
+        http_load_cpu_max: keys.num("HTTP_LOAD_CPU_MAX", 0.0, 1.0 + 1e-9)?,
+        http_other_cpu_max: keys.num("HTTP_OTHER_CPU_MAX", 0.0, 1.0)?,
+    })
 }
 
 #[cfg(test)]

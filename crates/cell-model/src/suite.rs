@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 
 use cell_schema::{ServerName, SoakConfig, ToolchainName};
 
-use crate::raw::{RawExpect, RawHttp, RawSoak};
+use crate::error::{FieldError, LookupError};
+use crate::raw::{RawExpect, RawHttp, RawServer, RawSoak};
 use crate::template::{Arg, Piece};
-use crate::{Toolchain, check_name, join};
+use crate::{Toolchain, check_name, check_tools, existing_dir, join};
 
 /// Load generators cell drives.
 pub const LOAD_TOOLS: &[&str] = &["wrk", "oha"];
@@ -87,34 +88,27 @@ pub struct SoakDef {
 
 impl HttpDef {
     /// A server by name; the error lists the servers there are.
-    pub fn server(&self, name: &str) -> Result<&Server, String> {
-        self.servers.get(name).ok_or_else(|| {
-            format!(
-                "unknown server `{name}`: [http.servers] has {}",
-                join(self.servers.keys())
-            )
+    pub fn server(&self, name: &str) -> Result<&Server, LookupError> {
+        self.servers.get(name).ok_or_else(|| LookupError::Server {
+            name: name.to_owned(),
+            known: self.servers.keys().map(ToString::to_string).collect(),
         })
     }
 
     /// What the load settings must satisfy, checked on the config and again after a command
-    /// line changed them; an error is (field, message).
-    pub fn validate(&self) -> Result<(), (String, String)> {
+    /// line changed them.
+    pub fn validate(&self) -> Result<(), FieldError> {
         positive("http.duration", self.duration_s)?;
-        if !(self.warmup_s.is_finite() && self.warmup_s >= 0.0) {
-            return Err((
-                "http.warmup".into(),
-                format!("{}: write 0 or more seconds", self.warmup_s),
-            ));
-        }
+        non_negative("http.warmup", self.warmup_s)?;
         if self.tools.is_empty() {
-            return Err((
-                "http.tools".into(),
-                "empty: write [\"wrk\", \"oha\"] or one of them".into(),
+            return Err(FieldError::new(
+                "http.tools",
+                "empty: write [\"wrk\", \"oha\"] or one of them",
             ));
         }
         for (i, t) in self.tools.iter().enumerate() {
             if !LOAD_TOOLS.contains(&t.as_str()) {
-                return Err((
+                return Err(FieldError::new(
                     format!("http.tools[{i}]"),
                     format!(
                         "`{t}` is not a load generator cell drives: write {}",
@@ -123,32 +117,36 @@ impl HttpDef {
                 ));
             }
             if self.tools[..i].contains(t) {
-                return Err((format!("http.tools[{i}]"), format!("`{t}` is listed twice")));
+                return Err(FieldError::new(
+                    format!("http.tools[{i}]"),
+                    format!("`{t}` is listed twice"),
+                ));
             }
         }
         if self.tools.iter().any(|t| t == "wrk") {
-            // wrk counts whole seconds and spreads connections evenly over its threads.
-            for (f, v) in [("duration", self.duration_s), ("warmup", self.warmup_s)] {
-                if v.fract() != 0.0 {
-                    return Err((
-                        format!("http.{f}"),
-                        format!("{v}: wrk counts whole seconds; write a whole number"),
-                    ));
-                }
-            }
-            #[expect(
-                clippy::manual_is_multiple_of,
-                reason = "is_multiple_of is newer than the workspace's rust-version (1.85)"
-            )]
-            if self.connections % self.threads != 0 {
-                return Err((
-                    "http.connections".into(),
-                    format!(
-                        "{} connections over {} wrk threads: wrk needs a multiple of threads",
-                        self.connections, self.threads
-                    ),
+            self.validate_for_wrk()?;
+        }
+        Ok(())
+    }
+
+    /// wrk counts whole seconds and spreads connections evenly over its threads.
+    fn validate_for_wrk(&self) -> Result<(), FieldError> {
+        for (f, v) in [("duration", self.duration_s), ("warmup", self.warmup_s)] {
+            if v.fract() != 0.0 {
+                return Err(FieldError::new(
+                    format!("http.{f}"),
+                    format!("{v}: wrk counts whole seconds; write a whole number"),
                 ));
             }
+        }
+        if !self.connections.is_multiple_of(self.threads) {
+            return Err(FieldError::new(
+                "http.connections",
+                format!(
+                    "{} connections over {} wrk threads: wrk needs a multiple of threads",
+                    self.connections, self.threads
+                ),
+            ));
         }
         Ok(())
     }
@@ -156,27 +154,16 @@ impl HttpDef {
 
 impl SoakDef {
     /// What the soak settings must satisfy (config and command line alike).
-    pub fn validate(&self) -> Result<(), (String, String)> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         let c = &self.config;
         positive("soak.duration", c.duration_s)?;
         positive("soak.interval", c.interval_s)?;
         positive("soak.minima_window", c.minima_window_s)?;
-        if !(c.window_start_s.is_finite()
-            && c.window_start_s >= 0.0
-            && c.window_start_s < c.duration_s)
-        {
-            return Err((
-                "soak.window_start".into(),
-                format!(
-                    "{}: write a number of seconds from 0 up to the duration ({})",
-                    c.window_start_s, c.duration_s
-                ),
-            ));
-        }
+        window_start("soak.window_start", c.window_start_s, c.duration_s)?;
         // At least three minima windows, or the sawtooth guard has nothing to fit.
         if (c.duration_s - c.window_start_s) / c.minima_window_s < 3.0 {
-            return Err((
-                "soak.minima_window".into(),
+            return Err(FieldError::new(
+                "soak.minima_window",
                 format!(
                     "{} s windows over the {} s fit window give fewer than 3 minima: shorten it or start the fit earlier",
                     c.minima_window_s,
@@ -191,16 +178,66 @@ impl SoakDef {
 /// Default `versions.env` key of the oha version.
 pub const DEFAULT_OHA_KEY: &str = "OHA_VERSION";
 
-type FieldError = (String, String);
-
 fn positive(field: &str, v: f64) -> Result<f64, FieldError> {
     if v.is_finite() && v > 0.0 {
         Ok(v)
     } else {
-        Err((field.to_owned(), format!("{v}: write a number above 0")))
+        Err(FieldError::new(
+            field,
+            format!("{v}: write a number above 0"),
+        ))
     }
 }
 
+fn non_negative(field: &str, v: f64) -> Result<f64, FieldError> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(v)
+    } else {
+        Err(FieldError::new(
+            field,
+            format!("{v}: write 0 or more seconds"),
+        ))
+    }
+}
+
+/// The start of the soak's fit window: from 0 up to (not including) the duration.
+fn window_start(field: &str, v: f64, duration_s: f64) -> Result<f64, FieldError> {
+    if v.is_finite() && v >= 0.0 && v < duration_s {
+        Ok(v)
+    } else {
+        Err(FieldError::new(
+            field,
+            format!("{v}: write a number of seconds from 0 up to the duration ({duration_s})"),
+        ))
+    }
+}
+
+/// A count of `[http]`: its default when not written, never 0.
+fn http_count(field: &str, v: Option<u32>, default: u32) -> Result<u32, FieldError> {
+    match v.unwrap_or(default) {
+        0 => Err(FieldError::new(
+            format!("http.{field}"),
+            "0: write a whole number above 0",
+        )),
+        n => Ok(n),
+    }
+}
+
+/// Seconds of `[http]`: its default when not written, above 0.
+fn http_secs(field: &str, v: Option<f64>, default: f64) -> Result<f64, FieldError> {
+    positive(&format!("http.{field}"), v.unwrap_or(default))
+}
+
+/// What every server must answer unless `[http.expect]` or its own `expect` says otherwise.
+fn default_expect() -> Expect {
+    Expect {
+        status: 200,
+        headers: BTreeMap::from([("content-type".to_owned(), "text/plain".to_owned())]),
+        body: "hello, world\n".to_owned(),
+    }
+}
+
+/// An `expect` table over `base`: what it sets replaces, headers are added.
 fn resolve_expect(
     field: &str,
     base: &Expect,
@@ -211,7 +248,7 @@ fn resolve_expect(
     };
     let status = raw.status.unwrap_or(base.status);
     if !(100..=599).contains(&status) {
-        return Err((
+        return Err(FieldError::new(
             format!("{field}.status"),
             format!("{status}: write an HTTP status code (100–599)"),
         ));
@@ -219,7 +256,7 @@ fn resolve_expect(
     let mut headers = base.headers.clone();
     for (k, v) in raw.headers.unwrap_or_default() {
         if k.is_empty() || !k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
-            return Err((
+            return Err(FieldError::new(
                 format!("{field}.headers"),
                 format!("`{k}` is not a header name"),
             ));
@@ -235,10 +272,6 @@ fn resolve_expect(
 
 /// Resolves `[http]`: every server's toolchain and tools exist, templates parse, `{port}`
 /// is named, ports are distinct.
-#[expect(
-    clippy::too_many_lines,
-    reason = "one linear list of checks, each with its own message"
-)]
 pub(crate) fn resolve_http(
     root: &Path,
     raw: RawHttp,
@@ -248,150 +281,22 @@ pub(crate) fn resolve_http(
     let tools = raw
         .tools
         .unwrap_or_else(|| LOAD_TOOLS.iter().map(|t| (*t).to_owned()).collect());
-    let count = |f: &str, v: Option<u32>, d: u32| -> Result<u32, FieldError> {
-        match v.unwrap_or(d) {
-            0 => Err((
-                format!("http.{f}"),
-                "0: write a whole number above 0".into(),
-            )),
-            n => Ok(n),
-        }
-    };
-    let secs = |f: &str, v: Option<f64>, d: f64| positive(&format!("http.{f}"), v.unwrap_or(d));
-    let warmup_s = raw.warmup.unwrap_or(2.0);
-    if !(warmup_s.is_finite() && warmup_s >= 0.0) {
-        return Err((
-            "http.warmup".into(),
-            format!("{warmup_s}: write 0 or more seconds"),
-        ));
-    }
-    let base = Expect {
-        status: 200,
-        headers: BTreeMap::from([("content-type".to_owned(), "text/plain".to_owned())]),
-        body: "hello, world\n".to_owned(),
-    };
-    let base = resolve_expect("http.expect", &base, raw.expect)?;
-    let source_dir = root.join(&raw.source);
-    let mut servers = BTreeMap::new();
-    let mut ports: BTreeMap<u16, String> = BTreeMap::new();
-    for (name, s) in raw.servers {
-        let f = |x: &str| format!("http.servers.{name}.{x}");
-        check_name(&name).map_err(|m| (format!("http.servers.{name}"), m))?;
-        if name == "overlay" {
-            // soak/overlay.svg is the chart of every server together.
-            return Err((
-                format!("http.servers.{name}"),
-                "`overlay` is reserved (soak/overlay.svg): pick another name".into(),
-            ));
-        }
-        let Some(tc) = toolchains.get(s.toolchain.as_str()) else {
-            return Err((
-                f("toolchain"),
-                format!(
-                    "unknown toolchain `{}`: toolchains are {}",
-                    s.toolchain,
-                    join(toolchains.keys())
-                ),
-            ));
-        };
-        let parse = |which: &str, args: &[String]| -> Result<Vec<Arg>, FieldError> {
-            args.iter()
-                .map(|a| Arg::parse(a).map_err(|m| (f(which), m)))
-                .collect()
-        };
-        let build = parse("build", s.build.as_deref().unwrap_or_default())?;
-        let run = parse("run", &s.run)?;
-        if run.is_empty() {
-            return Err((
-                f("run"),
-                "empty: write the command that starts the server".into(),
-            ));
-        }
-        if !run.iter().any(|a| a.has(&Piece::Port)) {
-            return Err((
-                f("run"),
-                "the run never names {port}: the server must be told where to listen".into(),
-            ));
-        }
-        for (which, args) in [("build", &build), ("run", &run)] {
-            for a in args {
-                if a.has(&Piece::Phase) {
-                    return Err((
-                        f(which),
-                        "{phase} belongs to workload rows, not servers".into(),
-                    ));
-                }
-                for t in a.tools() {
-                    if !tc.tools.contains_key(t) {
-                        return Err((
-                            f(which),
-                            format!(
-                                "{{tool:{t}}} is not a tool of toolchain `{}`: its tools are {}",
-                                tc.name,
-                                join(tc.tools.keys())
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
-        if s.port < 1024 {
-            return Err((
-                f("port"),
-                format!("{}: use a port of 1024 or above", s.port),
-            ));
-        }
-        if let Some(other) = ports.insert(s.port, name.clone()) {
-            return Err((
-                f("port"),
-                format!(
-                    "{} is also the port of server `{other}`: give each its own",
-                    s.port
-                ),
-            ));
-        }
-        let source = source_dir.join(&s.source);
-        if !source.is_dir() {
-            return Err((
-                f("source"),
-                format!("{} is not a directory", source.display()),
-            ));
-        }
-        let expect = resolve_expect(&f("expect"), &base, s.expect)?;
-        let sname = ServerName::from(name.as_str());
-        servers.insert(
-            sname.clone(),
-            Server {
-                name: sname,
-                toolchain: tc.name.clone(),
-                label: s.label.unwrap_or_else(|| name.clone()),
-                source,
-                build,
-                run,
-                port: s.port,
-                expect,
-            },
-        );
-    }
-    if servers.is_empty() {
-        return Err((
-            "http.servers".into(),
-            "no servers: add a [http.servers.<name>] table".into(),
-        ));
-    }
+    let warmup_s = non_negative("http.warmup", raw.warmup.unwrap_or(2.0))?;
+    let base = resolve_expect("http.expect", &default_expect(), raw.expect)?;
+    let servers = resolve_servers(&root.join(&raw.source), raw.servers, &base, toolchains)?;
     let oha_key = raw.oha.unwrap_or_else(|| DEFAULT_OHA_KEY.to_owned());
     let oha_version = env.get(&oha_key).map(str::to_owned);
     let def = HttpDef {
         tools,
-        connections: count("connections", raw.connections, 64)?,
-        threads: count("threads", raw.threads, 1)?,
-        duration_s: secs("duration", raw.duration, 10.0)?,
+        connections: http_count("connections", raw.connections, 64)?,
+        threads: http_count("threads", raw.threads, 1)?,
+        duration_s: http_secs("duration", raw.duration, 10.0)?,
         warmup_s,
-        runs: count("runs", raw.runs, 5)?,
+        runs: http_count("runs", raw.runs, 5)?,
         keep_alive: raw.keep_alive.unwrap_or(true),
-        startup_timeout_s: secs("startup_timeout", raw.startup_timeout, 10.0)?,
-        stop_grace_s: secs("stop_grace", raw.stop_grace, 5.0)?,
-        drain_timeout_s: secs("drain_timeout", raw.drain_timeout, 3.0)?,
+        startup_timeout_s: http_secs("startup_timeout", raw.startup_timeout, 10.0)?,
+        stop_grace_s: http_secs("stop_grace", raw.stop_grace, 5.0)?,
+        drain_timeout_s: http_secs("drain_timeout", raw.drain_timeout, 3.0)?,
         oha_key,
         oha_version,
         servers,
@@ -400,58 +305,180 @@ pub(crate) fn resolve_http(
     Ok(def)
 }
 
-/// Resolves `[soak]` against the resolved `[http]` (its servers are soaked).
-pub(crate) fn resolve_soak(raw: RawSoak, http: Option<&HttpDef>) -> Result<SoakDef, FieldError> {
-    let Some(http) = http else {
-        return Err((
-            "soak".into(),
-            "the soak suite soaks the servers of [http]: add an [http] table with servers".into(),
-        ));
-    };
-    let servers = match raw.servers {
-        None => http.servers.keys().cloned().collect(),
-        Some(list) => {
-            let mut out = Vec::new();
-            for (i, s) in list.iter().enumerate() {
-                let server = http
-                    .server(s)
-                    .map_err(|m| (format!("soak.servers[{i}]"), m))?;
-                out.push(server.name.clone());
-            }
-            out
-        }
-    };
-    let secs = |f: &str, v: Option<f64>, d: f64| positive(&format!("soak.{f}"), v.unwrap_or(d));
-    let duration_s = secs("duration", raw.duration, 3600.0)?;
-    let window_start_s = raw.window_start.unwrap_or(600.0);
-    if !(window_start_s.is_finite() && window_start_s >= 0.0 && window_start_s < duration_s) {
-        return Err((
-            "soak.window_start".into(),
-            format!(
-                "{window_start_s}: write a number of seconds from 0 up to the duration ({duration_s})"
-            ),
+/// Resolves `[http.servers]`: at least one server, each on a port of its own.
+fn resolve_servers(
+    source_dir: &Path,
+    raw: BTreeMap<String, RawServer>,
+    base: &Expect,
+    toolchains: &BTreeMap<ToolchainName, Toolchain>,
+) -> Result<BTreeMap<ServerName, Server>, FieldError> {
+    let mut servers = BTreeMap::new();
+    let mut ports: BTreeMap<u16, String> = BTreeMap::new();
+    for (name, s) in raw {
+        let server = resolve_server(source_dir, &name, s, base, toolchains, &mut ports)?;
+        servers.insert(server.name.clone(), server);
+    }
+    if servers.is_empty() {
+        return Err(FieldError::new(
+            "http.servers",
+            "no servers: add a [http.servers.<name>] table",
         ));
     }
+    Ok(servers)
+}
+
+/// Resolves one server; `ports` holds the ports of the servers before it.
+fn resolve_server(
+    source_dir: &Path,
+    name: &str,
+    raw: RawServer,
+    base: &Expect,
+    toolchains: &BTreeMap<ToolchainName, Toolchain>,
+    ports: &mut BTreeMap<u16, String>,
+) -> Result<Server, FieldError> {
+    let f = |x: &str| format!("http.servers.{name}.{x}");
+    check_server_name(name)?;
+    let Some(tc) = toolchains.get(raw.toolchain.as_str()) else {
+        return Err(FieldError::new(
+            f("toolchain"),
+            format!(
+                "unknown toolchain `{}`: toolchains are {}",
+                raw.toolchain,
+                join(toolchains.keys())
+            ),
+        ));
+    };
+    let build = server_argv(&f("build"), raw.build.as_deref().unwrap_or_default())?;
+    let run = server_argv(&f("run"), &raw.run)?;
+    check_server_run(&f("run"), &run)?;
+    for (which, args) in [("build", &build), ("run", &run)] {
+        check_server_args(&f(which), tc, args)?;
+    }
+    claim_port(&f("port"), name, raw.port, ports)?;
+    let source = existing_dir(&f("source"), source_dir.join(&raw.source))?;
+    let expect = resolve_expect(&f("expect"), base, raw.expect)?;
+    let sname = ServerName::from(name);
+    Ok(Server {
+        name: sname,
+        toolchain: tc.name.clone(),
+        label: raw.label.unwrap_or_else(|| name.to_owned()),
+        source,
+        build,
+        run,
+        port: raw.port,
+        expect,
+    })
+}
+
+fn check_server_name(name: &str) -> Result<(), FieldError> {
+    let field = || format!("http.servers.{name}");
+    check_name(name).map_err(|e| FieldError::new(field(), e.to_string()))?;
+    if name == "overlay" {
+        // soak/overlay.svg is the chart of every server together.
+        return Err(FieldError::new(
+            field(),
+            "`overlay` is reserved (soak/overlay.svg): pick another name",
+        ));
+    }
+    Ok(())
+}
+
+/// A server's build or run argv, parsed (an empty build is allowed: nothing to build).
+fn server_argv(field: &str, args: &[String]) -> Result<Vec<Arg>, FieldError> {
+    args.iter()
+        .map(|a| Arg::parse(a).map_err(|e| FieldError::new(field, e.to_string())))
+        .collect()
+}
+
+/// A server's run starts something and tells it its port.
+fn check_server_run(field: &str, run: &[Arg]) -> Result<(), FieldError> {
+    if run.is_empty() {
+        return Err(FieldError::new(
+            field,
+            "empty: write the command that starts the server",
+        ));
+    }
+    if !run.iter().any(|a| a.has(&Piece::Port)) {
+        return Err(FieldError::new(
+            field,
+            "the run never names {port}: the server must be told where to listen",
+        ));
+    }
+    Ok(())
+}
+
+/// No `{phase}`, and only tools of the server's toolchain, checked argument by argument.
+fn check_server_args(field: &str, tc: &Toolchain, args: &[Arg]) -> Result<(), FieldError> {
+    for a in args {
+        if a.has(&Piece::Phase) {
+            return Err(FieldError::new(
+                field,
+                "{phase} belongs to workload rows, not servers",
+            ));
+        }
+        check_tools(field, tc, std::iter::once(a))?;
+    }
+    Ok(())
+}
+
+/// A port of 1024 or above that no server before this one has.
+fn claim_port(
+    field: &str,
+    name: &str,
+    port: u16,
+    ports: &mut BTreeMap<u16, String>,
+) -> Result<(), FieldError> {
+    if port < 1024 {
+        return Err(FieldError::new(
+            field,
+            format!("{port}: use a port of 1024 or above"),
+        ));
+    }
+    if let Some(other) = ports.insert(port, name.to_owned()) {
+        return Err(FieldError::new(
+            field,
+            format!("{port} is also the port of server `{other}`: give each its own"),
+        ));
+    }
+    Ok(())
+}
+
+/// Resolves `[soak]` against the resolved `[http]` (its servers are soaked).
+pub(crate) fn resolve_soak(raw: &RawSoak, http: Option<&HttpDef>) -> Result<SoakDef, FieldError> {
+    let Some(http) = http else {
+        return Err(FieldError::new(
+            "soak",
+            "the soak suite soaks the servers of [http]: add an [http] table with servers",
+        ));
+    };
+    let servers = soak_servers(raw.servers.as_deref(), http)?;
+    let secs = |f: &str, v: Option<f64>, d: f64| positive(&format!("soak.{f}"), v.unwrap_or(d));
+    let duration_s = secs("duration", raw.duration, 3600.0)?;
+    let window_start_s = window_start(
+        "soak.window_start",
+        raw.window_start.unwrap_or(600.0),
+        duration_s,
+    )?;
     let drift_share = secs("drift_share", raw.drift_share, 0.05)?;
     let min_r2 = raw.min_r2.unwrap_or(0.5);
     if !(0.0..=1.0).contains(&min_r2) {
-        return Err((
-            "soak.min_r2".into(),
+        return Err(FieldError::new(
+            "soak.min_r2",
             format!("{min_r2}: write a number from 0 to 1"),
         ));
     }
     let rate = raw.rate.unwrap_or(200);
     if rate == 0 {
-        return Err((
-            "soak.rate".into(),
-            "0: write requests per second above 0".into(),
+        return Err(FieldError::new(
+            "soak.rate",
+            "0: write requests per second above 0",
         ));
     }
     let connections = raw.connections.unwrap_or(4);
     if connections == 0 {
-        return Err((
-            "soak.connections".into(),
-            "0: write a whole number above 0".into(),
+        return Err(FieldError::new(
+            "soak.connections",
+            "0: write a whole number above 0",
         ));
     }
     let def = SoakDef {
@@ -470,4 +497,19 @@ pub(crate) fn resolve_soak(raw: RawSoak, http: Option<&HttpDef>) -> Result<SoakD
     };
     def.validate()?;
     Ok(def)
+}
+
+/// The servers `[soak]` names, each a server of `[http]`; none named: all of them.
+fn soak_servers(raw: Option<&[String]>, http: &HttpDef) -> Result<Vec<ServerName>, FieldError> {
+    let Some(list) = raw else {
+        return Ok(http.servers.keys().cloned().collect());
+    };
+    list.iter()
+        .enumerate()
+        .map(|(i, s)| {
+            http.server(s)
+                .map(|server| server.name.clone())
+                .map_err(|e| FieldError::new(format!("soak.servers[{i}]"), e.to_string()))
+        })
+        .collect()
 }

@@ -29,6 +29,27 @@ pub enum Piece {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Arg(pub Vec<Piece>);
 
+/// Why a template argument does not parse.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    /// A `{` with no `}` after it.
+    #[error("`{arg}` opens `{{` without closing it")]
+    Unclosed {
+        /// The argument as written.
+        arg: String,
+    },
+    /// A placeholder that is not one of the known ones.
+    #[error(
+        "unknown placeholder `{{{name}}}` in `{arg}`: use {{src}}, {{out}}, {{bin}}, {{work}}, {{phase}}, {{port}} or {{tool:NAME}}"
+    )]
+    UnknownPlaceholder {
+        /// The text between the braces.
+        name: String,
+        /// The argument as written.
+        arg: String,
+    },
+}
+
 /// Values to substitute.
 pub struct Vars<'a> {
     /// `{src}`.
@@ -47,7 +68,7 @@ pub struct Vars<'a> {
 
 impl Arg {
     /// Parses one template argument; the error says which placeholder is unknown.
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, TemplateError> {
         let mut pieces = Vec::new();
         let mut rest = s;
         while let Some(open) = rest.find('{') {
@@ -55,7 +76,7 @@ impl Arg {
                 pieces.push(Piece::Lit(rest[..open].to_owned()));
             }
             let Some(close) = rest[open..].find('}') else {
-                return Err(format!("`{s}` opens `{{` without closing it"));
+                return Err(TemplateError::Unclosed { arg: s.to_owned() });
             };
             let name = &rest[open + 1..open + close];
             pieces.push(match name {
@@ -68,9 +89,10 @@ impl Arg {
                 _ => match name.strip_prefix("tool:") {
                     Some(t) if !t.is_empty() => Piece::Tool(ToolName::from(t)),
                     _ => {
-                        return Err(format!(
-                            "unknown placeholder `{{{name}}}` in `{s}`: use {{src}}, {{out}}, {{bin}}, {{work}}, {{phase}}, {{port}} or {{tool:NAME}}"
-                        ));
+                        return Err(TemplateError::UnknownPlaceholder {
+                            name: name.to_owned(),
+                            arg: s.to_owned(),
+                        });
                     }
                 },
             });
@@ -152,6 +174,7 @@ mod tests {
         assert!(
             Arg::parse("{nope}")
                 .unwrap_err()
+                .to_string()
                 .contains("unknown placeholder `{nope}`")
         );
         assert!(Arg::parse("{src").is_err());

@@ -509,14 +509,11 @@ fn install_steps(
             let arches: BTreeSet<&str> = cells.iter().map(|c| c.arch.as_str()).collect();
             let mut steps = Vec::new();
             for arch in arches {
-                let (url, sha) = ctx
-                    .plan
-                    .tarball(tc, arch)
-                    .map_err(|msg| PlanError::Config {
-                        path: ctx.toml.clone(),
-                        field: field("tarball"),
-                        msg,
-                    })?;
+                let (url, sha) = ctx.plan.tarball(tc, arch).map_err(|e| PlanError::Config {
+                    path: ctx.toml.clone(),
+                    field: field("tarball"),
+                    msg: e.to_string(),
+                })?;
                 let version = version
                     .as_deref()
                     .map(|v| format!(" {v}"))

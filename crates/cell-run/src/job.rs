@@ -54,7 +54,7 @@ pub enum Event {
 pub enum JobError {
     /// Unknown cell or toolchain.
     #[error("{0}")]
-    Usage(String),
+    Usage(cell_model::LookupError),
     /// The reference compiler is missing.
     #[error("the reference row `{row}` cannot be built: {missing}")]
     ReferenceMissing {

@@ -341,6 +341,10 @@ fn started_at(local: &Local) -> String {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario told step by step: collect, compare, collect again, replace"
+)]
 fn collects_a_run_through_the_api_equal_to_the_local_merge_and_idempotently() {
     let tmp = tempfile::tempdir().unwrap();
     let local = local_run(tmp.path());

@@ -161,6 +161,10 @@ fn assert_links_resolve(out: &Path, page: &str, targets: Vec<String>) {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one report checked file by file, in the order a reader opens them"
+)]
 fn report_of_two_local_runs_writes_pages_charts_and_every_sample() {
     let tmp = tempfile::tempdir().unwrap();
     let history = two_run_history(tmp.path());

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use cell_model::{Cell, HttpDef, Plan, Server};
+use cell_model::{Cell, FieldError, HttpDef, Plan, Server};
 use cell_schema::{
     HttpJobResult, HttpKind, HttpRun, HttpServerResult, HttpSettings, HttpToolResult,
     SCHEMA_VERSION, ServerName, SuiteCost, TimeWait, ToolName, round_ratio, round_time,
@@ -62,7 +62,7 @@ fn def(plan: &Plan, o: &HttpOverrides) -> Result<HttpDef, SuiteError> {
     if let Some(t) = &o.tools {
         d.tools.clone_from(t);
     }
-    d.validate().map_err(|(f, m)| {
+    d.validate().map_err(|FieldError { field: f, msg: m }| {
         SuiteError::Usage(format!("{f} (as changed on the command line): {m}"))
     })?;
     Ok(d)
@@ -80,10 +80,10 @@ pub fn run_http(
     let total = Instant::now();
     let started_at = cell_schema::time::format_utc(cell_schema::time::now_secs());
     let d = def(plan, &opts.overrides)?;
-    let cell: Cell = plan.cell(cell_label).map_err(SuiteError::Usage)?;
+    let cell: Cell = plan.cell(cell_label)?;
     let chosen = servers
         .iter()
-        .map(|s| d.server(s.as_str()).map_err(SuiteError::Usage))
+        .map(|s| d.server(s.as_str()).map_err(SuiteError::from))
         .collect::<Result<Vec<_>, _>>()?;
     let generators: Vec<Generator> = d
         .tools

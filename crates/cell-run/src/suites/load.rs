@@ -171,11 +171,7 @@ pub fn argv(
                     "hold a fixed rate ({rate} requests/s): it has no fixed-rate mode; use oha"
                 )));
             }
-            #[expect(
-                clippy::manual_is_multiple_of,
-                reason = "u32::is_multiple_of is newer than the workspace's rust-version"
-            )]
-            let uneven = spec.threads == 0 || spec.connections % spec.threads != 0;
+            let uneven = spec.threads == 0 || !spec.connections.is_multiple_of(spec.threads);
             if uneven {
                 return Err(unsupported(format!(
                     "spread {} connections evenly over {} threads: it gives each thread \

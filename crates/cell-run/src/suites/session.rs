@@ -42,6 +42,12 @@ pub enum SuiteError {
     Load(String),
 }
 
+impl From<cell_model::LookupError> for SuiteError {
+    fn from(e: cell_model::LookupError) -> Self {
+        Self::Usage(e.to_string())
+    }
+}
+
 /// Why a measured run ended early: the server's fault, or the load generator's.
 #[derive(Debug)]
 pub enum RunError {

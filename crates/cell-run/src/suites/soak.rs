@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use cell_model::{HttpDef, Plan, SoakDef};
+use cell_model::{FieldError, HttpDef, Plan, SoakDef};
 use cell_schema::{
     Drift, RssFit, SCHEMA_VERSION, ServerName, SoakConfig, SoakJobResult, SoakKind, SoakSample,
     SoakServerResult, SoakSettings, SuiteCost, ToolName, round_ratio, round_time,
@@ -77,7 +77,7 @@ fn def(plan: &Plan, o: &SoakOverrides) -> Result<(SoakDef, HttpDef), SuiteError>
     if let Some(v) = o.rate {
         d.config.rate = v.max(1);
     }
-    d.validate().map_err(|(f, m)| {
+    d.validate().map_err(|FieldError { field: f, msg: m }| {
         SuiteError::Usage(format!("{f} (as changed on the command line): {m}"))
     })?;
     Ok((d, http))
@@ -95,7 +95,7 @@ pub fn run_soak(
     let total = Instant::now();
     let started_at = cell_schema::time::format_utc(cell_schema::time::now_secs());
     let (d, http) = def(plan, &opts.overrides)?;
-    let cell = plan.cell(cell_label).map_err(SuiteError::Usage)?;
+    let cell = plan.cell(cell_label)?;
     let lg = find_generator("oha")?;
     let cpus = Cpus::choose();
     let machine = crate::facts::machine(cpus.server);
@@ -185,7 +185,7 @@ fn build_all(
         versions: BTreeMap::new(),
     };
     for name in servers {
-        let s = http.server(name.as_str()).map_err(SuiteError::Usage)?;
+        let s = http.server(name.as_str())?;
         let probed = probe_server(plan, s)?;
         built.versions.insert(name.clone(), probed.versions.clone());
         let mut r = empty(s.toolchain.clone());
