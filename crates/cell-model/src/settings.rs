@@ -103,11 +103,16 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// The default of a key from [`DEFAULTS`].
+/// The default of a key from [`DEFAULTS`]; a per-architecture or per-OS override
+/// (`TOOTH_MIN_X86_64`, `CLOCK_MACOS`) takes its base key's.
 fn default_of(key: &str) -> &'static str {
+    let base = ["TOOTH_MIN_", "CLOCK_"]
+        .iter()
+        .find(|p| key.starts_with(*p))
+        .map_or(key, |p| p.trim_end_matches('_'));
     DEFAULTS
         .iter()
-        .find(|(k, _, _)| *k == key)
+        .find(|(k, _, _)| *k == base)
         .map(|(_, v, _)| *v)
         .expect("every setting has a default")
 }
@@ -467,6 +472,18 @@ mod tests {
             e.starts_with("versions.env:1: TOLERANCE=abc is not a number"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_bad_per_arch_floor_is_an_error_naming_its_line() {
+        // It panicked: the message quoted a default the per-arch key does not have.
+        let e = settings("TOOTH_MIN_X86_64=abc\n").unwrap_err();
+        assert!(
+            e.starts_with("versions.env:1: TOOTH_MIN_X86_64=abc is not a number: write e.g. TOOTH_MIN_X86_64=1.5"),
+            "{e}"
+        );
+        let e = settings("CLOCK_LINUX=fast\n").unwrap_err();
+        assert!(e.starts_with("versions.env:1: CLOCK_LINUX=fast"), "{e}");
     }
 
     #[test]
