@@ -93,7 +93,7 @@ fn gate(root: &Path, run: &Path, history: &Path) -> assert_cmd::assert::Assert {
 #[test]
 fn gate_on_real_runs() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = longer(&project(tmp.path(), VERSIONS, GCC_TOML));
+    let root = longer(&project(tmp.path(), VERSIONS, &GCC_TOML));
     let history = tmp.path().join("history");
     std::fs::create_dir_all(&history).unwrap();
     let scratch = tmp.path().join("scratch");
@@ -185,7 +185,7 @@ fn gate_on_real_runs() {
 #[test]
 fn a_noisy_baseline_makes_no_call_either() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = longer(&project(tmp.path(), VERSIONS, GCC_TOML));
+    let root = longer(&project(tmp.path(), VERSIONS, &GCC_TOML));
     let history = tmp.path().join("history");
     std::fs::create_dir_all(&history).unwrap();
     let scratch = tmp.path().join("scratch");
