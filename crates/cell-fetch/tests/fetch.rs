@@ -129,6 +129,32 @@ fn fetch_404_is_infrastructure() {
 }
 
 #[test]
+fn a_body_cut_short_or_no_answer_is_infrastructure_and_creates_nothing() {
+    let body = xz(&toolchain());
+    let half = body.len() / 2;
+    for (response, body_error) in [
+        (Response::ok(body.clone()).truncated(half), true),
+        (Response::hang_up(), false),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let server = Server::routes([("/tc.tar.xz", response)]);
+        let req = FetchRequest::new(
+            server.url("/tc.tar.xz"),
+            Expected::Digest(sha256(&body)),
+            tmp.path().join("deps/tc"),
+        );
+        let err = fetch(&req).unwrap_err();
+        if body_error {
+            assert!(matches!(err, FetchError::Body { .. }), "{err}");
+        } else {
+            assert!(matches!(err, FetchError::Network { .. }), "{err}");
+        }
+        assert!(!err.is_integrity(), "{err}");
+        assert!(names(tmp.path()).is_empty(), "{err}: something was created");
+    }
+}
+
+#[test]
 fn entry_cap_is_enforced() {
     let tmp = tempfile::tempdir().unwrap();
     let entries: Vec<String> = (0..10).map(|i| format!("f{i}")).collect();
