@@ -2,71 +2,16 @@
 //! on its own (no network), plus `fetch` against a loopback HTTP/1.1 server.
 #![cfg(unix)]
 
-use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
-use std::path::Path;
-use std::thread;
+use std::path::{Path, PathBuf};
 
 use cell_fetch::{
     ArchiveKind, Expected, FetchError, FetchRequest, UnpackOptions, Unsafe, fetch, unpack,
 };
-use cell_schema::Sha256;
-use sha2::Digest as _;
+use cell_testkit::archive::{self, Entry, gz, tar, xz};
+use cell_testkit::http::{Response, Server};
+use cell_testkit::{is_executable, names, sha256};
 
 // ---------------------------------------------------------------- fixtures
-
-enum Entry<'a> {
-    File(&'a str, &'a [u8], u32),
-    Dir(&'a str),
-    Symlink(&'a str, &'a str),
-    HardLink(&'a str, &'a str),
-}
-
-/// A plain tar stream with raw headers (names are written as given, `..` and all).
-fn tar(entries: &[Entry<'_>]) -> Vec<u8> {
-    let mut builder = tar::Builder::new(Vec::new());
-    for entry in entries {
-        let mut header = tar::Header::new_gnu();
-        let (name, data, ty, mode): (&str, &[u8], _, u32) = match entry {
-            Entry::File(name, data, mode) => (name, data, tar::EntryType::Regular, *mode),
-            Entry::Dir(name) => (name, &[], tar::EntryType::Directory, 0o755),
-            Entry::Symlink(name, target) => {
-                header.set_link_name(target).unwrap();
-                (name, &[], tar::EntryType::Symlink, 0o777)
-            }
-            Entry::HardLink(name, target) => {
-                header.set_link_name(target).unwrap();
-                (name, &[], tar::EntryType::Link, 0o644)
-            }
-        };
-        header.set_entry_type(ty);
-        header.set_mode(mode);
-        header.set_size(data.len() as u64);
-        let slot = &mut header.as_gnu_mut().unwrap().name;
-        slot.fill(0);
-        slot[..name.len()].copy_from_slice(name.as_bytes());
-        header.set_cksum();
-        builder.append(&header, data).unwrap();
-    }
-    builder.into_inner().unwrap()
-}
-
-fn xz(bytes: &[u8]) -> Vec<u8> {
-    let mut enc = xz2::write::XzEncoder::new(Vec::new(), 1);
-    enc.write_all(bytes).unwrap();
-    enc.finish().unwrap()
-}
-
-fn gz(bytes: &[u8]) -> Vec<u8> {
-    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    enc.write_all(bytes).unwrap();
-    enc.finish().unwrap()
-}
-
-fn sha256(bytes: &[u8]) -> Sha256 {
-    Sha256::from_bytes(&sha2::Sha256::digest(bytes))
-}
 
 fn toolchain() -> Vec<u8> {
     tar(&[
@@ -84,58 +29,15 @@ fn toolchain() -> Vec<u8> {
 }
 
 /// Writes `bytes` to `dir/name` and returns the path.
-fn put(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+fn put(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
     path
 }
 
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::metadata(path).unwrap().permissions().mode() & 0o111 != 0
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
-/// A loopback HTTP/1.1 server answering 200 with `body` on `path`, 404 otherwise.
-fn serve(path: &'static str, body: Vec<u8>) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    thread::spawn(move || {
-        for mut stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            let _ = reader.read_line(&mut line);
-            loop {
-                let mut h = String::new();
-                if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                    break;
-                }
-            }
-            let hit = line.split_whitespace().nth(1) == Some(path);
-            let (status, data): (&str, &[u8]) = if hit {
-                ("200 OK", &body)
-            } else {
-                ("404 Not Found", b"")
-            };
-            let mut head = String::new();
-            let _ = write!(
-                head,
-                "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                data.len()
-            );
-            let _ = stream.write_all(head.as_bytes());
-            let _ = stream.write_all(data);
-        }
-    });
-    base
+/// A server answering 200 with `body` on `path`, 404 otherwise.
+fn serve(path: &str, body: Vec<u8>) -> Server {
+    Server::routes([(path, Response::ok(body))])
 }
 
 // ---------------------------------------------------------------- tests
@@ -165,10 +67,10 @@ fn fetch_tar_xz_over_http() {
     let tmp = tempfile::tempdir().unwrap();
     let body = xz(&toolchain());
     let digest = sha256(&body);
-    let base = serve("/tc.tar.xz", body.clone());
+    let server = serve("/tc.tar.xz", body.clone());
     let dest = tmp.path().join("deps/tc");
     let req = FetchRequest::new(
-        format!("{base}/tc.tar.xz"),
+        server.url("/tc.tar.xz"),
         Expected::Digest(digest.clone()),
         &dest,
     );
@@ -184,11 +86,11 @@ fn fetch_tar_xz_over_http() {
 fn fetch_tar_xz_mismatch_is_integrity_and_creates_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let body = xz(&toolchain());
-    let base = serve("/tc.tar.xz", body.clone());
+    let server = serve("/tc.tar.xz", body.clone());
     let wrong = sha256(b"something else");
     let dest = tmp.path().join("deps/tc");
     let req = FetchRequest::new(
-        format!("{base}/tc.tar.xz"),
+        server.url("/tc.tar.xz"),
         Expected::Digest(wrong.clone()),
         &dest,
     );
@@ -212,9 +114,9 @@ fn fetch_tar_xz_mismatch_is_integrity_and_creates_nothing() {
 #[test]
 fn fetch_404_is_infrastructure() {
     let tmp = tempfile::tempdir().unwrap();
-    let base = serve("/other", Vec::new());
+    let server = serve("/other", Vec::new());
     let req = FetchRequest::new(
-        format!("{base}/tc.tar.xz"),
+        server.url("/tc.tar.xz"),
         Expected::Digest(sha256(b"")),
         tmp.path().join("x"),
     );
@@ -224,6 +126,32 @@ fn fetch_404_is_infrastructure() {
         "{err}"
     );
     assert!(!err.is_integrity());
+}
+
+#[test]
+fn a_body_cut_short_or_no_answer_is_infrastructure_and_creates_nothing() {
+    let body = xz(&toolchain());
+    let half = body.len() / 2;
+    for (response, body_error) in [
+        (Response::ok(body.clone()).truncated(half), true),
+        (Response::hang_up(), false),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let server = Server::routes([("/tc.tar.xz", response)]);
+        let req = FetchRequest::new(
+            server.url("/tc.tar.xz"),
+            Expected::Digest(sha256(&body)),
+            tmp.path().join("deps/tc"),
+        );
+        let err = fetch(&req).unwrap_err();
+        if body_error {
+            assert!(matches!(err, FetchError::Body { .. }), "{err}");
+        } else {
+            assert!(matches!(err, FetchError::Network { .. }), "{err}");
+        }
+        assert!(!err.is_integrity(), "{err}");
+        assert!(names(tmp.path()).is_empty(), "{err}: something was created");
+    }
 }
 
 #[test]
@@ -405,19 +333,11 @@ fn strip_applies_to_hard_link_targets_and_skips_short_entries() {
 #[test]
 fn zip_unpacks_without_the_network() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let exec = zip::write::SimpleFileOptions::default().unix_permissions(0o755);
-    zip.add_directory("artifact/", zip::write::SimpleFileOptions::default())
-        .unwrap();
-    zip.start_file(
-        "artifact/results.json",
-        zip::write::SimpleFileOptions::default(),
-    )
-    .unwrap();
-    zip.write_all(b"{}").unwrap();
-    zip.start_file("artifact/run", exec).unwrap();
-    zip.write_all(b"#!/bin/sh\n").unwrap();
-    let bytes = zip.finish().unwrap().into_inner();
+    let bytes = archive::zip(&[
+        Entry::Dir("artifact/"),
+        Entry::File("artifact/results.json", b"{}", 0o644),
+        Entry::File("artifact/run", b"#!/bin/sh\n", 0o755),
+    ]);
     let archive = put(tmp.path(), "a.zip", &bytes);
     let dest = tmp.path().join("out");
     // An existing empty directory is fine.

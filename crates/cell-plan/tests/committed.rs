@@ -1,13 +1,12 @@
 //! The workflows committed in this repository: cell.yml is exactly what `cell plan` writes,
 //! ci.yml keeps the same rules by hand, and both lint clean.
 
-mod support;
+use cell_testkit::lint::lint;
+use cell_testkit::repo_root;
 
-use support::{lint, repo_root};
-
+/// A file of the repository by its relative path.
 fn read(rel: &str) -> String {
-    let path = repo_root().join(rel);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    cell_testkit::read(&repo_root().join(rel))
 }
 
 #[test]

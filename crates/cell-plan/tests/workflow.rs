@@ -5,11 +5,13 @@
 mod support;
 
 use cell_plan::{Layout, MAX_MATRIX, PlanError};
-use serde_norway::Value;
-use support::{
+use cell_testkit::lint::lint_text;
+use cell_testkit::planning::{
     BASE, CS, DOTNET, GCC, GO, HTTP, PYTHON, Project, RUST, SOAK, ZIG, apt_toolchain, hosted,
-    lint_text, self_hosted, self_hosted_subject, three_by_six, with_suites, without_suites,
+    self_hosted, self_hosted_subject, three_by_six, versions_for, with_suites, without_suites,
 };
+use serde_norway::Value;
+use support::PlanOf as _;
 
 fn render(toml: &str) -> String {
     cell_plan::render(&Project::of(toml).plan()).unwrap()
@@ -90,7 +92,7 @@ fn run_jobs(doc: &Value) -> Vec<String> {
 
 #[test]
 fn snapshot_repository_default() {
-    let plan = cell_model::Plan::load(&support::repo_root()).unwrap();
+    let plan = cell_model::Plan::load(&cell_testkit::repo_root()).unwrap();
     let text = cell_plan::render(&plan).unwrap();
     assert_rules(&text);
     lint_text(&text);
@@ -340,14 +342,14 @@ fn a_setup_action_without_a_pin_is_refused_with_what_to_do() {
 
 #[test]
 fn a_plan_without_cells_or_without_the_rust_pin_says_what_to_add() {
-    let e = cell_plan::render(&Project::of(BASE).plan()).unwrap_err();
+    let e = cell_plan::render(&Project::of(&BASE).plan()).unwrap_err();
     assert!(
         e.to_string()
             .ends_with("cells: no cell to run on: add one, e.g. [cells.\"ubuntu-24.04\"]"),
         "{e}"
     );
     let toml = format!("{BASE}{}", hosted(&["ubuntu-24.04"]));
-    let versions = support::versions_for(&toml).replace("RUST_VERSION=1.95.0\n", "");
+    let versions = versions_for(&toml).replace("RUST_VERSION=1.95.0\n", "");
     let e = cell_plan::render(&Project::new(&versions, &toml).plan()).unwrap_err();
     assert!(
         e.to_string().contains("versions.env: RUST_VERSION: the workflow builds cell with the Rust this key pins, and versions.env has no RUST_VERSION: add RUST_VERSION=<version>"),
@@ -799,7 +801,7 @@ fn a_toolchain_named_like_a_suite_job_is_refused() {
 #[test]
 fn a_missing_oha_pin_says_what_to_add() {
     let toml = with_suites();
-    let versions = support::versions_for(&toml).replace("OHA_VERSION=1.16.0\n", "");
+    let versions = versions_for(&toml).replace("OHA_VERSION=1.16.0\n", "");
     let toml = toml.replace("oha = \"OHA_VERSION\"\n", "");
     let e = cell_plan::render(&Project::new(&versions, &toml).plan()).unwrap_err();
     assert!(

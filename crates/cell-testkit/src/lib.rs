@@ -1,21 +1,62 @@
-//! Test-only parts shared by the integration tests of every crate (never by a crate's own unit
-//! tests, so no crate depends on itself through this one).
+//! # cell-testkit
+//!
+//! Test-only parts shared by the integration tests (`crates/*/tests/`) of every crate. Only a
+//! `[dev-dependencies]` entry may name it, and no crate's own unit tests use it, so no crate
+//! ever depends on itself through this one.
+//!
+//! What is in it:
+//!
+//! - this module: files on disk — [`fixtures`] (results recorded from real runs, frozen),
+//!   [`repo_root`], [`read`], [`read_json`], [`files`] and [`dump`] (a tree as one text for a
+//!   snapshot), [`copy_dir`], [`names`], [`tree`], [`is_executable`], and [`sha256`];
+//! - [`http`]: one loopback HTTP/1.1 server (a handler closure or a route table, a log of every
+//!   request) with fault injection: any status, redirects, rate limits, a delay, a body that
+//!   stalls or comes up short, a connection closed without an answer;
+//! - [`archive`]: tar, tar.gz, tar.xz and zip archives of files with modes, directories,
+//!   symlinks, hard links and fifos, under names as given (`..` and absolute ones too);
+//! - [`snippets`]: the TOML of a toolchain and of a C row, written once, and the pieces the
+//!   fixtures share (clang, gcc, python);
+//! - [`tiny`]: the tiny C project the CLI tests build and time for real;
+//! - [`planning`]: the projects the planning tests render workflows of;
+//! - [`lint`]: actionlint, check-jsonschema and zizmor on a workflow file;
+//! - [`suites`]: hand-built results of the http and soak suites with fixed figures.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use sha2::Digest as _;
+
+pub mod archive;
+pub mod http;
+pub mod lint;
+pub mod planning;
 pub mod scripted;
+pub mod snippets;
 pub mod suites;
+pub mod tiny;
 
 /// `crates/cell-testkit/fixtures`: results recorded from real runs, frozen.
 pub fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
 
+/// The repository root (two levels above this crate, as above every crate).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
 /// A file's text, or a panic naming it.
 pub fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A JSON file, or a panic naming it.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&read(path)).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// Every file under `dir`, by `/`-separated relative path.
@@ -57,4 +98,46 @@ pub fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
         }
     }
+}
+
+/// The names in `dir`, sorted.
+pub fn names(dir: &Path) -> Vec<String> {
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let mut v: Vec<String> = entries
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Every path under `dir` (directories too, symlinks not followed), relative and sorted: what
+/// a test compares to prove that nothing was left behind.
+pub fn tree(dir: &Path) -> Vec<String> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path.strip_prefix(root).unwrap().to_string_lossy();
+            out.push(rel.replace('\\', "/"));
+            if std::fs::symlink_metadata(&path).unwrap().is_dir() {
+                walk(root, &path, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+/// Whether anyone may execute the file `path` (or what it links to).
+#[cfg(unix)]
+pub fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    let meta = std::fs::metadata(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    meta.permissions().mode() & 0o111 != 0
+}
+
+/// The SHA-256 of `bytes`; `.to_string()` gives the 64 lowercase hex digits.
+pub fn sha256(bytes: &[u8]) -> cell_schema::Sha256 {
+    cell_schema::Sha256::from_bytes(&sha2::Sha256::digest(bytes))
 }

@@ -3,14 +3,14 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use common::standin::{Req, Resp, Server};
+use cell_testkit::archive::{self, Entry};
+use cell_testkit::http::{Request, Response, Server};
+use cell_testkit::{files, sha256};
+
 use common::{GCC_TOML, VERSIONS, cell, project, read_json};
-use sha2::Digest as _;
 
 const TOKEN: &str = "ghs_standInToken0123456789";
 const RUN: u64 = 4_242_001;
@@ -24,7 +24,7 @@ struct Local {
 }
 
 fn local_run(tmp: &Path) -> Local {
-    let root = project(tmp, VERSIONS, GCC_TOML);
+    let root = project(tmp, VERSIONS, &GCC_TOML);
     let out = tmp.join("local");
     // As on a runner: the jobs record the run they belong to.
     cell()
@@ -63,19 +63,16 @@ fn local_run(tmp: &Path) -> Local {
 /// A zip of a job dir's three files, under a folder named like the artifact (as the
 /// workflow uploads them).
 fn zip_job(dir: &Path) -> Vec<u8> {
-    let name = dir.file_name().unwrap().to_str().unwrap().to_owned();
-    let mut buf = std::io::Cursor::new(Vec::new());
-    {
-        let mut z = zip::ZipWriter::new(&mut buf);
-        let opts = zip::write::SimpleFileOptions::default()
-            .compression_method(zip::CompressionMethod::Deflated);
-        for f in ["results.json", "facts.json", "RESULTS.md"] {
-            z.start_file(format!("{name}/{f}"), opts).unwrap();
-            z.write_all(&std::fs::read(dir.join(f)).unwrap()).unwrap();
-        }
-        z.finish().unwrap();
-    }
-    buf.into_inner()
+    let name = dir.file_name().unwrap().to_str().unwrap();
+    let files: Vec<(String, Vec<u8>)> = ["results.json", "facts.json", "RESULTS.md"]
+        .iter()
+        .map(|f| (format!("{name}/{f}"), std::fs::read(dir.join(f)).unwrap()))
+        .collect();
+    let entries: Vec<Entry<'_>> = files
+        .iter()
+        .map(|(path, bytes)| Entry::File(path, bytes, 0o644))
+        .collect();
+    archive::zip(&entries)
 }
 
 #[derive(Clone)]
@@ -87,43 +84,33 @@ struct Art {
     gone: bool,
 }
 
-/// The stand-in's state: a run, its artifacts over two pages, its jobs, and faults to inject
-/// (path prefix → responses to give first).
+/// The stand-in for the GitHub API and, on a second port, for the blob store an artifact
+/// download redirects to.
 struct GitHub {
     api: Server,
     blob: Server,
 }
 
-fn sha(b: &[u8]) -> String {
-    format!("{:x}", sha2::Sha256::digest(b))
-}
-
+/// Serves a run, its artifacts over two pages and its jobs, after the faults to inject (path
+/// prefix → the response to give first, in order; ahead of the token check, which every
+/// request of a run with faults passes).
 fn start(
     arts: Vec<Art>,
     jobs: Vec<(String, &'static str)>,
     started_at: String,
-    faults: Vec<(&'static str, Resp)>,
+    faults: Vec<(&'static str, Response)>,
 ) -> GitHub {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/github");
-    let run_tpl: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(fixtures.join("official-workflow-run.json")).unwrap(),
-    )
-    .unwrap();
-    let art_tpl: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(fixtures.join("official-artifacts-list.json")).unwrap(),
-    )
-    .unwrap();
-    let job_tpl: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(fixtures.join("official-jobs-list.json")).unwrap(),
-    )
-    .unwrap();
+    let run_tpl = read_json(&fixtures.join("official-workflow-run.json"));
+    let art_tpl = read_json(&fixtures.join("official-artifacts-list.json"));
+    let job_tpl = read_json(&fixtures.join("official-jobs-list.json"));
 
     let arts = Arc::new(arts);
     let blob_arts = Arc::clone(&arts);
     // The blob store refuses anything that carries the API token.
-    let blob = Server::start(Arc::new(move |r: &Req| {
+    let blob = Server::start(move |r: &Request| {
         if r.headers.contains_key("authorization") {
-            return Resp::status(400);
+            return Response::status(400);
         }
         let id: u64 = r
             .path
@@ -133,24 +120,19 @@ fn start(
             .unwrap()
             .parse()
             .unwrap();
-        Resp::bytes(blob_arts.iter().find(|a| a.id == id).unwrap().zip.clone())
-    }));
-    let blob_port = blob.port;
-    let faults = Arc::new(Mutex::new(faults));
-    let port_cell = Arc::new(Mutex::new(0u16));
-    let port_for_handler = Arc::clone(&port_cell);
-    let api = Server::start(Arc::new(move |r: &Req| {
+        let zip = &blob_arts.iter().find(|a| a.id == id).unwrap().zip;
+        Response::ok(zip.clone()).header("content-type", "application/zip")
+    });
+    let blob_base = blob.base();
+    let api = Server::new();
+    for (prefix, response) in faults {
+        api.once(prefix, response);
+    }
+    let base = api.url("/repos/o/r/actions");
+    api.handle(move |r: &Request| {
         if r.headers.get("authorization").map(String::as_str) != Some(&format!("Bearer {TOKEN}")) {
-            return Resp::status(401);
+            return Response::status(401);
         }
-        {
-            let mut f = faults.lock().unwrap();
-            if let Some(i) = f.iter().position(|(p, _)| r.path.starts_with(p)) {
-                return f.remove(i).1;
-            }
-        }
-        let port = *port_for_handler.lock().unwrap();
-        let base = format!("http://127.0.0.1:{port}/repos/o/r/actions");
         let run_path = format!("/repos/o/r/actions/runs/{RUN}");
         if r.path == run_path {
             let mut run = run_tpl.clone();
@@ -161,7 +143,7 @@ fn start(
             run["status"] = "completed".into();
             run["head_sha"] = SHA.into();
             run["conclusion"] = "success".into();
-            return Resp::json(200, &run);
+            return Response::json(200, &run);
         }
         if r.path.starts_with(&format!("{run_path}/artifacts")) {
             let page2 = r.path.contains("page=2");
@@ -183,7 +165,7 @@ fn start(
                 list.push(v);
             }
             let body = serde_json::json!({ "total_count": arts.len() + 1, "artifacts": list });
-            let resp = Resp::json(200, &body);
+            let resp = Response::json(200, &body);
             return if page2 {
                 resp
             } else {
@@ -200,7 +182,7 @@ fn start(
                     v
                 })
                 .collect();
-            return Resp::json(
+            return Response::json(
                 200,
                 &serde_json::json!({ "total_count": list.len(), "jobs": list }),
             );
@@ -209,16 +191,14 @@ fn start(
             let id: u64 = rest.trim_end_matches("/zip").parse().unwrap();
             let a = arts.iter().find(|a| a.id == id).unwrap();
             if a.gone {
-                return Resp::status(410);
+                return Response::status(410);
             }
-            return Resp::status(302).header(
-                "location",
-                &format!("http://127.0.0.1:{blob_port}/blob/{id}?sig=signed-and-short-lived"),
-            );
+            return Response::redirect(&format!(
+                "{blob_base}/blob/{id}?sig=signed-and-short-lived"
+            ));
         }
-        Resp::status(404)
-    }));
-    *port_cell.lock().unwrap() = api.port;
+        Response::status(404)
+    });
     GitHub { api, blob }
 }
 
@@ -232,7 +212,7 @@ fn artifacts_of(local: &Local) -> Vec<Art> {
             Art {
                 id: 900 + i as u64,
                 name: d.file_name().unwrap().to_str().unwrap().to_owned(),
-                digest: Some(format!("sha256:{}", sha(&zip))),
+                digest: Some(format!("sha256:{}", sha256(&zip))),
                 zip,
                 gone: false,
             }
@@ -277,10 +257,7 @@ fn new_repo(dir: &Path) {
 fn collect_cmd(gh: &GitHub, repo: &Path) -> assert_cmd::Command {
     let mut c = cell();
     c.current_dir(repo)
-        .env(
-            "GITHUB_API_URL",
-            format!("http://127.0.0.1:{}", gh.api.port),
-        )
+        .env("GITHUB_API_URL", gh.api.base())
         .env("GITHUB_TOKEN", TOKEN)
         .env_remove("GH_TOKEN")
         .env_remove("GITHUB_REPOSITORY");
@@ -295,38 +272,16 @@ fn collect_cmd(gh: &GitHub, repo: &Path) -> assert_cmd::Command {
     c
 }
 
-fn files_under(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.insert(
-                    p.strip_prefix(dir).unwrap().display().to_string(),
-                    std::fs::read(&p).unwrap(),
-                );
-            }
-        }
-    }
-    out
-}
-
 fn assert_same_files(a: &Path, b: &Path, what: &str) {
-    let (fa, fb) = (files_under(a), files_under(b));
+    let (fa, fb) = (files(a), files(b));
     assert_eq!(
         fa.keys().collect::<Vec<_>>(),
         fb.keys().collect::<Vec<_>>(),
         "{what}: different files"
     );
-    for (name, bytes) in &fa {
-        if bytes != &fb[name] {
-            let (x, y) = (
-                String::from_utf8_lossy(bytes),
-                String::from_utf8_lossy(&fb[name]),
-            );
+    for (name, x) in &fa {
+        let y = &fb[name];
+        if x != y {
             let line = x.lines().zip(y.lines()).find(|(l, r)| l != r);
             panic!("{what}: {name} differs, first at {line:?}");
         }
@@ -341,25 +296,16 @@ fn started_at(local: &Local) -> String {
 }
 
 #[test]
-#[expect(
-    clippy::too_many_lines,
-    reason = "one scenario told step by step: collect, compare, collect again, replace"
-)]
 fn collects_a_run_through_the_api_equal_to_the_local_merge_and_idempotently() {
     let tmp = tempfile::tempdir().unwrap();
     let local = local_run(tmp.path());
     let when = started_at(&local);
     let faults = vec![
         // A rate limit on the run record, then a bad gateway on the second page.
-        (
-            "/repos/o/r/actions/runs/4242001",
-            Resp::status(403)
-                .header("retry-after", "1")
-                .header("x-ratelimit-remaining", "0"),
-        ),
+        ("/repos/o/r/actions/runs/4242001", Response::rate_limited(1)),
         (
             "/repos/o/r/actions/runs/4242001/artifacts?per_page=100&page=2",
-            Resp::status(502),
+            Response::status(502),
         ),
     ];
     let gh = start(
@@ -383,11 +329,9 @@ fn collects_a_run_through_the_api_equal_to_the_local_merge_and_idempotently() {
     );
     assert!(printed.contains("retrying in"), "{printed}");
     // Both injected faults were met and retried: the 403 on the run record, the 502 on page 2.
-    let reqs = gh.api.requests();
-    let count = |path: &str| reqs.iter().filter(|r| r.path == path).count();
-    assert_eq!(count(&format!("/repos/o/r/actions/runs/{RUN}")), 2);
+    assert_eq!(gh.api.hits(&format!("/repos/o/r/actions/runs/{RUN}")), 2);
     assert_eq!(
-        count(&format!(
+        gh.api.hits(&format!(
             "/repos/o/r/actions/runs/{RUN}/artifacts?per_page=100&page=2"
         )),
         2
@@ -426,22 +370,19 @@ fn collects_a_run_through_the_api_equal_to_the_local_merge_and_idempotently() {
     assert!(git(&repo, &["log", "-1", "--format=%s"]).contains(&format!("run {RUN}")));
 
     // Again: byte-identical files, no second commit.
-    let before = files_under(&repo.join("results"));
+    let before = files(&repo.join("results"));
     collect_cmd(&gh, &repo)
         .args(["--commit"])
         .assert()
         .success()
         .stderr(predicates::str::contains("unchanged"));
     assert!(
-        before == files_under(&repo.join("results")),
+        before == files(&repo.join("results")),
         "a second collect changed files"
     );
     assert_eq!(git(&repo, &["rev-list", "--count", "HEAD"]), commits);
-    for (name, bytes) in &before {
-        assert!(
-            !String::from_utf8_lossy(bytes).contains(TOKEN),
-            "token in {name}"
-        );
+    for (name, text) in &before {
+        assert!(!text.contains(TOKEN), "token in {name}");
     }
     // The blob store never saw the token (it answers 400 if it does, so the run would fail).
     assert!(

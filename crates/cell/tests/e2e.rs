@@ -11,7 +11,7 @@ use common::{GCC_TOML, VERSIONS, cell, project, read_json};
 #[test]
 fn local_collect_gate_report() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = project(tmp.path(), VERSIONS, GCC_TOML);
+    let root = project(tmp.path(), VERSIONS, &GCC_TOML);
     let results = tmp.path().join("results");
     let mut run_dirs = Vec::new();
     for run_id in ["101", "102"] {

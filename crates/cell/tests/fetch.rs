@@ -1,150 +1,15 @@
 //! `cell fetch` through the binary, against a loopback HTTP/1.1 server started by each test.
 #![cfg(unix)]
 
-use std::collections::HashMap;
-use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::thread;
 
 use assert_cmd::Command;
+use cell_testkit::archive::{Entry, tar_gz, zip};
+use cell_testkit::http::{Response, Server};
+use cell_testkit::{is_executable, sha256, tree};
 use predicates::prelude::*;
-use sha2::Digest as _;
-
-// ---------------------------------------------------------------- loopback server
-
-/// What the server answers for one path.
-enum Route {
-    /// 200 with this body and a Content-Length.
-    Body(Vec<u8>),
-    /// 200 with this body and no Content-Length (ends when the connection closes).
-    Unsized(Vec<u8>),
-    /// 302 to this path.
-    Redirect(String),
-}
-
-/// Serves `routes` on 127.0.0.1 from a thread; anything else is a 404. Returns the base URL.
-fn serve(routes: Vec<(&str, Route)>) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let routes: HashMap<String, Route> =
-        routes.into_iter().map(|(p, r)| (p.to_owned(), r)).collect();
-    thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let _ = answer(stream, &routes);
-        }
-    });
-    base
-}
-
-fn answer(stream: TcpStream, routes: &HashMap<String, Route>) -> std::io::Result<()> {
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut request_line = String::new();
-    reader.read_line(&mut request_line)?;
-    loop {
-        let mut header = String::new();
-        if reader.read_line(&mut header)? == 0 || header == "\r\n" {
-            break;
-        }
-    }
-    let path = request_line
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or("/")
-        .to_owned();
-    let mut out = stream;
-    match routes.get(&path) {
-        Some(Route::Body(body)) => {
-            write!(
-                out,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n\
-                 Content-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            )?;
-            out.write_all(body)?;
-        }
-        Some(Route::Unsized(body)) => {
-            write!(out, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")?;
-            out.write_all(body)?;
-        }
-        Some(Route::Redirect(to)) => write!(
-            out,
-            "HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        )?,
-        None => write!(
-            out,
-            "HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nnot found"
-        )?,
-    }
-    out.flush()
-}
 
 // ---------------------------------------------------------------- archives
-
-/// One tar entry, written with raw headers so that unsafe names can be built too.
-enum Entry<'a> {
-    File(&'a str, &'a [u8], u32),
-    Dir(&'a str),
-    Symlink(&'a str, &'a str),
-    HardLink(&'a str, &'a str),
-    Fifo(&'a str),
-}
-
-fn tar_gz(entries: &[Entry<'_>]) -> Vec<u8> {
-    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    let mut builder = tar::Builder::new(gz);
-    for entry in entries {
-        let mut header = tar::Header::new_gnu();
-        header.set_mtime(1_700_000_000);
-        let (name, data, ty, mode): (&str, &[u8], tar::EntryType, u32) = match entry {
-            Entry::File(name, data, mode) => (name, data, tar::EntryType::Regular, *mode),
-            Entry::Dir(name) => (name, &[], tar::EntryType::Directory, 0o755),
-            Entry::Symlink(name, target) | Entry::HardLink(name, target) => {
-                header.set_link_name(target).unwrap();
-                let ty = if matches!(entry, Entry::Symlink(..)) {
-                    tar::EntryType::Symlink
-                } else {
-                    tar::EntryType::Link
-                };
-                (name, &[], ty, 0o777)
-            }
-            Entry::Fifo(name) => (name, &[], tar::EntryType::Fifo, 0o644),
-        };
-        header.set_entry_type(ty);
-        header.set_mode(mode);
-        header.set_size(data.len() as u64);
-        let slot = &mut header.as_gnu_mut().unwrap().name;
-        slot.fill(0);
-        slot[..name.len()].copy_from_slice(name.as_bytes());
-        header.set_cksum();
-        builder.append(&header, data).unwrap();
-    }
-    builder.into_inner().unwrap().finish().unwrap()
-}
-
-fn zip_archive(files: &[(&str, &[u8], u32)], links: &[(&str, &str)]) -> Vec<u8> {
-    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    for (name, data, mode) in files {
-        let options = zip::write::SimpleFileOptions::default().unix_permissions(*mode);
-        zip.start_file(*name, options).unwrap();
-        zip.write_all(data).unwrap();
-    }
-    for (name, target) in links {
-        zip.add_symlink(*name, *target, zip::write::SimpleFileOptions::default())
-            .unwrap();
-    }
-    zip.finish().unwrap().into_inner()
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .fold(String::new(), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
-}
 
 /// A good archive: a top directory with an executable and a data file.
 fn good_tar_gz() -> Vec<u8> {
@@ -179,25 +44,7 @@ impl Scratch {
     }
     /// Every path under the scratch area, relative and sorted.
     fn listing(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        walk(self.base(), self.base(), &mut out);
-        out.sort();
-        out
-    }
-}
-
-fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        out.push(
-            path.strip_prefix(root)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned(),
-        );
-        if std::fs::symlink_metadata(&path).unwrap().is_dir() {
-            walk(root, &path, out);
-        }
+        tree(self.base())
     }
 }
 
@@ -218,21 +65,16 @@ fn cell(scratch: &Scratch) -> Command {
     cmd
 }
 
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::metadata(path).unwrap().permissions().mode() & 0o111 != 0
-}
-
 /// Runs a fetch of `archive` (served as `name`) that must be refused as unsafe, and checks that
 /// nothing was written anywhere.
 fn assert_refused(archive: Vec<u8>, name: &str, entry: &str) {
     let scratch = Scratch::new();
-    let digest = sha256_hex(&archive);
-    let base = serve(vec![(&format!("/{name}"), Route::Body(archive))]);
+    let digest = sha256(&archive).to_string();
+    let server = Server::routes([(format!("/{name}"), Response::ok(archive))]);
     cell(&scratch)
         .args([
             "--url",
-            &format!("{base}/{name}"),
+            &server.url(&format!("/{name}")),
             "--sha256",
             &digest,
             "--into",
@@ -253,12 +95,12 @@ fn assert_refused(archive: Vec<u8>, name: &str, entry: &str) {
 fn good_tar_gz_unpacks_with_sha256() {
     let scratch = Scratch::new();
     let archive = good_tar_gz();
-    let digest = sha256_hex(&archive);
-    let base = serve(vec![("/dl/pkg-1.0.tar.gz", Route::Body(archive.clone()))]);
+    let digest = sha256(&archive).to_string();
+    let server = Server::routes([("/dl/pkg-1.0.tar.gz", Response::ok(archive.clone()))]);
     cell(&scratch)
         .args([
             "--url",
-            &format!("{base}/dl/pkg-1.0.tar.gz"),
+            &server.url("/dl/pkg-1.0.tar.gz"),
             "--sha256",
             &digest,
         ])
@@ -295,16 +137,16 @@ fn sha256_url_with_several_names_and_strip_components() {
     let digests = format!(
         "{}  other.tar.gz\n{} *pkg-1.0.tar.gz\n{}  pkg-1.0.zip\n",
         "0".repeat(64),
-        sha256_hex(&archive),
+        sha256(&archive),
         "1".repeat(64)
     );
-    let base = serve(vec![
-        ("/pkg-1.0.tar.gz", Route::Body(archive)),
-        ("/SHA256SUMS", Route::Body(digests.into_bytes())),
+    let server = Server::routes([
+        ("/pkg-1.0.tar.gz", Response::ok(archive)),
+        ("/SHA256SUMS", Response::ok(digests)),
     ]);
     cell(&scratch)
-        .args(["--url", &format!("{base}/pkg-1.0.tar.gz")])
-        .args(["--sha256-url", &format!("{base}/SHA256SUMS")])
+        .args(["--url", &server.url("/pkg-1.0.tar.gz")])
+        .args(["--sha256-url", &server.url("/SHA256SUMS")])
         .args(["--strip-components", "1", "--into"])
         .arg(scratch.dest())
         .assert()
@@ -320,17 +162,17 @@ fn sha256_url_with_several_names_and_strip_components() {
 fn sha256_url_bare_digest() {
     let scratch = Scratch::new();
     let archive = good_tar_gz();
-    let sidecar = format!("{}\n", sha256_hex(&archive).to_uppercase());
-    let base = serve(vec![
-        ("/p.tgz", Route::Body(archive)),
-        ("/p.tgz.sha256", Route::Body(sidecar.into_bytes())),
+    let sidecar = format!("{}\n", sha256(&archive).as_str().to_uppercase());
+    let server = Server::routes([
+        ("/p.tgz", Response::ok(archive)),
+        ("/p.tgz.sha256", Response::ok(sidecar)),
     ]);
     cell(&scratch)
         .args([
             "--url",
-            &format!("{base}/p.tgz"),
+            &server.url("/p.tgz"),
             "--sha256-url",
-            &format!("{base}/p.tgz.sha256"),
+            &server.url("/p.tgz.sha256"),
         ])
         .arg("--into")
         .arg(scratch.dest())
@@ -343,9 +185,9 @@ fn sha256_url_bare_digest() {
 fn json_format_prints_one_object_on_stdout() {
     let scratch = Scratch::new();
     let archive = good_tar_gz();
-    let digest = sha256_hex(&archive);
-    let base = serve(vec![("/pkg.tar.gz", Route::Body(archive.clone()))]);
-    let url = format!("{base}/pkg.tar.gz");
+    let digest = sha256(&archive).to_string();
+    let server = Server::routes([("/pkg.tar.gz", Response::ok(archive.clone()))]);
+    let url = server.url("/pkg.tar.gz");
     let out = cell(&scratch)
         .args([
             "--format",
@@ -379,18 +221,15 @@ fn json_format_prints_one_object_on_stdout() {
 fn redirect_is_followed() {
     let scratch = Scratch::new();
     let archive = good_tar_gz();
-    let digest = sha256_hex(&archive);
-    let base = serve(vec![
-        (
-            "/latest/pkg.tar.gz",
-            Route::Redirect("/v1/pkg.tar.gz".to_owned()),
-        ),
-        ("/v1/pkg.tar.gz", Route::Body(archive)),
+    let digest = sha256(&archive).to_string();
+    let server = Server::routes([
+        ("/latest/pkg.tar.gz", Response::redirect("/v1/pkg.tar.gz")),
+        ("/v1/pkg.tar.gz", Response::ok(archive)),
     ]);
     cell(&scratch)
         .args([
             "--url",
-            &format!("{base}/latest/pkg.tar.gz"),
+            &server.url("/latest/pkg.tar.gz"),
             "--sha256",
             &digest,
             "--into",
@@ -404,19 +243,17 @@ fn redirect_is_followed() {
 #[test]
 fn zip_unpacks_with_modes_and_links() {
     let scratch = Scratch::new();
-    let archive = zip_archive(
-        &[
-            ("tool/run.sh", b"#!/bin/sh\n", 0o755),
-            ("tool/data.txt", b"data", 0o644),
-        ],
-        &[("tool/run", "run.sh")],
-    );
-    let digest = sha256_hex(&archive);
-    let base = serve(vec![("/tool.zip", Route::Body(archive))]);
+    let archive = zip(&[
+        Entry::File("tool/run.sh", b"#!/bin/sh\n", 0o755),
+        Entry::File("tool/data.txt", b"data", 0o644),
+        Entry::Symlink("tool/run", "run.sh"),
+    ]);
+    let digest = sha256(&archive).to_string();
+    let server = Server::routes([("/tool.zip", Response::ok(archive))]);
     cell(&scratch)
         .args([
             "--url",
-            &format!("{base}/tool.zip"),
+            &server.url("/tool.zip"),
             "--sha256",
             &digest,
             "--into",
@@ -439,12 +276,12 @@ fn existing_empty_destination_is_filled() {
     let scratch = Scratch::new();
     std::fs::create_dir(scratch.dest()).unwrap();
     let archive = good_tar_gz();
-    let digest = sha256_hex(&archive);
-    let base = serve(vec![("/pkg.tar.gz", Route::Body(archive))]);
+    let digest = sha256(&archive).to_string();
+    let server = Server::routes([("/pkg.tar.gz", Response::ok(archive))]);
     cell(&scratch)
         .args([
             "--url",
-            &format!("{base}/pkg.tar.gz"),
+            &server.url("/pkg.tar.gz"),
             "--sha256",
             &digest,
             "--into",
@@ -461,13 +298,13 @@ fn existing_empty_destination_is_filled() {
 fn tampered_archive_exits_1_and_leaves_nothing() {
     let scratch = Scratch::new();
     let good = good_tar_gz();
-    let expected = sha256_hex(&good);
+    let expected = sha256(&good).to_string();
     let mut tampered = good;
     let last = tampered.len() - 9;
     tampered[last] ^= 0xff;
-    let actual = sha256_hex(&tampered);
-    let base = serve(vec![("/pkg.tar.gz", Route::Body(tampered))]);
-    let url = format!("{base}/pkg.tar.gz");
+    let actual = sha256(&tampered).to_string();
+    let server = Server::routes([("/pkg.tar.gz", Response::ok(tampered))]);
+    let url = server.url("/pkg.tar.gz");
     cell(&scratch)
         .args(["--url", &url, "--sha256", &expected, "--into"])
         .arg(scratch.dest())
@@ -487,16 +324,13 @@ fn tampered_archive_leaves_existing_empty_destination_empty() {
     let scratch = Scratch::new();
     std::fs::create_dir(scratch.dest()).unwrap();
     let good = good_tar_gz();
-    let base = serve(vec![(
-        "/pkg.tar.gz",
-        Route::Body(b"not the archive".to_vec()),
-    )]);
+    let server = Server::routes([("/pkg.tar.gz", Response::ok(b"not the archive".to_vec()))]);
     cell(&scratch)
         .args([
             "--url",
-            &format!("{base}/pkg.tar.gz"),
+            &server.url("/pkg.tar.gz"),
             "--sha256",
-            &sha256_hex(&good),
+            &sha256(&good).to_string(),
         ])
         .arg("--into")
         .arg(scratch.dest())
@@ -584,13 +418,16 @@ fn fifo_is_refused() {
 
 #[test]
 fn zip_parent_dir_entry_is_refused() {
-    let archive = zip_archive(&[("ok", b"ok", 0o644), ("../evil", b"x", 0o644)], &[]);
+    let archive = zip(&[
+        Entry::File("ok", b"ok", 0o644),
+        Entry::File("../evil", b"x", 0o644),
+    ]);
     assert_refused(archive, "evil.zip", "../evil");
 }
 
 #[test]
 fn zip_escaping_symlink_is_refused() {
-    let archive = zip_archive(&[], &[("link", "../../outside")]);
+    let archive = zip(&[Entry::Symlink("link", "../../outside")]);
     assert_refused(archive, "link.zip", "link");
 }
 
@@ -599,11 +436,11 @@ fn zip_escaping_symlink_is_refused() {
 #[test]
 fn not_found_exits_2() {
     let scratch = Scratch::new();
-    let base = serve(vec![]);
+    let server = Server::new();
     cell(&scratch)
         .args([
             "--url",
-            &format!("{base}/missing.tar.gz"),
+            &server.url("/missing.tar.gz"),
             "--sha256",
             &"a".repeat(64),
         ])
@@ -618,13 +455,13 @@ fn not_found_exits_2() {
 #[test]
 fn missing_digest_file_exits_2() {
     let scratch = Scratch::new();
-    let base = serve(vec![("/p.tar.gz", Route::Body(good_tar_gz()))]);
+    let server = Server::routes([("/p.tar.gz", Response::ok(good_tar_gz()))]);
     cell(&scratch)
         .args([
             "--url",
-            &format!("{base}/p.tar.gz"),
+            &server.url("/p.tar.gz"),
             "--sha256-url",
-            &format!("{base}/nope"),
+            &server.url("/nope"),
         ])
         .arg("--into")
         .arg(scratch.dest())
@@ -642,16 +479,16 @@ fn digest_file_without_our_name_exits_2() {
         "0".repeat(64),
         "1".repeat(64)
     );
-    let base = serve(vec![
-        ("/p.tar.gz", Route::Body(good_tar_gz())),
-        ("/SUMS", Route::Body(sums.into_bytes())),
+    let server = Server::routes([
+        ("/p.tar.gz", Response::ok(good_tar_gz())),
+        ("/SUMS", Response::ok(sums)),
     ]);
     cell(&scratch)
         .args([
             "--url",
-            &format!("{base}/p.tar.gz"),
+            &server.url("/p.tar.gz"),
             "--sha256-url",
-            &format!("{base}/SUMS"),
+            &server.url("/SUMS"),
         ])
         .arg("--into")
         .arg(scratch.dest())
@@ -666,12 +503,12 @@ fn non_empty_destination_exits_2_untouched() {
     std::fs::create_dir(scratch.dest()).unwrap();
     std::fs::write(scratch.dest().join("keep"), b"mine").unwrap();
     let archive = good_tar_gz();
-    let digest = sha256_hex(&archive);
-    let base = serve(vec![("/pkg.tar.gz", Route::Body(archive))]);
+    let digest = sha256(&archive).to_string();
+    let server = Server::routes([("/pkg.tar.gz", Response::ok(archive))]);
     cell(&scratch)
         .args([
             "--url",
-            &format!("{base}/pkg.tar.gz"),
+            &server.url("/pkg.tar.gz"),
             "--sha256",
             &digest,
             "--into",
@@ -707,12 +544,15 @@ fn unknown_extension_exits_2() {
 
 #[test]
 fn download_over_the_cap_exits_2_and_leaves_nothing() {
-    for route in [Route::Body(good_tar_gz()), Route::Unsized(good_tar_gz())] {
+    for route in [
+        Response::ok(good_tar_gz()),
+        Response::ok(good_tar_gz()).without_length(),
+    ] {
         let scratch = Scratch::new();
-        let digest = sha256_hex(&good_tar_gz());
-        let base = serve(vec![("/pkg.tar.gz", route)]);
+        let digest = sha256(&good_tar_gz()).to_string();
+        let server = Server::routes([("/pkg.tar.gz", route)]);
         cell(&scratch)
-            .args(["--url", &format!("{base}/pkg.tar.gz"), "--sha256", &digest])
+            .args(["--url", &server.url("/pkg.tar.gz"), "--sha256", &digest])
             .args(["--max-bytes", "100", "--into"])
             .arg(scratch.dest())
             .assert()

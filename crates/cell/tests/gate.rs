@@ -82,7 +82,7 @@ fn stdout(a: &assert_cmd::assert::Assert) -> String {
 #[test]
 fn a_ten_percent_slower_row_fails_and_an_unchanged_one_passes() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = project(tmp.path(), VERSIONS, GCC_TOML);
+    let root = project(tmp.path(), VERSIONS, &GCC_TOML);
     let history = tmp.path().join("history");
     std::fs::create_dir_all(&history).unwrap();
     let scratch = tmp.path().join("scratch");
@@ -159,7 +159,7 @@ fn a_ten_percent_slower_row_fails_and_an_unchanged_one_passes() {
 #[test]
 fn a_noisy_control_makes_every_row_of_its_job_inconclusive() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = project(tmp.path(), VERSIONS, GCC_TOML);
+    let root = project(tmp.path(), VERSIONS, &GCC_TOML);
     let history = tmp.path().join("history");
     let scratch = tmp.path().join("scratch");
     let first = local(&root, &scratch, &timings(1));
@@ -194,7 +194,7 @@ fn a_noisy_control_makes_every_row_of_its_job_inconclusive() {
 #[test]
 fn a_noisy_baseline_makes_no_call_either() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = project(tmp.path(), VERSIONS, GCC_TOML);
+    let root = project(tmp.path(), VERSIONS, &GCC_TOML);
     let history = tmp.path().join("history");
     std::fs::create_dir_all(&history).unwrap();
     let scratch = tmp.path().join("scratch");

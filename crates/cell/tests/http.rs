@@ -6,17 +6,14 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use cell_testkit::snippets::PYTHON;
 use common::{VERSIONS, cell, project, read_json, repo_root};
 
 /// A python toolchain and `[http]` whose servers live under `servers` (absolute), with short
 /// runs: 1 s measured after 1 s of warm-up.
 fn http_toml(servers: &Path, body: &str) -> String {
     format!(
-        r#"
-[toolchains.python]
-install = {{ apt = {{ package = "python3" }} }}
-tools.python3 = {{ version = ["--version"] }}
-
+        r#"{PYTHON}
 [http]
 source = "{servers}"
 tools = ["wrk", "oha"]

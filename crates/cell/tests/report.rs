@@ -13,7 +13,7 @@ use predicates::prelude::*;
 /// Two scripted runs of the tiny project (clang + gcc), copied into `<tmp>/history` the way
 /// `results/` holds them: run dirs only, never `jobs/`.
 fn two_run_history(tmp: &Path) -> PathBuf {
-    let root = project(tmp, VERSIONS, GCC_TOML);
+    let root = project(tmp, VERSIONS, &GCC_TOML);
     let runs = tmp.join("runs");
     std::fs::create_dir_all(&runs).unwrap();
     for seed in [1, 2] {

@@ -2,6 +2,7 @@
 
 mod common;
 
+use cell_testkit::snippets::c_row;
 use common::{VERSIONS, assert_valid, cell, project, read_json, repo_root};
 use predicates::prelude::*;
 
@@ -67,15 +68,7 @@ fn a_job_writes_results_facts_and_markdown_that_validate() {
 #[test]
 fn a_wrong_answer_fails_the_job_names_the_row_and_keeps_its_timings() {
     let tmp = tempfile::tempdir().unwrap();
-    let extra = r#"
-[rows.c-wrong]
-toolchain = "clang"
-label = "prints 41 for mix"
-source = "c"
-build = ["{tool:clang}", "-O2", "-DWRONG", "-o", "{out}", "{src}/main.c"]
-run = ["{bin}", "{phase}"]
-"#;
-    let root = project(tmp.path(), VERSIONS, extra);
+    let root = project(tmp.path(), VERSIONS, &common::WRONG_TOML);
     let out = tmp.path().join("job");
     cell()
         .args(["run", "--cell", "local", "--toolchain", "clang"])
@@ -141,7 +134,7 @@ fn a_relative_out_dir_builds_every_row_of_the_real_workload() {
 #[test]
 fn an_absent_toolchain_is_skipped_as_not_installed() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = project(tmp.path(), VERSIONS, common::GHOST_TOML);
+    let root = project(tmp.path(), VERSIONS, &common::GHOST_TOML);
     let out = tmp.path().join("job");
     cell().args(["run", "--cell", "local", "--toolchain", "ghost"]).arg("--root").arg(&root).arg("--out").arg(&out)
         .assert()
@@ -167,15 +160,14 @@ fn a_missing_reference_compiler_is_exit_2_saying_what_to_install() {
 #[test]
 fn a_failed_build_is_skipped_with_its_exit_code_and_last_lines() {
     let tmp = tempfile::tempdir().unwrap();
-    let extra = r#"
-[rows.c-broken]
-toolchain = "clang"
-label = "does not compile"
-source = "c"
-build = ["{tool:clang}", "-O2", "-DITER=syntax error", "-o", "{out}", "{src}/main.c"]
-run = ["{bin}", "{phase}"]
-"#;
-    let root = project(tmp.path(), VERSIONS, extra);
+    let extra = c_row(
+        "c-broken",
+        "clang",
+        "does not compile",
+        "clang",
+        &["-O2", "-DITER=syntax error"],
+    );
+    let root = project(tmp.path(), VERSIONS, &extra);
     let out = tmp.path().join("job");
     cell()
         .args([

@@ -89,7 +89,7 @@ fn gate(root: &Path, run: &Path, history: &Path) -> assert_cmd::assert::Assert {
 #[test]
 fn local_and_gate_print_the_same_verdict_lines() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = project(tmp.path(), &versions(0.1, 2.0), GCC_TOML);
+    let root = project(tmp.path(), &versions(0.1, 2.0), &GCC_TOML);
     let out = tmp.path().join("runs");
     local(&root, &out, &timings(1, 1.0));
     let (printed, second) = local(&root, &out, &timings(2, 1.12));
@@ -114,7 +114,7 @@ struct Judged {
 
 fn judge_with(tolerance: f64, tooth_min: f64) -> Judged {
     let tmp = tempfile::tempdir().unwrap();
-    let root = project(tmp.path(), &versions(tolerance, tooth_min), GCC_TOML);
+    let root = project(tmp.path(), &versions(tolerance, tooth_min), &GCC_TOML);
     let out = tmp.path().join("runs");
     local(&root, &out, &timings(1, 1.0));
     let (_, second) = local(&root, &out, &timings(2, 1.06));
@@ -231,7 +231,7 @@ fn tolerance_and_tooth_floor_are_read_alike_by_the_job_the_gate_and_the_report()
 #[test]
 fn scripted_results_are_refused_as_history() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = project(tmp.path(), &versions(0.1, 2.0), GCC_TOML);
+    let root = project(tmp.path(), &versions(0.1, 2.0), &GCC_TOML);
     let out = tmp.path().join("runs");
     let (_, run) = local(&root, &out, &timings(1, 1.0));
     // cell collect: nothing written, exit 1, the jobs named.
