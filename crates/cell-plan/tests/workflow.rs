@@ -1,4 +1,4 @@
-//! The generated workflow: snapshots, the rules of DESIGN §7 checked on the text, the 256-job
+//! The generated workflow: snapshots, the rules of docs/workflow.md checked on the text, the 256-job
 //! split, diff locality, determinism, the http and soak suite jobs, and the real linters on
 //! every render.
 
@@ -33,7 +33,7 @@ fn key(k: &Value) -> &str {
     k.as_str().unwrap()
 }
 
-/// The rules every generated workflow keeps (DESIGN §7), checked on the text a user commits.
+/// The rules every generated workflow keeps (docs/workflow.md), checked on the text a user commits.
 fn assert_rules(text: &str) {
     // Every `uses:` is owner/repo@<40 hex> # <tag>.
     for line in text.lines().filter(|l| l.contains("uses:")) {

@@ -10,7 +10,8 @@ use crate::snippets::{CLANG, Snippet, apt_toolchain as toolchain, c_row};
 
 pub use crate::snippets::{GCC, PYTHON};
 
-/// Pins of the fixtures: real values from shared/pins.md, frozen here so a change to the
+/// Pins of the fixtures: real, verified values (the ones crates/cell-plan/src/pins.rs and
+/// versions.env use), frozen here so a change to the
 /// repository's versions.env does not move these snapshots.
 pub const VERSIONS: &str = "\
 PHASES=mix
