@@ -10,9 +10,8 @@ use crate::snippets::{CLANG, Snippet, apt_toolchain as toolchain, c_row};
 
 pub use crate::snippets::{GCC, PYTHON};
 
-/// Pins of the fixtures: real, verified values (the ones crates/cell-plan/src/pins.rs and
-/// versions.env use), frozen here so a change to the
-/// repository's versions.env does not move these snapshots.
+/// Pins of the fixtures: the real, verified values of the repository's versions.env, frozen
+/// here so that a change to versions.env does not move these snapshots.
 pub const VERSIONS: &str = "\
 PHASES=mix
 TOOTH_PHASE=mix
