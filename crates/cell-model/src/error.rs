@@ -12,7 +12,7 @@ pub enum ConfigError {
     /// The file cannot be read.
     #[error("{}: {error} (run cell from the repository root, or pass --root DIR)", path.display())]
     Io {
-        /// The file.
+        /// The configuration file it is about.
         path: PathBuf,
         /// What the OS said (not a `source`: the message already shows it once).
         error: std::io::Error,
@@ -20,7 +20,7 @@ pub enum ConfigError {
     /// A `versions.env` line is wrong.
     #[error("{}:{line}: {msg}", path.display())]
     Line {
-        /// The file.
+        /// The configuration file it is about.
         path: PathBuf,
         /// 1-based line number.
         line: usize,
@@ -30,7 +30,7 @@ pub enum ConfigError {
     /// `cell.toml` is not valid TOML or has a key we do not know.
     #[error("{}: {msg}", path.display())]
     Toml {
-        /// The file.
+        /// The configuration file it is about.
         path: PathBuf,
         /// The parser's message (it names line and column).
         msg: String,
@@ -38,7 +38,7 @@ pub enum ConfigError {
     /// A field of `cell.toml` does not resolve.
     #[error("{}: {field}: {msg}", path.display())]
     Field {
-        /// The file.
+        /// The configuration file it is about.
         path: PathBuf,
         /// Dotted path of the field, e.g. `rows.c-O2.toolchain`.
         field: String,

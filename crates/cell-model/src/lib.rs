@@ -39,7 +39,7 @@ pub const DEFAULT_WORKFLOW_RUST: &str = "RUST_VERSION";
 /// A runner: label, OS, architecture.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cell {
-    /// The label.
+    /// The runner label jobs ask for (`runs-on`).
     pub label: CellLabel,
     /// `linux`, `macos`, `windows`.
     pub os: String,
@@ -89,9 +89,9 @@ pub struct Tool {
 pub enum Install {
     /// An apt package, optionally at a pinned version.
     Apt {
-        /// Package name.
+        /// The Debian/Ubuntu package that provides it.
         package: String,
-        /// Pinned version.
+        /// The package version `versions.env` pins, when it pins one.
         version: Option<String>,
     },
     /// A setup action.
@@ -100,12 +100,12 @@ pub enum Install {
         action: String,
         /// Its version input.
         input: String,
-        /// The version.
+        /// The version the action installs, from `versions.env`.
         version: String,
     },
     /// A tarball verified by SHA-256: keys are resolved per architecture by [`Plan::tarball`].
     Tarball {
-        /// URL key.
+        /// The `versions.env` key of its URL (`<KEY>_<ARCH>` first).
         url_key: String,
         /// SHA-256 key.
         sha256_key: String,
@@ -121,11 +121,11 @@ pub enum Install {
 /// A toolchain: what one job installs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Toolchain {
-    /// Its name.
+    /// The name jobs and rows use (`[toolchains.<name>]`).
     pub name: ToolchainName,
     /// How it is installed.
     pub install: Install,
-    /// Its programs.
+    /// The programs its rows name as `{tool:<name>}`.
     pub tools: BTreeMap<ToolName, Tool>,
     /// Its rows, sorted.
     pub rows: Vec<RowName>,
@@ -138,17 +138,17 @@ pub struct Toolchain {
 /// A build recipe.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Row {
-    /// Its name.
+    /// The name results use (`[rows.<name>]`).
     pub name: RowName,
-    /// Its toolchain.
+    /// The toolchain that builds it, and so the job it belongs to.
     pub toolchain: ToolchainName,
     /// A human label.
     pub label: String,
     /// Absolute source directory.
     pub source: PathBuf,
-    /// Build argv.
+    /// The build command, a template with `{src}`, `{out}`, `{tool:…}`.
     pub build: Vec<Arg>,
-    /// Run argv.
+    /// The timed command, a template with `{bin}` and `{phase}`.
     pub run: Vec<Arg>,
     /// Its own verdict clock, when it sets one.
     pub clock: Option<Clock>,
@@ -198,17 +198,17 @@ pub struct Plan {
     pub root: PathBuf,
     /// The raw pins (every key of `versions.env`).
     pub env: VersionsEnv,
-    /// Thresholds.
+    /// The protocol's parameters and the verdict's thresholds from `versions.env`.
     pub settings: Settings,
     /// Expected stdout per phase, newline-terminated.
     pub expect: BTreeMap<Phase, String>,
-    /// Toolchains.
+    /// Every toolchain, by name.
     pub toolchains: BTreeMap<ToolchainName, Toolchain>,
-    /// Rows.
+    /// Every row, by name.
     pub rows: BTreeMap<RowName, Row>,
     /// Cells declared in `cell.toml`.
     pub cells: BTreeMap<CellLabel, Cell>,
-    /// The tooth.
+    /// The positive control's slow and fast rows.
     pub tooth: ToothDef,
     /// Generated files a user edits by hand.
     pub allow_dirty: Vec<String>,

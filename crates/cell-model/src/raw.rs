@@ -20,7 +20,7 @@ pub struct RawConfig {
     pub cells: BTreeMap<String, RawCell>,
     /// What a job installs.
     pub toolchains: BTreeMap<String, RawToolchain>,
-    /// Build recipes.
+    /// `[rows.<name>]`: what is built and how it is run.
     pub rows: BTreeMap<String, RawRow>,
     /// Generated files a user may edit by hand (`"workflow"`).
     #[serde(default)]
@@ -96,7 +96,7 @@ pub struct RawToolchain {
 pub enum RawInstall {
     /// A Debian/Ubuntu package.
     Apt {
-        /// Package name.
+        /// The Debian/Ubuntu package.
         package: String,
         /// `versions.env` key holding the package version, if pinned.
         version: Option<String>,
@@ -185,7 +185,7 @@ pub struct RawHttp {
     pub oha: Option<String>,
     /// What every server must answer to `GET /`.
     pub expect: Option<RawExpect>,
-    /// The servers.
+    /// `[http.servers.<name>]`: the servers under test.
     #[serde(default)]
     pub servers: BTreeMap<String, RawServer>,
 }

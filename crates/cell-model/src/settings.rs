@@ -140,11 +140,11 @@ pub struct Settings {
     pub tolerance: f64,
     /// Target CI half-width.
     pub ci_target: f64,
-    /// Confidence level.
+    /// `CI_LEVEL`: the coverage every interval aims for.
     pub ci_level: f64,
     /// Health notice threshold.
     pub health_threshold: f64,
-    /// Contention threshold.
+    /// `CONTENTION_MAX`: median wall/cpu above which a job is contended.
     pub contention_max: f64,
     /// Timing cap per job, seconds.
     pub time_cap_s: f64,

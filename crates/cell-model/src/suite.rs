@@ -27,7 +27,7 @@ pub struct Expect {
 /// One server under test.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Server {
-    /// Its name.
+    /// The name jobs use (`http-<name>`, `soak-<name>`).
     pub name: ServerName,
     /// The toolchain that builds or runs it.
     pub toolchain: ToolchainName,
@@ -39,7 +39,7 @@ pub struct Server {
     pub build: Vec<Arg>,
     /// Run argv template.
     pub run: Vec<Arg>,
-    /// Loopback port.
+    /// The 127.0.0.1 port it listens on (`{port}`), distinct per server.
     pub port: u16,
     /// The response it must give.
     pub expect: Expect,
@@ -72,7 +72,7 @@ pub struct HttpDef {
     pub oha_key: String,
     /// Its value, when set.
     pub oha_version: Option<String>,
-    /// The servers.
+    /// The servers, by name.
     pub servers: BTreeMap<ServerName, Server>,
 }
 
@@ -80,7 +80,7 @@ pub struct HttpDef {
 /// own type, so a job records exactly what was configured).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SoakDef {
-    /// Servers soaked.
+    /// The servers of `[http]` that are soaked (all by default).
     pub servers: Vec<ServerName>,
     /// Rate, duration, sampling and the drift rule.
     pub config: SoakConfig,

@@ -117,7 +117,7 @@ impl Arg {
         })
     }
 
-    /// Substitutes values.
+    /// The argument with every placeholder replaced by its value.
     pub fn render(&self, v: &Vars<'_>) -> String {
         self.0
             .iter()

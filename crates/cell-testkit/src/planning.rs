@@ -248,7 +248,7 @@ pub fn without_suites() -> String {
 /// A project under a temporary directory, removed when dropped.
 pub struct Project {
     _tmp: tempfile::TempDir,
-    /// Its root.
+    /// The project's directory (versions.env, cell/cell.toml, bench/workload/c).
     pub root: PathBuf,
 }
 
