@@ -16,59 +16,18 @@ use cell_schema::{
     SoakSettings, ToolName, ToolVersion,
 };
 
+pub use crate::figures::drift_name;
+use crate::figures::{dur, mib_kib, plural, short, signed, status_name, version_line};
 use crate::report::svg::{
     LEFT, LEGEND_LINE, PALETTE, WIDTH, escape, legend_layout, linear_ticks, num, plot_w,
 };
-use crate::report::{Block, Span, segment, slug};
-use crate::{Align, Table, status_name};
+use crate::report::{Block, Span, segment};
+use crate::{Align, Table};
 
 // ---------------------------------------------------------------------------------------
 // Figures as every output writes them.
 
 use cell_schema::escape::one_line;
-
-/// At most `decimals` decimals, trailing zeros dropped: `10`, `0.5`, `2.25`.
-fn short(v: f64, decimals: usize) -> String {
-    let s = format!("{v:.decimals$}");
-    let s = if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        s
-    };
-    if s == "-0" { "0".into() } else { s }
-}
-
-/// A signed figure with fixed decimals; zero has no sign.
-fn signed(v: f64, decimals: usize) -> String {
-    let s = format!("{v:+.decimals$}");
-    if s[1..].bytes().all(|b| b == b'0' || b == b'.') {
-        s[1..].to_owned()
-    } else {
-        s
-    }
-}
-
-/// Seconds as a duration: `10 s`, `0.5 s`.
-fn dur(s: f64) -> String {
-    format!("{} s", short(s, 3))
-}
-
-fn mib_kib(k: u64) -> String {
-    format!("{:.1}", k as f64 / 1024.0)
-}
-
-fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// `flat`, `drifted`, `unknown`.
-pub fn drift_name(d: Drift) -> &'static str {
-    match d {
-        Drift::Flat => "flat",
-        Drift::Drifted => "drifted",
-        Drift::Unknown => "unknown",
-    }
-}
 
 fn text(s: impl Into<String>) -> Span {
     Span::Text(s.into())
@@ -83,19 +42,11 @@ fn dash() -> Vec<Span> {
 }
 
 fn heading(level: u8, t: impl Into<String>) -> Block {
-    let t = t.into();
-    Block::Heading {
-        level,
-        id: slug(&t),
-        text: t,
-    }
+    crate::doc::text_heading(level, t)
 }
 
 fn table(head: &[(&str, Align)], rows: Vec<Vec<Vec<Span>>>) -> Block {
-    Block::Table {
-        head: head.iter().map(|(h, a)| ((*h).to_owned(), *a)).collect(),
-        rows,
-    }
+    crate::doc::text_table(head, rows)
 }
 
 /// A server's tools: the settings' order, then any it has that the settings do not list.
@@ -229,7 +180,7 @@ fn http_body(servers: &[(&ServerName, &HttpServerResult)], settings: &HttpSettin
         }
     }
     if !notes.is_empty() {
-        out.push(Block::List(notes));
+        out.push(Block::list(notes));
     }
     let mut dirty = Vec::new();
     for (name, s) in servers {
@@ -248,7 +199,7 @@ fn http_body(servers: &[(&ServerName, &HttpServerResult)], settings: &HttpSettin
         out.push(Block::Para(vec![text(
             "Contaminated runs, left out of the medians:",
         )]));
-        out.push(Block::List(dirty));
+        out.push(Block::list(dirty));
     }
     out
 }
@@ -262,7 +213,7 @@ pub fn http_markdown<'a>(
     let servers: Vec<_> = servers.into_iter().collect();
     let mut blocks = vec![heading(2, "HTTP")];
     blocks.extend(http_body(&servers, settings));
-    crate::report::markdown::render(&blocks)
+    crate::doc::markdown::render(&crate::doc::spaced(blocks))
 }
 
 /// Items grouped by equal settings, groups in the order their first item comes.
@@ -360,10 +311,6 @@ pub(crate) fn cell_http_blocks(
         out.extend(http_body(&servers, settings));
     }
     out
-}
-
-fn version_line(v: &ToolVersion) -> &str {
-    v.printed.lines().next().unwrap_or("").trim()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -524,7 +471,7 @@ pub fn soak_markdown<'a>(
         blocks.extend(overlay_image(servers.iter().copied(), &path));
     }
     blocks.extend(images);
-    crate::report::markdown::render(&blocks)
+    crate::doc::markdown::render(&crate::doc::spaced(blocks))
 }
 
 fn prefixed_chart(prefix: &str, server: Option<&ServerName>) -> String {
@@ -579,6 +526,11 @@ fn cell_soak_section(soak: &BTreeMap<ServerName, CellSoakServer>, level: u8) -> 
 /// them), soak charts linked as `soak/<server>.svg` and `soak/overlay.svg`: the files
 /// [`soak_chart_files`] makes.
 pub fn cell_suites_markdown(cell: &CellResult) -> String {
+    crate::doc::markdown::render(&crate::doc::spaced(cell_suites_blocks(cell)))
+}
+
+/// The blocks of [`cell_suites_markdown`].
+pub(crate) fn cell_suites_blocks(cell: &CellResult) -> Vec<Block> {
     let mut blocks = Vec::new();
     if !cell.http.is_empty() {
         blocks.extend(cell_http_blocks(&cell.http, 2, "HTTP"));
@@ -586,7 +538,7 @@ pub fn cell_suites_markdown(cell: &CellResult) -> String {
     if !cell.soak.is_empty() {
         blocks.extend(cell_soak_section(&cell.soak, 2));
     }
-    crate::report::markdown::render(&blocks)
+    blocks
 }
 
 /// The soak charts of a merged cell, for its writer to put next to `RESULTS.md`: one per

@@ -107,7 +107,7 @@ pub fn size(c: &CellReport, p: &PhaseReport) -> (u32, u32) {
 
 /// Escapes text for XML.
 pub fn escape(s: &str) -> String {
-    super::html::escape(s)
+    cell_schema::escape::html(s)
 }
 
 /// The y axis: linear, or logarithmic when the ratios span more than a factor of 3.
