@@ -6,6 +6,7 @@
 //! Markdown, one HTML and one text renderer; every chart is drawn with one SVG toolkit
 //! (`chart`). A figure is formatted once, so no two outputs disagree on it.
 
+mod chart;
 pub mod doc;
 mod figures;
 pub mod gate;

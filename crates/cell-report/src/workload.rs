@@ -8,7 +8,9 @@
 
 use cell_schema::{CellResult, JobResult, Phase, RatioCi, RowResult, Skipped};
 
-use crate::doc::{self, Align, Block, Item, Span, Table, verbatim, verbatim_code, verbatim_para};
+use crate::doc::{
+    self, Align, Block, Item, Span, Table, verbatim, verbatim_code, verbatim_heading, verbatim_para,
+};
 use crate::figures::{clock_name, status_name};
 use crate::{suite, verdict_median, verdict_ratio};
 
@@ -112,14 +114,6 @@ fn cell_phases(cell: &CellResult) -> Vec<Phase> {
         .unwrap_or_default()
 }
 
-fn heading(level: u8, spans: Vec<Span>) -> Block {
-    Block::heading(level, spans)
-}
-
-fn verbatim_heading(level: u8, t: impl Into<String>) -> Block {
-    heading(level, vec![verbatim(t)])
-}
-
 /// `Verdict: **ok**` and the reasons listed right under it.
 fn verdict_blocks(out: &mut Vec<Block>, status: cell_schema::Status, reasons: &[String]) {
     out.push(Block::Para(vec![
@@ -144,7 +138,7 @@ fn phase_sections(out: &mut Vec<Block>, phases: &[Phase], table: impl Fn(&Phase)
 /// `RESULTS.md` of one job.
 pub fn job_markdown(job: &JobResult) -> String {
     let mut d = vec![
-        heading(
+        Block::heading(
             1,
             vec![
                 verbatim("cell run: "),
@@ -218,7 +212,7 @@ fn protocol_para(job: &JobResult) -> Block {
 /// `RESULTS.md` of a cell of a run.
 pub fn cell_markdown(cell: &CellResult) -> String {
     let mut d = vec![
-        heading(
+        Block::heading(
             1,
             vec![
                 verbatim_code(cell.cell.id.to_string()),

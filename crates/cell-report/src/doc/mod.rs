@@ -157,6 +157,11 @@ pub fn text_heading(level: u8, t: impl Into<String>) -> Block {
     Block::heading(level, vec![text(t)])
 }
 
+/// A heading of one [`Span::Verbatim`].
+pub fn verbatim_heading(level: u8, t: impl Into<String>) -> Block {
+    Block::heading(level, vec![verbatim(t)])
+}
+
 /// A paragraph of one [`Span::Verbatim`].
 pub fn verbatim_para(s: impl Into<String>) -> Block {
     Block::Para(vec![verbatim(s)])

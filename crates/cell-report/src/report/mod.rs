@@ -20,7 +20,7 @@ mod json;
 mod markdown;
 mod model;
 mod page;
-pub(crate) mod svg;
+mod svg;
 
 use std::path::{Path, PathBuf};
 

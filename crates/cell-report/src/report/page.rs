@@ -182,8 +182,8 @@ fn suite_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport) {
             3,
             &format!("{id} · HTTP in {}", n.http_run.as_deref().unwrap_or(&n.run)),
         );
-        if super::svg::http_chart_wanted(c) {
-            let (width, height) = super::svg::http_size(c);
+        if crate::chart::http::wanted(c) {
+            let (width, height) = crate::chart::http::size(c);
             blocks.insert(
                 1,
                 Block::Image {
@@ -216,7 +216,7 @@ fn suite_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport) {
 
 fn phase_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport, p: &PhaseReport) {
     out.push(text_heading(3, format!("{id} · {}", p.phase)));
-    let (width, height) = super::svg::size(c, p);
+    let (width, height) = crate::chart::phase::size(c, p);
     out.push(Block::Image {
         src: super::chart_path(id, p.phase.as_str()),
         alt: format!(
