@@ -21,13 +21,6 @@ pub fn render(blocks: &[Block]) -> String {
     out
 }
 
-/// Spans on one line, outside a table.
-pub fn spans(spans: &[Span]) -> String {
-    let mut out = String::new();
-    write_spans(&mut out, spans, Place::Line);
-    out
-}
-
 fn write_blocks(out: &mut String, blocks: &[Block], indent: &str) {
     for b in blocks {
         block(out, b, indent);
