@@ -1,47 +1,49 @@
 //! How a gate report reads: the lines `cell gate` prints, GitHub annotations, and the step
 //! summary. The verdicts themselves are `cell-verdict`'s.
+//!
+//! The lines and the step summary are documents ([`Block`]s) written as they always were:
+//! text as it is ([`Span::Verbatim`]), but for the step summary's failures and notices, whose
+//! every `|` is escaped ([`Span::PipeEscaped`]). The annotations are workflow commands, their
+//! escaping [`cell_schema::escape`]'s `workflow_*`.
 
 use std::fmt::Write as _;
 
 use cell_schema::escape::{workflow_data, workflow_property};
-use cell_schema::{GateReport, GateStatus, GateVerdict};
+use cell_schema::{GateCell, GateReport, GateStatus, GateVerdict};
+
+use crate::doc::{self, Align, Block, Span, Table, verbatim, verbatim_para};
 
 /// The lines a person reads, failures first.
 pub fn human(report: &GateReport) -> String {
-    let mut out = String::new();
+    let mut d = Vec::new();
     for c in &report.cells {
-        let _ = writeln!(
-            out,
+        d.push(verbatim_para(format!(
             "{} against {}",
             c.cell,
             c.baseline.as_deref().unwrap_or("nothing (first run)")
-        );
-        for f in &c.failures {
-            let _ = writeln!(out, "  FAILURE {f}");
-        }
+        )));
         let mut vs: Vec<&GateVerdict> = c.verdicts.iter().collect();
         vs.sort_by_key(|v| std::cmp::Reverse(v.status));
-        for v in vs {
-            let _ = writeln!(out, "  {}", v.message);
-        }
-        for n in &c.notices {
-            let _ = writeln!(out, "  notice: {n}");
-        }
+        let lines = c
+            .failures
+            .iter()
+            .map(|f| format!("FAILURE {f}"))
+            .chain(vs.iter().map(|v| v.message.clone()))
+            .chain(c.notices.iter().map(|n| format!("notice: {n}")));
+        d.push(Block::list(lines.map(|l| vec![verbatim(l)])));
     }
     let s = &report.summary;
-    let _ = writeln!(
-        out,
+    d.push(verbatim_para(format!(
         "gate: {} pass, {} fail, {} inconclusive, {} failure(s), {} notice(s) → exit {}",
         s.pass, s.fail, s.inconclusive, s.failures, s.notices, report.exit
-    );
+    )));
     if s.inconclusive > 0 {
-        let _ = writeln!(
-            out,
+        d.push(verbatim_para(format!(
             "warning: {} verdict(s) inconclusive: no call either way, not a pass",
             s.inconclusive
-        );
+        )));
     }
-    out
+    doc::text::render(&d)
 }
 
 /// GitHub annotations: at most `per_kind` of each kind; the rest are counted in the last one.
@@ -98,54 +100,22 @@ pub fn annotations(report: &GateReport, per_kind: usize) -> String {
 /// Markdown for `$GITHUB_STEP_SUMMARY`, cut below `limit` bytes with a note saying so.
 pub fn step_summary(report: &GateReport, limit: usize) -> String {
     let s = &report.summary;
-    let mut md = format!(
-        "## cell gate: {}\n\n**{}** — {} pass, {} fail, {} inconclusive, {} failure(s), {} notice(s); tolerance ±{}\n\n",
-        report.run,
-        if report.exit == 0 { "passed" } else { "FAILED" },
-        s.pass,
-        s.fail,
-        s.inconclusive,
-        s.failures,
-        s.notices,
-        report.tolerance
-    );
+    let mut d = vec![
+        Block::heading(2, vec![verbatim(format!("cell gate: {}", report.run))]),
+        Block::Blank,
+        Block::Para(vec![
+            Span::Strong(if report.exit == 0 { "passed" } else { "FAILED" }.into()),
+            verbatim(format!(
+                " — {} pass, {} fail, {} inconclusive, {} failure(s), {} notice(s); tolerance ±{}",
+                s.pass, s.fail, s.inconclusive, s.failures, s.notices, report.tolerance
+            )),
+        ]),
+        Block::Blank,
+    ];
     for c in &report.cells {
-        let _ = writeln!(
-            md,
-            "### {} (baseline: {})\n",
-            c.cell,
-            c.baseline.as_deref().unwrap_or("none, first run")
-        );
-        for f in &c.failures {
-            let _ = writeln!(md, "- :x: {}", f.replace('|', "\\|"));
-        }
-        if !c.verdicts.is_empty() {
-            let mut t = crate::Table::new(&[
-                ("verdict", crate::Align::Left),
-                ("row", crate::Align::Left),
-                ("phase", crate::Align::Left),
-                ("new (CI)", crate::Align::Right),
-                ("baseline (CI)", crate::Align::Right),
-                ("band", crate::Align::Right),
-            ]);
-            for v in &c.verdicts {
-                t.row(vec![
-                    format!("{:?}", v.status).to_uppercase(),
-                    v.row.to_string(),
-                    v.phase.to_string(),
-                    format!("{:.4} ({:.4}–{:.4})", v.new.median, v.new.lo, v.new.hi),
-                    format!("{:.4} ({:.4}–{:.4})", v.old.median, v.old.lo, v.old.hi),
-                    format!("{:.4}–{:.4}", v.band[0], v.band[1]),
-                ]);
-            }
-            md.push('\n');
-            md.push_str(&t.markdown());
-        }
-        for n in &c.notices {
-            let _ = writeln!(md, "- {}", n.replace('|', "\\|"));
-        }
-        md.push('\n');
+        cell_summary(&mut d, c);
     }
+    let mut md = doc::markdown::render(&d);
     if md.len() > limit {
         let note = "\n\n_…truncated: the step summary is limited to 1 MiB; the whole report is in gate.json._\n";
         let mut cut = limit.saturating_sub(note.len());
@@ -156,4 +126,49 @@ pub fn step_summary(report: &GateReport, limit: usize) -> String {
         md.push_str(note);
     }
     md
+}
+
+/// A cell's heading, its failures, its verdicts' table and its notices.
+fn cell_summary(d: &mut Vec<Block>, c: &GateCell) {
+    d.extend([
+        Block::heading(
+            3,
+            vec![verbatim(format!(
+                "{} (baseline: {})",
+                c.cell,
+                c.baseline.as_deref().unwrap_or("none, first run")
+            ))],
+        ),
+        Block::Blank,
+    ]);
+    d.push(Block::list(
+        c.failures
+            .iter()
+            .map(|f| vec![verbatim(":x: "), Span::PipeEscaped(f.clone())]),
+    ));
+    if !c.verdicts.is_empty() {
+        let mut t = Table::new(&[
+            ("verdict", Align::Left),
+            ("row", Align::Left),
+            ("phase", Align::Left),
+            ("new (CI)", Align::Right),
+            ("baseline (CI)", Align::Right),
+            ("band", Align::Right),
+        ]);
+        for v in &c.verdicts {
+            t.row(vec![
+                format!("{:?}", v.status).to_uppercase(),
+                v.row.to_string(),
+                v.phase.to_string(),
+                format!("{:.4} ({:.4}–{:.4})", v.new.median, v.new.lo, v.new.hi),
+                format!("{:.4} ({:.4}–{:.4})", v.old.median, v.old.lo, v.old.hi),
+                format!("{:.4}–{:.4}", v.band[0], v.band[1]),
+            ]);
+        }
+        d.extend([Block::Blank, Block::Table(t)]);
+    }
+    d.push(Block::list(
+        c.notices.iter().map(|n| vec![Span::PipeEscaped(n.clone())]),
+    ));
+    d.push(Block::Blank);
 }

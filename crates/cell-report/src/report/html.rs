@@ -3,12 +3,10 @@
 
 use std::fmt::Write as _;
 
-use cell_schema::Status;
-
-use super::doc::{Block, Span, page, status_text};
 use super::model::Report;
+use super::page::page;
 use super::{Exporter, INDEX_HTML, Output};
-use crate::Align;
+use crate::doc::Block;
 
 /// Writes `index.html`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -40,129 +38,24 @@ a{color:#0969da}
 .failed{background:#ffebe9;color:#a40e26}
 ";
 
-/// Escapes text for HTML content and attribute values.
-pub fn escape(s: &str) -> String {
-    cell_schema::escape::html(s)
-}
-
-fn spans(out: &mut String, spans: &[Span]) {
-    for s in spans {
-        match s {
-            Span::Text(t) => out.push_str(&escape(t)),
-            Span::Code(t) => {
-                let _ = write!(out, "<code>{}</code>", escape(t));
-            }
-            Span::Strong(t) => {
-                let _ = write!(out, "<strong>{}</strong>", escape(t));
-            }
-            Span::Link { href, text } => {
-                let _ = write!(out, "<a href=\"{}\">{}</a>", escape(href), escape(text));
-            }
-            Span::Status(st) => {
-                let _ = write!(
-                    out,
-                    "<span class=\"status {}\">{}</span>",
-                    class(*st),
-                    status_text(*st)
-                );
-            }
-        }
-    }
-}
-
-fn class(s: Status) -> &'static str {
-    match s {
-        Status::Ok => "ok",
-        Status::Noisy => "noisy",
-        Status::Failed => "failed",
-    }
-}
-
-/// The page.
+/// The page: its head (the first heading as title, the style), then the blocks.
 pub fn render(blocks: &[Block]) -> String {
     let title = blocks
         .iter()
         .find_map(|b| match b {
-            Block::Heading { text, .. } => Some(text.as_str()),
+            Block::Heading { spans, .. } => Some(crate::doc::text::spans(spans)),
             _ => None,
         })
-        .unwrap_or("cell report");
+        .unwrap_or_else(|| "cell report".to_owned());
     let mut out = String::new();
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n",
-        escape(title)
+        cell_schema::escape::html(&title)
     );
-    for b in blocks {
-        block(&mut out, b);
-    }
+    out.push_str(&crate::doc::html::render(blocks));
     out.push_str("</body>\n</html>\n");
     out
-}
-
-fn block(out: &mut String, b: &Block) {
-    match b {
-        Block::Heading { level, text, id } => {
-            let _ = writeln!(
-                out,
-                "<h{level} id=\"{}\">{}</h{level}>",
-                escape(id),
-                escape(text)
-            );
-        }
-        Block::Para(s) => {
-            out.push_str("<p>");
-            spans(out, s);
-            out.push_str("</p>\n");
-        }
-        Block::List(items) => {
-            out.push_str("<ul>\n");
-            for i in items {
-                out.push_str("<li>");
-                spans(out, i);
-                out.push_str("</li>\n");
-            }
-            out.push_str("</ul>\n");
-        }
-        Block::Image {
-            src,
-            alt,
-            width,
-            height,
-        } => {
-            let _ = writeln!(
-                out,
-                "<img src=\"{}\" alt=\"{}\" width=\"{width}\" height=\"{height}\">",
-                escape(src),
-                escape(alt)
-            );
-        }
-        Block::Table { head, rows } => {
-            out.push_str("<table>\n<thead><tr>");
-            for (h, a) in head {
-                let _ = write!(out, "<th{}>{}</th>", align(*a), escape(h));
-            }
-            out.push_str("</tr></thead>\n<tbody>\n");
-            for r in rows {
-                out.push_str("<tr>");
-                for (i, c) in r.iter().enumerate() {
-                    let a = head.get(i).map_or(Align::Left, |h| h.1);
-                    let _ = write!(out, "<td{}>", align(a));
-                    spans(out, c);
-                    out.push_str("</td>");
-                }
-                out.push_str("</tr>\n");
-            }
-            out.push_str("</tbody>\n</table>\n");
-        }
-    }
-}
-
-fn align(a: Align) -> &'static str {
-    match a {
-        Align::Left => "",
-        Align::Right => " class=\"r\"",
-    }
 }

@@ -15,17 +15,17 @@
 //! Every link between the files is relative, so the folder works at any depth and moved.
 
 mod csv;
-mod doc;
 mod html;
 mod json;
-pub(crate) mod markdown;
+mod markdown;
 mod model;
-pub(crate) mod svg;
+mod page;
+mod svg;
 
 use std::path::{Path, PathBuf};
 
+pub use crate::doc::{Block, Span, slug};
 pub use csv::CsvExporter;
-pub use doc::{Block, Span, slug};
 pub use html::HtmlExporter;
 pub use json::JsonExporter;
 pub use markdown::MarkdownExporter;

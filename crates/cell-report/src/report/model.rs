@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use cell_schema::{
     CellHttpServer, CellId, CellLabel, CellResult, CellSoakServer, Clock, Drift, JobSummary,
     LoadReport, MissingJob, Phase, RatioCi, Role, RowName, RowResult, RssFit, ServerName,
-    SoakSettings, Status, ToolName, ToolVersion, ToolchainName,
+    SoakSettings, Status, ToolName, ToolchainName,
 };
 use serde::Serialize;
 
@@ -306,18 +306,7 @@ pub struct Sample {
     pub ok: bool,
 }
 
-/// The first line a tool printed for its version.
-pub fn version_line(v: &ToolVersion) -> &str {
-    v.printed.lines().next().unwrap_or("").trim()
-}
-
-/// `cpu` or `wall`.
-pub fn clock_name(c: Clock) -> &'static str {
-    match c {
-        Clock::Cpu => "cpu",
-        Clock::Wall => "wall",
-    }
-}
+pub(crate) use crate::figures::{clock_name, version_line};
 
 /// `reference`, `control`, `row`, `tooth`.
 pub fn role_name(r: Role) -> &'static str {
@@ -326,15 +315,6 @@ pub fn role_name(r: Role) -> &'static str {
         Role::Control => "control",
         Role::Row => "row",
         Role::Tooth => "tooth",
-    }
-}
-
-/// `ok`, `noisy`, `failed`.
-pub fn status_name(s: Status) -> &'static str {
-    match s {
-        Status::Ok => "ok",
-        Status::Noisy => "noisy",
-        Status::Failed => "failed",
     }
 }
 

@@ -1,101 +1,11 @@
-//! The markup base `index.html` and `README.md` share: one document of blocks and spans,
-//! built once from the [`Report`], rendered by [`html`](super::html) and
-//! [`markdown`](super::markdown). The two pages can therefore never disagree on a figure.
-
-use cell_schema::Status;
+//! The page `index.html` and `README.md` share: one document ([`Block`]s), built once from
+//! the [`Report`], rendered by the HTML and the Markdown writer. The two pages can therefore
+//! never disagree on a figure.
 
 use super::model::{
-    CellReport, JobReport, PhaseReport, Point, Report, Series, clock_name, role_name, status_name,
+    CellReport, JobReport, PhaseReport, Point, Report, Series, clock_name, role_name,
 };
-use crate::Align;
-
-/// Inline content.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Span {
-    /// Plain text.
-    Text(String),
-    /// Monospace (identifiers, paths).
-    Code(String),
-    /// Emphasised figure.
-    Strong(String),
-    /// A relative link.
-    Link {
-        /// Target, relative to the report folder (or `#anchor`).
-        href: String,
-        /// Link text.
-        text: String,
-    },
-    /// A verdict, coloured in HTML.
-    Status(Status),
-}
-
-/// A cell of a table: spans side by side.
-pub type Cell = Vec<Span>;
-
-/// Block content.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Block {
-    /// A heading; `id` is the anchor GitHub derives from its text, set explicitly in HTML.
-    Heading {
-        /// 1–4.
-        level: u8,
-        /// Its text.
-        text: String,
-        /// Its anchor.
-        id: String,
-    },
-    /// A paragraph.
-    Para(Vec<Span>),
-    /// A bulleted list.
-    List(Vec<Vec<Span>>),
-    /// An image (an SVG chart), relative to the report folder.
-    Image {
-        /// Relative path.
-        src: String,
-        /// Alternative text.
-        alt: String,
-        /// Width in CSS pixels.
-        width: u32,
-        /// Height in CSS pixels.
-        height: u32,
-    },
-    /// A table.
-    Table {
-        /// Column headers and alignment.
-        head: Vec<(String, Align)>,
-        /// Rows of cells.
-        rows: Vec<Vec<Cell>>,
-    },
-}
-
-/// The anchor GitHub gives a heading: lower case, spaces to `-`, punctuation other than `-`
-/// and `_` dropped.
-pub fn slug(text: &str) -> String {
-    text.chars()
-        .filter_map(|c| match c {
-            ' ' => Some('-'),
-            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c.to_ascii_lowercase()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn text(s: impl Into<String>) -> Span {
-    Span::Text(s.into())
-}
-
-fn code(s: impl Into<String>) -> Span {
-    Span::Code(s.into())
-}
-
-fn heading(level: u8, t: impl Into<String>) -> Block {
-    let t = t.into();
-    Block::Heading {
-        level,
-        id: slug(&t),
-        text: t,
-    }
-}
+use crate::doc::{Align, Block, Cell, Span, code, slug, spaced, text, text_heading, text_table};
 
 /// A ratio as every table writes it.
 pub fn ratio(x: f64) -> String {
@@ -133,36 +43,30 @@ fn change(prev: f64, cur: f64) -> String {
 
 /// The whole page.
 pub fn page(report: &Report) -> Vec<Block> {
-    let mut out = vec![heading(1, "cell report")];
+    let mut out = vec![text_heading(1, "cell report")];
     out.push(intro(report));
-    out.push(Block::List(
-        report
-            .cells
-            .iter()
-            .map(|(id, c)| {
-                vec![
-                    Span::Link {
-                        href: format!("#{}", slug(id.as_str())),
-                        text: id.to_string(),
-                    },
-                    text(format!(
-                        ": {} run{}, newest ",
-                        c.runs.len(),
-                        if c.runs.len() == 1 { "" } else { "s" }
-                    )),
-                    code(c.newest.run.clone()),
-                    text(" "),
-                    Span::Status(c.newest.status),
-                ]
-            })
-            .collect(),
-    ));
+    out.push(Block::list(report.cells.iter().map(|(id, c)| {
+        vec![
+            Span::Link {
+                href: format!("#{}", slug(id.as_str())),
+                text: id.to_string(),
+            },
+            text(format!(
+                ": {} run{}, newest ",
+                c.runs.len(),
+                if c.runs.len() == 1 { "" } else { "s" }
+            )),
+            code(c.newest.run.clone()),
+            text(" "),
+            Span::Status(c.newest.status),
+        ]
+    })));
     for (id, c) in &report.cells {
         cell_blocks(&mut out, id.as_str(), c);
     }
     runs_blocks(&mut out, report);
     unique_ids(&mut out);
-    out
+    spaced(out)
 }
 
 /// Repeated anchors get `-1`, `-2`, … in order, as GitHub numbers them.
@@ -212,7 +116,7 @@ fn intro(report: &Report) -> Block {
 }
 
 fn cell_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport) {
-    out.push(heading(2, id));
+    out.push(text_heading(2, id));
     let n = &c.newest;
     // A cell of the http or soak suite only: no ratios, no workload jobs.
     let workload = !c.phases.is_empty() || !n.jobs.is_empty();
@@ -243,9 +147,7 @@ fn cell_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport) {
     ]);
     out.push(Block::Para(about));
     if !n.reasons.is_empty() {
-        out.push(Block::List(
-            n.reasons.iter().map(|r| vec![text(r.clone())]).collect(),
-        ));
+        out.push(Block::list(n.reasons.iter().map(|r| vec![text(r.clone())])));
     }
     for p in &c.phases {
         phase_blocks(out, id, c, p);
@@ -255,7 +157,7 @@ fn cell_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport) {
         jobs_blocks(out, c);
     }
     if !n.skipped.is_empty() || !n.missing.is_empty() {
-        out.push(heading(3, format!("Not measured in {}", n.run)));
+        out.push(text_heading(3, format!("Not measured in {}", n.run)));
         let mut items: Vec<Vec<Span>> = n
             .skipped
             .iter()
@@ -267,7 +169,7 @@ fn cell_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport) {
                 m.toolchain, m.conclusion
             ))]
         }));
-        out.push(Block::List(items));
+        out.push(Block::list(items));
     }
 }
 
@@ -280,8 +182,8 @@ fn suite_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport) {
             3,
             &format!("{id} · HTTP in {}", n.http_run.as_deref().unwrap_or(&n.run)),
         );
-        if super::svg::http_chart_wanted(c) {
-            let (width, height) = super::svg::http_size(c);
+        if crate::chart::http::wanted(c) {
+            let (width, height) = crate::chart::http::size(c);
             blocks.insert(
                 1,
                 Block::Image {
@@ -313,8 +215,8 @@ fn suite_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport) {
 }
 
 fn phase_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport, p: &PhaseReport) {
-    out.push(heading(3, format!("{id} · {}", p.phase)));
-    let (width, height) = super::svg::size(c, p);
+    out.push(text_heading(3, format!("{id} · {}", p.phase)));
+    let (width, height) = crate::chart::phase::size(c, p);
     out.push(Block::Image {
         src: super::chart_path(id, p.phase.as_str()),
         alt: format!(
@@ -349,10 +251,7 @@ fn phase_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport, p: &PhaseReport)
         .iter()
         .map(|(name, s)| row_cells(name.as_str(), s, c))
         .collect();
-    out.push(Block::Table {
-        head: head.iter().map(|(h, a)| ((*h).to_owned(), *a)).collect(),
-        rows,
-    });
+    out.push(text_table(&head, rows));
 }
 
 fn row_cells(name: &str, s: &Series, c: &CellReport) -> Vec<Cell> {
@@ -438,7 +337,7 @@ fn other(c: cell_schema::Clock) -> cell_schema::Clock {
 
 fn jobs_blocks(out: &mut Vec<Block>, c: &CellReport) {
     let n = &c.newest;
-    out.push(heading(3, format!("Jobs of {}", n.run)));
+    out.push(text_heading(3, format!("Jobs of {}", n.run)));
     let head = [
         ("job", Align::Left),
         ("verdict", Align::Left),
@@ -454,11 +353,8 @@ fn jobs_blocks(out: &mut Vec<Block>, c: &CellReport) {
         .iter()
         .map(|(name, j)| job_cells(name.as_str(), j, c))
         .collect();
-    out.push(Block::Table {
-        head: head.iter().map(|(h, a)| ((*h).to_owned(), *a)).collect(),
-        rows,
-    });
-    out.push(heading(3, format!("Versions in {}", n.run)));
+    out.push(text_table(&head, rows));
+    out.push(text_heading(3, format!("Versions in {}", n.run)));
     let mut rows = Vec::new();
     for (job, j) in &n.jobs {
         for (tool, v) in &j.versions {
@@ -469,14 +365,14 @@ fn jobs_blocks(out: &mut Vec<Block>, c: &CellReport) {
             ]);
         }
     }
-    out.push(Block::Table {
-        head: vec![
-            ("job".into(), Align::Left),
-            ("tool".into(), Align::Left),
-            ("version (first line printed)".into(), Align::Left),
+    out.push(text_table(
+        &[
+            ("job", Align::Left),
+            ("tool", Align::Left),
+            ("version (first line printed)", Align::Left),
         ],
         rows,
-    });
+    ));
 }
 
 fn job_cells(name: &str, j: &JobReport, c: &CellReport) -> Vec<Cell> {
@@ -515,7 +411,7 @@ fn job_cells(name: &str, j: &JobReport, c: &CellReport) -> Vec<Cell> {
 }
 
 fn runs_blocks(out: &mut Vec<Block>, report: &Report) {
-    out.push(heading(2, "Runs"));
+    out.push(text_heading(2, "Runs"));
     let rows = report
         .runs
         .iter()
@@ -539,20 +435,15 @@ fn runs_blocks(out: &mut Vec<Block>, report: &Report) {
             ]
         })
         .collect();
-    out.push(Block::Table {
-        head: vec![
-            ("run".into(), Align::Left),
-            ("date".into(), Align::Left),
-            ("source".into(), Align::Left),
-            ("commit".into(), Align::Left),
-            ("cells".into(), Align::Left),
-            ("note".into(), Align::Left),
+    out.push(text_table(
+        &[
+            ("run", Align::Left),
+            ("date", Align::Left),
+            ("source", Align::Left),
+            ("commit", Align::Left),
+            ("cells", Align::Left),
+            ("note", Align::Left),
         ],
         rows,
-    });
-}
-
-/// `ok`, `noisy`, `failed` as the pages write a verdict.
-pub fn status_text(s: Status) -> &'static str {
-    status_name(s)
+    ));
 }

@@ -1,0 +1,88 @@
+//! Figures and names as every output writes them: Markdown, terminal text and the charts'
+//! captions share these, so a figure reads the same wherever it is printed.
+
+use cell_schema::{Clock, Drift, Status, ToolVersion};
+
+/// At most `decimals` decimals, trailing zeros dropped: `10`, `0.5`, `2.25`; never `-0`.
+pub(crate) fn short(v: f64, decimals: usize) -> String {
+    let s = format!("{v:.decimals$}");
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    };
+    if s == "-0" { "0".into() } else { s }
+}
+
+/// A signed figure with fixed decimals; zero has no sign.
+pub(crate) fn signed(v: f64, decimals: usize) -> String {
+    let s = format!("{v:+.decimals$}");
+    if s[1..].bytes().all(|b| b == b'0' || b == b'.') {
+        s[1..].to_owned()
+    } else {
+        s
+    }
+}
+
+/// Seconds as a duration: `10 s`, `0.5 s`.
+pub(crate) fn dur(s: f64) -> String {
+    format!("{} s", short(s, 3))
+}
+
+/// KiB as MiB with one decimal.
+pub(crate) fn mib_kib(k: u64) -> String {
+    format!("{:.1}", k as f64 / 1024.0)
+}
+
+/// `1 run`, `3 runs`.
+pub(crate) fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `cpu` or `wall`.
+pub(crate) fn clock_name(c: Clock) -> &'static str {
+    match c {
+        Clock::Cpu => "cpu",
+        Clock::Wall => "wall",
+    }
+}
+
+/// A verdict as `RESULTS.md` and the terminal write it: `ok`, `noisy (inconclusive)`,
+/// `FAILED`.
+pub(crate) fn status_name(s: Status) -> &'static str {
+    match s {
+        Status::Ok => "ok",
+        Status::Noisy => "noisy (inconclusive)",
+        Status::Failed => "FAILED",
+    }
+}
+
+/// `flat`, `drifted`, `unknown`.
+pub fn drift_name(d: Drift) -> &'static str {
+    match d {
+        Drift::Flat => "flat",
+        Drift::Drifted => "drifted",
+        Drift::Unknown => "unknown",
+    }
+}
+
+/// The first line a tool printed for its version, trimmed.
+pub(crate) fn version_line(v: &ToolVersion) -> &str {
+    v.printed.lines().next().unwrap_or("").trim()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_have_fixed_decimals_and_no_negative_zero() {
+        assert_eq!(short(10.0, 3), "10");
+        assert_eq!(short(0.5, 3), "0.5");
+        assert_eq!(short(-0.0001, 3), "0");
+        assert_eq!(signed(12.34, 1), "+12.3");
+        assert_eq!(signed(-0.01, 1), "0.0");
+        assert_eq!(signed(-3.0, 0), "-3");
+        assert_eq!(mib_kib(30_208), "29.5");
+    }
+}
