@@ -42,6 +42,17 @@ pub fn markdown_code(s: &str) -> String {
     }
 }
 
+/// Text in a Markdown table cell written as is but for `|`, backslash-escaped: GitHub splits a
+/// row at every `|` that is not.
+pub fn markdown_cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+/// A Markdown link or image target (a relative path): spaces, which would end it, encoded.
+pub fn markdown_target(s: &str) -> String {
+    s.replace(' ', "%20")
+}
+
 /// Text for HTML content, attribute values, and SVG: the five entities.
 pub fn html(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -119,6 +130,8 @@ mod tests {
         assert_eq!(markdown("a|b_c\n#d"), "a\\|b\\_c \\#d");
         assert_eq!(markdown_code("x|y"), "`x\\|y`");
         assert_eq!(markdown_code("a`b"), "`` a`b ``");
+        assert_eq!(markdown_cell("a|b_c"), "a\\|b_c");
+        assert_eq!(markdown_target("charts/a b.svg"), "charts/a%20b.svg");
     }
 
     #[test]

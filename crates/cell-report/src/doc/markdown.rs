@@ -136,12 +136,10 @@ fn in_place(t: &str, place: Place) -> String {
     }
 }
 
-/// Every `|` backslash-escaped: GitHub splits a table row at each one that is not.
 fn bars(t: &str) -> String {
-    t.replace('|', "\\|")
+    escape::markdown_cell(t)
 }
 
-/// A link or image target: relative paths with spaces encoded, which would end it.
 fn target(href: &str) -> String {
-    href.replace(' ', "%20")
+    escape::markdown_target(href)
 }
