@@ -50,7 +50,7 @@ pub enum Span {
     Link {
         /// Target, relative to the page's folder (or `#anchor`).
         href: String,
-        /// Link text.
+        /// What the link reads as.
         text: String,
     },
     /// A verdict, coloured in HTML, capitals in Markdown unless it is `ok`.
@@ -70,9 +70,9 @@ pub enum Block {
     Heading {
         /// 1–6.
         level: u8,
-        /// Its text.
+        /// What the heading says.
         spans: Vec<Span>,
-        /// Its anchor.
+        /// The anchor GitHub derives from its text, set explicitly in HTML.
         id: String,
     },
     /// A paragraph: one line of spans.
@@ -83,9 +83,9 @@ pub enum Block {
     Code(Vec<String>),
     /// An image (an SVG chart), relative to the page's folder.
     Image {
-        /// Relative path.
+        /// Its path, relative to the page.
         src: String,
-        /// Alternative text.
+        /// What the image shows, for readers that cannot see it.
         alt: String,
         /// Width in CSS pixels.
         width: u32,

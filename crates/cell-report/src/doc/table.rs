@@ -61,7 +61,7 @@ impl Table {
         &self.head
     }
 
-    /// The rows.
+    /// The body rows, top to bottom.
     pub fn rows(&self) -> &[Vec<Cell>] {
         &self.rows
     }

@@ -39,7 +39,7 @@ pub use svg::SvgExporter;
 pub const INDEX_HTML: &str = "index.html";
 /// The page for GitHub.
 pub const README_MD: &str = "README.md";
-/// Every sample.
+/// Every timed process of every run, one CSV record each.
 pub const SAMPLES_CSV: &str = "samples.csv";
 /// The data model.
 pub const REPORT_JSON: &str = "report.json";
@@ -51,7 +51,7 @@ pub const CHARTS_DIR: &str = "charts";
 pub struct Output {
     /// Path relative to the report folder, `/`-separated.
     pub path: String,
-    /// Its content.
+    /// The bytes to write.
     pub bytes: Vec<u8>,
 }
 
@@ -136,7 +136,7 @@ pub fn render(report: &Report) -> Vec<Output> {
 pub struct WriteError {
     /// The file or folder.
     pub path: PathBuf,
-    /// Why.
+    /// What the OS said.
     pub error: std::io::Error,
 }
 

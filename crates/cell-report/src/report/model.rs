@@ -35,7 +35,7 @@ pub struct Report {
     pub kind: ReportKind,
     /// Every run of the history, oldest first.
     pub runs: Vec<RunRef>,
-    /// Per cell.
+    /// What the page shows of each cell, by cell id.
     pub cells: BTreeMap<CellId, CellReport>,
     /// Every timed process of every run, for `samples.csv`. Not part of the JSON form, which
     /// stays a summary: the samples of a long history run to megabytes.
@@ -88,7 +88,7 @@ pub struct CellReport {
 /// One http server under one load tool over the runs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct HttpSeries {
-    /// The server.
+    /// The http server the series follows.
     pub server: ServerName,
     /// The load tool.
     pub tool: String,
@@ -105,7 +105,7 @@ pub struct HttpPoint {
     pub rps: f64,
     /// Median p99 latency, ms.
     pub p99_ms: f64,
-    /// Runs counted.
+    /// Measured runs counted in the median (not contaminated).
     pub clean_runs: u32,
 }
 
@@ -143,7 +143,7 @@ pub struct SoakReport {
 /// One phase of a cell: every row's series.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PhaseReport {
-    /// The phase.
+    /// The phase this part of the page is about.
     pub phase: Phase,
     /// Per row (the reference itself, at ratio 1 by construction, is left out).
     pub rows: BTreeMap<RowName, Series>,
@@ -156,7 +156,7 @@ pub struct Series {
     pub label: String,
     /// The job that measured it (as of its newest point).
     pub job: ToolchainName,
-    /// Its role.
+    /// Row, reference, control or tooth.
     pub role: Role,
     /// Its verdict clock (as of its newest point).
     pub clock: Clock,
@@ -172,9 +172,9 @@ pub struct Series {
 pub struct Point {
     /// Run directory name.
     pub run: String,
-    /// Run date.
+    /// The run's own date, `YYYY-MM-DD`.
     pub date: String,
-    /// Run id.
+    /// The run id as written (`4242001`, `local-194158`).
     pub run_id: String,
     /// The job that measured it.
     pub job: ToolchainName,
@@ -201,15 +201,15 @@ pub struct Point {
 pub struct NewestRun {
     /// Run directory name.
     pub run: String,
-    /// Run date.
+    /// The run's own date, `YYYY-MM-DD`.
     pub date: String,
-    /// Run id.
+    /// The run id as written (`4242001`, `local-194158`).
     pub run_id: String,
     /// The cell's verdict.
     pub status: Status,
     /// Every reason behind it.
     pub reasons: Vec<String>,
-    /// Per job.
+    /// Each job of the newest run, by job name.
     pub jobs: BTreeMap<ToolchainName, JobReport>,
     /// Rows not timed, one line each.
     pub skipped: Vec<String>,
@@ -235,7 +235,7 @@ pub struct NewestRun {
 pub struct JobReport {
     /// The job's verdict.
     pub status: Status,
-    /// Its reasons.
+    /// One line per reason behind the verdict.
     pub reasons: Vec<String>,
     /// The machine it ran on.
     pub machine: MachineReport,
@@ -278,17 +278,17 @@ pub struct ReferenceMedian {
 pub struct Sample {
     /// Run directory name.
     pub run: String,
-    /// Run date.
+    /// The run's own date, `YYYY-MM-DD`.
     pub date: String,
-    /// Cell id.
+    /// The cell the sample was taken in.
     pub cell: CellId,
     /// The job that timed it.
     pub job: ToolchainName,
-    /// The row.
+    /// The row timed.
     pub row: RowName,
-    /// Its role.
+    /// Row, reference, control or tooth.
     pub role: Role,
-    /// The phase.
+    /// The phase this part of the page is about.
     pub phase: Phase,
     /// Round (warm-up rounds included).
     pub round: u32,
