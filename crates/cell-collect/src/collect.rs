@@ -359,7 +359,7 @@ pub fn discover(dir: &Path) -> Result<Vec<JobInput>, CollectError> {
             .ancestors()
             .skip(1)
             .take(3)
-            .find_map(|a| attempt_of(a.file_name()?.to_str()?));
+            .find_map(|a| cell_schema::store::artifact_attempt(a.file_name()?.to_str()?));
         let attempt = from_folder
             .or(result.github().map(|g| g.run_attempt))
             .unwrap_or(1);
@@ -392,30 +392,4 @@ fn walk(
         }
     }
     Ok(())
-}
-
-/// `cell-<cell-id>-<toolchain>-a<N>` → N.
-fn attempt_of(name: &str) -> Option<u32> {
-    let (stem, n) = name.rsplit_once("-a")?;
-    stem.starts_with("cell-").then_some(())?;
-    n.parse().ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn attempts_from_artifact_names() {
-        assert_eq!(
-            attempt_of("cell-linux-x86_64-ubuntu-24.04-clang-a2"),
-            Some(2)
-        );
-        assert_eq!(
-            attempt_of("cell-linux-x86_64-local-rust-nightly-a13"),
-            Some(13)
-        );
-        assert_eq!(attempt_of("results-a2"), None);
-        assert_eq!(attempt_of("cell-x-clang"), None);
-    }
 }

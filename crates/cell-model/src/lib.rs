@@ -407,11 +407,6 @@ impl Plan {
             .join("calibration")
             .join(format!("{cell_id}.json"))
     }
-
-    /// The tooth floor for an architecture.
-    pub fn tooth_floor(&self, arch: &str) -> f64 {
-        self.settings.tooth_min(arch)
-    }
 }
 
 /// Validates `[workflow]`: five-field cron lines, no empty pattern, the Rust key it names.

@@ -247,11 +247,10 @@ fn job_prelude(ctx: &Ctx) -> Vec<Step> {
 
 /// `cell-<cell-id>-<name>-a<attempt>`: the artifact of a job, and the folder its files sit in.
 fn artifact_name(job: &MatrixJob) -> String {
-    format!(
-        "cell-{}-{}-a{}",
-        expr("matrix.cell-id"),
-        job.name(),
-        expr("env.CELL_ATTEMPT")
+    cell_schema::store::job_artifact(
+        &expr("matrix.cell-id"),
+        &job.name(),
+        &expr("env.CELL_ATTEMPT"),
     )
 }
 

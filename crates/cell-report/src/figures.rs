@@ -1,7 +1,7 @@
 //! Figures and names as every output writes them: Markdown, terminal text and the charts'
 //! captions share these, so a figure reads the same wherever it is printed.
 
-use cell_schema::{Clock, Drift, Status, ToolVersion};
+use cell_schema::{Drift, Status, ToolVersion};
 
 /// At most `decimals` decimals, trailing zeros dropped: `10`, `0.5`, `2.25`; never `-0`.
 pub(crate) fn short(v: f64, decimals: usize) -> String {
@@ -37,14 +37,6 @@ pub(crate) fn mib_kib(k: u64) -> String {
 /// `1 run`, `3 runs`.
 pub(crate) fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// `cpu` or `wall`.
-pub(crate) fn clock_name(c: Clock) -> &'static str {
-    match c {
-        Clock::Cpu => "cpu",
-        Clock::Wall => "wall",
-    }
 }
 
 /// A verdict as `RESULTS.md` and the terminal write it: `ok`, `noisy (inconclusive)`,

@@ -157,7 +157,7 @@ fn cell_summary(d: &mut Vec<Block>, c: &GateCell) {
         ]);
         for v in &c.verdicts {
             t.row(vec![
-                format!("{:?}", v.status).to_uppercase(),
+                v.status.word().to_owned(),
                 v.row.to_string(),
                 v.phase.to_string(),
                 format!("{:.4} ({:.4}–{:.4})", v.new.median, v.new.lo, v.new.hi),

@@ -17,7 +17,7 @@ mod workload;
 use std::collections::BTreeMap;
 
 use cell_schema::store::{CellDir, JobDir};
-use cell_schema::{AnyJob, CellResult, Clock, Facts, Phase, RatioCi, RowResult, ToolchainName};
+use cell_schema::{AnyJob, CellResult, Facts, Phase, RatioCi, RowResult, ToolchainName};
 
 pub use doc::{Align, Table};
 pub use workload::{cell_markdown, job_markdown, job_text, text_summary};
@@ -61,18 +61,11 @@ pub fn any_job_text(job: &AnyJob) -> String {
 
 /// The ratio a verdict reads: the row's own clock.
 pub fn verdict_ratio<'a>(row: &'a RowResult, phase: &Phase) -> Option<&'a RatioCi> {
-    let r = row.phases.get(phase)?.ratio.as_ref()?;
-    Some(match row.verdict_clock {
-        Clock::Cpu => &r.cpu,
-        Clock::Wall => &r.wall,
-    })
+    Some(row.phases.get(phase)?.ratio.as_ref()?.on(row.verdict_clock))
 }
 
 /// Median seconds on the row's verdict clock.
 pub fn verdict_median(row: &RowResult, phase: &Phase) -> Option<f64> {
     let s = row.phases.get(phase)?.stats.as_ref()?;
-    Some(match row.verdict_clock {
-        Clock::Cpu => s.cpu.median,
-        Clock::Wall => s.wall.median,
-    })
+    Some(s.on(row.verdict_clock).median)
 }

@@ -11,7 +11,7 @@ use cell_schema::{CellResult, JobResult, Phase, RatioCi, RowResult, Skipped};
 use crate::doc::{
     self, Align, Block, Item, Span, Table, verbatim, verbatim_code, verbatim_heading, verbatim_para,
 };
-use crate::figures::{clock_name, status_name};
+use crate::figures::status_name;
 use crate::{suite, verdict_median, verdict_ratio};
 
 fn ci(r: &RatioCi) -> String {
@@ -60,7 +60,7 @@ fn phase_table<'a>(rows: impl Iterator<Item = (&'a str, &'a RowResult)>, phase: 
         t.row(vec![
             String::new(),
             job.to_owned(),
-            clock_name(row.verdict_clock).to_owned(),
+            row.verdict_clock.name().to_owned(),
             fig4(verdict_median(row, phase)),
             ratio,
             ci_s,
@@ -199,7 +199,7 @@ fn protocol_para(job: &JobResult) -> Block {
         p.warmup_rounds,
         p.stopped,
         p.seed,
-        clock_name(p.default_clock),
+        p.default_clock.name(),
         p.ci_level,
         p.ci_target,
         p.tolerance,
@@ -353,7 +353,7 @@ fn tooth_blocks(d: &mut Vec<Block>, tooth: Option<&cell_schema::Tooth>) {
             verbatim(format!(
                 " on {} ({}): {}, floor {} → {}",
                 t.phase,
-                clock_name(t.clock),
+                t.clock.name(),
                 tooth_figure(t),
                 t.floor,
                 if t.ok { "seen" } else { "NOT SEEN" }

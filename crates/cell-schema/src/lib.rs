@@ -235,6 +235,25 @@ pub enum Clock {
     Wall,
 }
 
+impl Clock {
+    /// `cpu` or `wall`, as every message and table names a clock.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Cpu => "cpu",
+            Self::Wall => "wall",
+        }
+    }
+
+    /// The clock a verdict does not read, shown beside it.
+    #[must_use]
+    pub fn other(self) -> Self {
+        match self {
+            Self::Cpu => Self::Wall,
+            Self::Wall => Self::Cpu,
+        }
+    }
+}
+
 /// The part a row plays in a job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -392,6 +411,16 @@ pub struct ClockStats {
     pub wall: Summary,
 }
 
+impl ClockStats {
+    /// The statistics a clock reads.
+    pub fn on(&self, clock: Clock) -> &Summary {
+        match clock {
+            Clock::Cpu => &self.cpu,
+            Clock::Wall => &self.wall,
+        }
+    }
+}
+
 /// The median of per-round ratios with its distribution-free confidence interval.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RatioCi {
@@ -414,6 +443,16 @@ pub struct Ratios {
     pub cpu: RatioCi,
     /// Wall time ratio.
     pub wall: RatioCi,
+}
+
+impl Ratios {
+    /// The ratio a clock reads.
+    pub fn on(&self, clock: Clock) -> &RatioCi {
+        match clock {
+            Clock::Cpu => &self.cpu,
+            Clock::Wall => &self.wall,
+        }
+    }
 }
 
 /// One row on one phase.
@@ -465,7 +504,7 @@ pub enum SkipReason {
 /// A row that was not timed, and why.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Skipped {
-    /// The row judged.
+    /// The row that was not timed.
     pub row: RowName,
     /// The toolchain it belongs to.
     pub toolchain: ToolchainName,
@@ -806,6 +845,17 @@ pub enum GateStatus {
     Inconclusive,
     /// The new interval lies wholly outside the band.
     Fail,
+}
+
+impl GateStatus {
+    /// `PASS`, `INCONCLUSIVE` or `FAIL`, as the gate's lines and tables write it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Pass => "PASS",
+            Self::Inconclusive => "INCONCLUSIVE",
+            Self::Fail => "FAIL",
+        }
+    }
 }
 
 /// A ratio as the gate compares it.

@@ -31,6 +31,26 @@ pub const GATE_JSON: &str = "gate.json";
 pub const FACTS_DIR: &str = "facts";
 /// The folder of soak charts beside `RESULTS.md`.
 pub const SOAK_CHART_DIR: &str = "soak";
+/// Where `cell local` keeps each run's job dirs, beside the run dirs.
+pub const JOBS_DIR: &str = "jobs";
+/// Where `cell local` writes the report, beside the run dirs.
+pub const REPORT_DIR: &str = "report";
+
+/// `cell-<cell-id>-<job>-a<attempt>`: the artifact of one matrix job, and the folder its files
+/// sit in. The workflow passes GitHub expressions for the parts; `cell local` passes values.
+pub fn job_artifact(cell: &str, job: &str, attempt: &str) -> String {
+    format!("cell-{cell}-{job}-a{attempt}")
+}
+
+/// The attempt of a [`job_artifact`] name; `None` for any other name.
+pub fn artifact_attempt(name: &str) -> Option<u32> {
+    let (stem, n) = name.rsplit_once("-a")?;
+    stem.starts_with("cell-").then_some(())?;
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    n.parse().ok()
+}
 
 /// The name of a run dir, `<YYYY-MM-DD>-<run-id>`: the run's own date and its id (a GitHub
 /// run id, or `local-<stamp>`). Ordered as runs happened: by date, then numeric ids by value,
@@ -316,6 +336,14 @@ pub fn write_files(dir: &Path, files: &[Output]) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Writes what the gate decided about a run dir into it, as `gate.json`.
+pub fn write_gate(run_dir: &Path, report: &crate::GateReport) -> Result<(), StoreError> {
+    write_files(
+        run_dir,
+        &[Output::new(GATE_JSON, crate::to_json(report).into_bytes())],
+    )
+}
+
 /// Writes a job dir.
 pub fn write_job_dir(dir: &Path, job: &JobDir<'_>) -> Result<(), StoreError> {
     write_files(dir, &job.files())
@@ -523,7 +551,7 @@ pub fn load_history(results: &Path) -> Result<Vec<HistoryRun>, StoreError> {
 }
 
 /// The commit checked out at `dir`, as `git rev-parse HEAD` prints it; `None` outside a git
-/// work tree or without git. The one place the tool asks git what it is running on.
+/// work tree or without git. Where a job or a collect reads the commit it records.
 pub fn checkout_commit(dir: &Path) -> Option<String> {
     let out = std::process::Command::new("git")
         .arg("-C")
@@ -539,6 +567,20 @@ pub fn checkout_commit(dir: &Path) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn attempts_from_artifact_names() {
+        let name = job_artifact("linux-x86_64-ubuntu-24.04", "clang", "2");
+        assert_eq!(name, "cell-linux-x86_64-ubuntu-24.04-clang-a2");
+        assert_eq!(artifact_attempt(&name), Some(2));
+        assert_eq!(
+            artifact_attempt("cell-linux-x86_64-local-rust-nightly-a13"),
+            Some(13)
+        );
+        assert_eq!(artifact_attempt("results-a2"), None);
+        assert_eq!(artifact_attempt("cell-x-clang"), None);
+        assert_eq!(artifact_attempt("cell-x-clang-a+2"), None);
+    }
+
     use super::*;
 
     #[test]

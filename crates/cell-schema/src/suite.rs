@@ -368,9 +368,9 @@ pub struct SuiteJob<S: Suite> {
     pub kind: S::Kind,
     /// The job's name within its cell: `<suite>-<server>` (one server per job).
     pub job: String,
-    /// The cell.
+    /// The cell (runner) the job ran on, as the plan named it.
     pub cell: CellInfo,
-    /// The machine.
+    /// The machine's facts as probed at the start of the job (CPU, cores, memory, kernel).
     pub machine: Machine,
     /// `versions.env` pins of the server's toolchain and of the load generator, as written.
     pub pins: BTreeMap<String, String>,
@@ -378,11 +378,11 @@ pub struct SuiteJob<S: Suite> {
     pub versions: BTreeMap<ToolName, ToolVersion>,
     /// What every server got.
     pub settings: S::Settings,
-    /// Per server.
+    /// What each server of the job measured, by server name.
     pub servers: BTreeMap<ServerName, S::Server>,
-    /// The outcome.
+    /// The job's own verdict (`ok`, `noisy`, `failed`) and its reasons.
     pub verdict: Verdict,
-    /// Cost.
+    /// What the job cost: wall seconds of building, measuring and the whole run.
     pub cost: SuiteCost,
     /// When the job started, UTC.
     pub started_at: String,

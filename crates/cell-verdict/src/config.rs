@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use cell_model::Plan;
-use cell_schema::{Calibration, CellId, Phase, RowName, ToolchainName};
+use cell_model::{Plan, Settings};
+use cell_schema::{Calibration, CellId, Phase, RowName, SoakConfig, ToolchainName};
 
 /// The thresholds and expectations a judgement reads.
 #[derive(Clone, Debug)]
@@ -19,10 +19,12 @@ pub struct GateConfig {
     pub health_threshold: f64,
     /// The tooth's slow row, fast row and phase.
     pub tooth: (RowName, RowName, Phase),
-    /// `TOOTH_MIN` per architecture (`x86_64` → floor); `default_floor` otherwise.
-    pub tooth_floor: BTreeMap<String, f64>,
-    /// `TOOTH_MIN`.
-    pub default_floor: f64,
+    /// `versions.env`'s settings, for the rules keyed by architecture (`TOOTH_MIN_<ARCH>`).
+    pub settings: Settings,
+    /// `CONTENTION_MAX`: median wall/cpu above which a job is contended.
+    pub contention_max: f64,
+    /// `[soak]`'s drift rule and `fail_on_drift`, when the repository has a soak suite.
+    pub soak: Option<SoakConfig>,
     /// Rows each toolchain is expected to produce.
     pub rows: BTreeMap<ToolchainName, Vec<RowName>>,
     /// Pinned digests: `versions.env` keys holding a SHA-256 and their values.
@@ -41,9 +43,9 @@ pub enum ConfigError {
     /// A calibration file that cannot be read or is not one.
     #[error("{}: {msg} (rerun cell calibrate)", path.display())]
     Calibration {
-        /// The file.
+        /// The calibration file.
         path: PathBuf,
-        /// Why.
+        /// Why it cannot be read or parsed.
         msg: String,
     },
 }
@@ -73,11 +75,9 @@ impl GateConfig {
                 plan.tooth.fast.clone(),
                 s.tooth_phase.clone(),
             ),
-            tooth_floor: ["x86_64", "aarch64"]
-                .iter()
-                .map(|a| ((*a).to_owned(), s.tooth_min(a)))
-                .collect(),
-            default_floor: s.tooth_min(""),
+            settings: s.clone(),
+            contention_max: s.contention_max,
+            soak: plan.soak.as_ref().map(|d| d.config.clone()),
             rows: plan
                 .toolchains
                 .values()
@@ -96,12 +96,9 @@ impl GateConfig {
         })
     }
 
-    /// The tooth floor on an architecture.
+    /// The tooth floor on an architecture: `TOOTH_MIN_<ARCH>`, else `TOOTH_MIN`.
     pub fn floor(&self, arch: &str) -> f64 {
-        self.tooth_floor
-            .get(arch)
-            .copied()
-            .unwrap_or(self.default_floor)
+        self.settings.tooth_min(arch)
     }
 }
 

@@ -15,7 +15,7 @@ use cell_schema::{
 };
 
 use crate::GateConfig;
-use crate::rules::{NoisyControl, ToothMissed, band, clock_name, on_clock, three_way};
+use crate::rules::{NoisyControl, ToothMissed, band, contended, three_way};
 
 /// A gate that could not run (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -47,8 +47,7 @@ fn too_noisy(job: &JobSummary, phase: &Phase, clock: Clock, tolerance: f64) -> O
     let Some(r) = control.phases.get(phase).and_then(|p| p.ratio.as_ref()) else {
         return Some(format!("the A/A control has no measurement on {phase}"));
     };
-    NoisyControl::check(phase.as_str(), clock, on_clock(r, clock), tolerance)
-        .map(|n| n.gate_reason())
+    NoisyControl::check(phase.as_str(), clock, r.on(clock), tolerance).map(|n| n.gate_reason())
 }
 
 /// Judges `run` against `history` (which may contain it; the same run is skipped). What the
@@ -119,7 +118,8 @@ fn gate_one_cell(
         .rev()
         .find(|(_, c)| !c.jobs.is_empty())
         .copied();
-    let suites = crate::suite::gate_suites(cell, older, config.http_tolerance);
+    let suites =
+        crate::suite::gate_suites(cell, older, config.http_tolerance, config.soak.as_ref());
     let mut g = if cell.jobs.is_empty() {
         // A suite-only run: nothing of the workload to judge.
         GateCell {
@@ -172,7 +172,7 @@ fn gate_cell(
     failures.extend(tooth_failures(cell, config));
     failures.extend(expected_row_failures(cell, config));
     let mut notices = missing_job_notices(cell);
-    notices.extend(contention_notices(cell));
+    notices.extend(contention_notices(cell, config));
     notices.extend(calibration_notices(cell, config));
     let Some((base_name, base)) = baseline else {
         notices.push("first run of this cell: baseline recorded".into());
@@ -302,15 +302,18 @@ fn missing_job_notices(cell: &CellResult) -> Vec<String> {
         .collect()
 }
 
-fn contention_notices(cell: &CellResult) -> Vec<String> {
+/// Contention judged again with the repository's `CONTENTION_MAX`, not the job's own copy.
+fn contention_notices(cell: &CellResult, config: &GateConfig) -> Vec<String> {
     cell.jobs
         .iter()
         .filter_map(|(tc, j)| {
-            let c = j.contention.as_ref().filter(|c| c.contended)?;
-            Some(format!(
-                "job {tc} was contended: median wall/cpu {:.4} > {}",
-                c.median, c.threshold
-            ))
+            let c = j.contention.as_ref()?;
+            contended(c.median, config.contention_max).then(|| {
+                format!(
+                    "job {tc} was contended: median wall/cpu {:.4} > {}",
+                    c.median, config.contention_max
+                )
+            })
         })
         .collect()
 }
@@ -339,7 +342,7 @@ fn calibration_notices(cell: &CellResult, config: &GateConfig) -> Vec<String> {
         {
             out.push(format!(
                 "this machine's A/A noise on {p} ({} time) is ±{:.2}% (cell calibrate, {} rounds, {}), wider than TOLERANCE/2 = ±{:.2}%: expect INCONCLUSIVE there",
-                clock_name(clock),
+                clock.name(),
                 n.half_width * 100.0,
                 cal.rounds,
                 cal.measured_at,
@@ -402,10 +405,7 @@ fn health_notices(
         ) else {
             continue;
         };
-        let (a, b) = match clock {
-            Clock::Cpu => (new.cpu.median, prev.cpu.median),
-            Clock::Wall => (new.wall.median, prev.wall.median),
-        };
+        let (a, b) = (new.on(clock).median, prev.on(clock).median);
         if b > 0.0 && (a / b - 1.0).abs() > config.health_threshold {
             out.push(format!(
                 "health: job {tc}'s reference on {p} took {a:.4} s, {:+.1}% from {b:.4} s in {base_name} (beyond ±{:.0}%): the machine changed, ratios still compare",
@@ -437,13 +437,13 @@ fn row_verdicts(
         let clock = row.row.verdict_clock;
         for (p, pr) in &row.row.phases {
             let (Some(new), Some(old)) = (
-                pr.ratio.as_ref().map(|r| on_clock(r, clock)),
+                pr.ratio.as_ref().map(|r| r.on(clock)),
                 old_row
                     .row
                     .phases
                     .get(p)
                     .and_then(|x| x.ratio.as_ref())
-                    .map(|r| on_clock(r, clock)),
+                    .map(|r| r.on(clock)),
             ) else {
                 continue;
             };
@@ -497,11 +497,11 @@ impl VerdictLine<'_> {
         };
         let mut message = format!(
             "{} {} {} {} ({}): {:.4} (CI {:.4}–{:.4}) vs {:.4} (CI {:.4}–{:.4}) in {}; band {lo:.4}–{hi:.4}",
-            status_word(status),
+            status.word(),
             self.cell,
             self.row,
             self.phase,
-            clock_name(self.clock),
+            self.clock.name(),
             new.median,
             new.lo,
             new.hi,
@@ -523,15 +523,6 @@ impl VerdictLine<'_> {
             band: [lo, hi],
             message,
         }
-    }
-}
-
-/// `PASS`, `FAIL`, `INCONCLUSIVE`.
-pub fn status_word(s: GateStatus) -> &'static str {
-    match s {
-        GateStatus::Pass => "PASS",
-        GateStatus::Fail => "FAIL",
-        GateStatus::Inconclusive => "INCONCLUSIVE",
     }
 }
 

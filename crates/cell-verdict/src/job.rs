@@ -7,7 +7,7 @@ use cell_schema::{
 };
 
 use crate::GateConfig;
-use crate::rules::{NoisyControl, ToothMissed, on_clock};
+use crate::rules::{NoisyControl, ToothMissed};
 
 /// What a workload job measured, as its verdict reads it.
 #[derive(Clone, Copy, Debug)]
@@ -55,10 +55,13 @@ pub fn workload_verdict(job: &WorkloadJob<'_>, config: &GateConfig) -> Verdict {
     } else {
         (Status::Ok, vec![])
     };
-    if let Some(c) = job.contention.filter(|c| c.contended) {
+    if let Some(c) = job
+        .contention
+        .filter(|c| crate::rules::contended(c.median, config.contention_max))
+    {
         reasons.push(format!(
             "contended: median wall/cpu {:.4} exceeds {}",
-            c.median, c.threshold
+            c.median, config.contention_max
         ));
     }
     Verdict { status, reasons }
@@ -100,9 +103,7 @@ fn noisy_control(job: &WorkloadJob<'_>, tolerance: f64) -> Vec<String> {
             continue;
         };
         for clock in &clocks {
-            if let Some(n) =
-                NoisyControl::check(p.as_str(), *clock, on_clock(ratios, *clock), tolerance)
-            {
+            if let Some(n) = NoisyControl::check(p.as_str(), *clock, ratios.on(*clock), tolerance) {
                 out.push(n.job_reason());
             }
         }

@@ -1,9 +1,9 @@
 //! The rules of docs/protocol.md, each written once: the three-way gate, the A/A control,
-//! the tooth. A job judges itself with them and the gate judges the job again with them, from
-//! the repository's own thresholds; the two lines they print differ only in what they add
-//! (the gate names the job and the baseline).
+//! the tooth, contention. A job judges itself with them and the gate judges the job again
+//! with them, from the repository's own thresholds; the two lines they print differ only in
+//! what they add (the gate names the job and the baseline).
 
-use cell_schema::{Clock, GateStatus, RatioCi, Ratios, RowName};
+use cell_schema::{Clock, GateStatus, RatioCi, RowName};
 
 /// The three-way rule for a new interval `[lo, hi]` against baseline ratio `b`: PASS inside
 /// `[b/(1+tol), b·(1+tol)]`, FAIL wholly outside, INCONCLUSIVE otherwise.
@@ -18,7 +18,8 @@ pub fn three_way(b: f64, lo: f64, hi: f64, tolerance: f64) -> GateStatus {
     }
 }
 
-/// The tolerance band around a baseline ratio.
+/// The tolerance band around a baseline ratio `b`: `[b/(1+tol), b·(1+tol)]`, symmetric in
+/// log space so a 10% gain and a 10% loss are judged alike.
 pub fn band(b: f64, tolerance: f64) -> (f64, f64) {
     (b / (1.0 + tolerance), b * (1.0 + tolerance))
 }
@@ -31,28 +32,18 @@ pub fn control_is_off(r: &RatioCi, tolerance: f64) -> bool {
     r.lo > 1.0 || r.hi < 1.0 || (r.median - 1.0).abs() > half_tol || (r.hi - r.lo) / 2.0 > half_tol
 }
 
-/// `cpu` or `wall`, as every message names a clock.
-pub fn clock_name(c: Clock) -> &'static str {
-    match c {
-        Clock::Cpu => "cpu",
-        Clock::Wall => "wall",
-    }
-}
-
-/// The ratio a clock reads.
-pub fn on_clock(r: &Ratios, clock: Clock) -> &RatioCi {
-    match clock {
-        Clock::Cpu => &r.cpu,
-        Clock::Wall => &r.wall,
-    }
+/// The contention rule: a job whose median wall/cpu exceeds `CONTENTION_MAX` shared its
+/// cores; it is noted, never a verdict.
+pub fn contended(median_wall_per_cpu: f64, contention_max: f64) -> bool {
+    median_wall_per_cpu > contention_max
 }
 
 /// A control that failed the A/A rule on one phase and clock.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NoisyControl<'a> {
-    /// The phase.
+    /// The phase the control broke the rule on.
     pub phase: &'a str,
-    /// The clock.
+    /// The clock it broke it on.
     pub clock: Clock,
     /// The control's ratio on it.
     pub ratio: &'a RatioCi,
@@ -76,7 +67,7 @@ impl<'a> NoisyControl<'a> {
         format!(
             "too noisy to gate: the A/A control on {} ({} time) is {:.4} (CI {:.4}–{:.4}); it must contain 1.0 and stay within ±{:.4}",
             self.phase,
-            clock_name(self.clock),
+            self.clock.name(),
             self.ratio.median,
             self.ratio.lo,
             self.ratio.hi,
@@ -89,7 +80,7 @@ impl<'a> NoisyControl<'a> {
         format!(
             "too noisy to gate: the A/A control on {} ({} time) is {:.4} (CI {:.4}–{:.4}), beyond ±{:.4}",
             self.phase,
-            clock_name(self.clock),
+            self.clock.name(),
             self.ratio.median,
             self.ratio.lo,
             self.ratio.hi,
@@ -106,9 +97,9 @@ pub fn tooth_seen(ratio: Option<&RatioCi>, floor: f64) -> bool {
 /// A tooth the harness did not see.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToothMissed<'a> {
-    /// The slow row.
+    /// The row built to be slow (`tooth.slow` in `cell/cell.toml`).
     pub slow: &'a RowName,
-    /// The fast row.
+    /// The row it must stay slower than.
     pub fast: &'a RowName,
     /// The phase it is read on.
     pub phase: &'a str,

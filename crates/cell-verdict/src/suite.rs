@@ -5,10 +5,9 @@ use std::fmt::Write as _;
 
 use cell_schema::{
     CellHttpServer, CellResult, CellSoakServer, Clock, Drift, GateRatio, GateStatus, GateVerdict,
-    HttpToolResult, Phase, RowName,
+    HttpToolResult, Phase, RowName, SoakConfig,
 };
 
-use crate::gate::status_word;
 use crate::rules::{band, three_way};
 
 /// What the suites add to one cell's gate.
@@ -16,18 +15,21 @@ use crate::rules::{band, three_way};
 pub struct SuiteFindings {
     /// Failures (exit 1).
     pub failures: Vec<String>,
-    /// Notices.
+    /// Notices: printed and summarised, never a failure.
     pub notices: Vec<String>,
     /// Per server and load tool.
     pub verdicts: Vec<GateVerdict>,
 }
 
 /// Gates the suites of `cell` against `history` (older runs of the same cell, oldest first,
-/// each with its name). `tolerance` is `HTTP_TOLERANCE`.
+/// each with its name). `tolerance` is `HTTP_TOLERANCE`; `soak` is the repository's `[soak]`
+/// (its drift rule and `fail_on_drift` are applied again), `None` to judge with what each
+/// job recorded.
 pub fn gate_suites(
     cell: &CellResult,
     history: &[(&str, &CellResult)],
     tolerance: f64,
+    soak: Option<&SoakConfig>,
 ) -> SuiteFindings {
     let mut f = SuiteFindings::default();
     for (name, s) in &cell.http {
@@ -48,7 +50,7 @@ pub fn gate_suites(
         }
     }
     for (name, s) in &cell.soak {
-        soak_findings(&mut f, name.as_str(), s);
+        soak_findings(&mut f, name.as_str(), s, soak);
     }
     f
 }
@@ -98,7 +100,7 @@ fn gate_http_tool(
     });
     let mut message = format!(
         "{} {id} http {name} {tool}: {:.0} req/s (runs {:.0}–{:.0}) vs {:.0} req/s (runs {:.0}–{:.0}) in {base_name}; band {lo:.0}–{hi:.0}",
-        status_word(status),
+        status.word(),
         t.rps,
         t.rps_range[0],
         t.rps_range[1],
@@ -140,16 +142,23 @@ fn gate_http_tool(
     });
 }
 
-/// A failed soak server is a failure; a drift is one when its job's settings say so, else a
-/// notice; an unknown drift is a notice.
-fn soak_findings(f: &mut SuiteFindings, name: &str, s: &CellSoakServer) {
+/// A failed soak server is a failure; a drift (by the drift rule read with `rules`) is one
+/// when `fail_on_drift` says so, else a notice; an unknown drift is a notice.
+fn soak_findings(
+    f: &mut SuiteFindings,
+    name: &str,
+    s: &CellSoakServer,
+    rules: Option<&SoakConfig>,
+) {
     let r = &s.result;
     if let Some(e) = &r.error {
         f.failures
             .push(format!("soak server {name} (job {}): {e}", s.job));
         return;
     }
-    match (r.verdict, &r.fit) {
+    let rules = rules.unwrap_or(&s.settings.config);
+    let verdict = crate::job::drift(r.fit.as_ref(), r.fit_minima.as_ref(), rules);
+    match (verdict, &r.fit) {
         (Drift::Drifted, Some(fit)) => {
             let line = format!(
                 "soak server {name} drifted: RSS {:+.1} KiB/min, R² {:.3}, {:+.1} KiB ({:+.1}% of the window mean) over the window; minima fit {}",
@@ -162,7 +171,7 @@ fn soak_findings(f: &mut SuiteFindings, name: &str, s: &CellSoakServer) {
                     m.slope_kib_per_min, m.r2
                 ))
             );
-            if s.settings.config.fail_on_drift {
+            if rules.fail_on_drift {
                 f.failures.push(line);
             } else {
                 f.notices.push(line);

@@ -9,7 +9,7 @@ use cell_verdict::gate_suites;
 fn the_suite_gate_passes_a_steady_server_and_fails_a_broken_one_and_a_leak() {
     let old = suite_cell("2026-11-01", "1", 0);
     let new = suite_cell("2026-11-02", "2", 1);
-    let f = gate_suites(&new, &[("2026-11-01-1", &old)], 0.2);
+    let f = gate_suites(&new, &[("2026-11-01-1", &old)], 0.2, None);
     let rust_oha = f
         .verdicts
         .iter()
@@ -43,7 +43,7 @@ fn the_suite_gate_passes_a_steady_server_and_fails_a_broken_one_and_a_leak() {
         f.failures
     );
     // First run of a server and tool: a notice, no verdict.
-    let none = gate_suites(&new, &[], 0.2);
+    let none = gate_suites(&new, &[], 0.2, None);
     assert!(none.verdicts.is_empty());
     assert!(
         none.notices
@@ -57,7 +57,7 @@ fn a_stored_baseline_alone_cannot_fail_an_http_run() {
     let old = suite_cell("2026-11-01", "1", 0);
     let mut new = suite_cell("2026-11-02", "2", 0);
     scale_rps(&mut new, 0.5);
-    let f = gate_suites(&new, &[("2026-11-01-1", &old)], 0.2);
+    let f = gate_suites(&new, &[("2026-11-01-1", &old)], 0.2, None);
     let v = f
         .verdicts
         .iter()
@@ -88,7 +88,7 @@ fn a_drift_is_a_notice_when_the_settings_do_not_fail_it_and_p99_is_read_at_2x() 
             t.p99_ms *= 3.0;
         }
     }
-    let f = gate_suites(&new, &[("2026-11-01-1", &old)], 0.2);
+    let f = gate_suites(&new, &[("2026-11-01-1", &old)], 0.2, None);
     assert!(
         !f.failures.iter().any(|m| m.contains("drifted")),
         "{:?}",
@@ -104,6 +104,39 @@ fn a_drift_is_a_notice_when_the_settings_do_not_fail_it_and_p99_is_read_at_2x() 
             .iter()
             .any(|m| m.contains("p99 3.70 ms vs 1.23 ms") && m.contains("(3.0×)")),
         "{:?}",
+        f.notices
+    );
+}
+
+/// The gate reads the repository's `[soak]` rule, not the job's copy of it: a job that
+/// recorded `fail_on_drift = false` still fails when the repository says true, and a
+/// `drift_share` raised above the measured share makes the same fit flat.
+#[test]
+fn the_soak_rule_of_the_repository_overrides_what_the_job_recorded() {
+    let old = suite_cell("2026-11-01", "1", 0);
+    let mut new = suite_cell("2026-11-02", "2", 0);
+    let mut repo = new.soak.values().next().unwrap().settings.config.clone();
+    for s in new.soak.values_mut() {
+        s.settings.config.fail_on_drift = false;
+    }
+    repo.fail_on_drift = true;
+    let f = gate_suites(&new, &[("2026-11-01-1", &old)], 0.2, Some(&repo));
+    assert!(
+        f.failures
+            .iter()
+            .any(|m| m.starts_with("soak server python drifted")),
+        "{:?}",
+        f.failures
+    );
+    repo.drift_share = 1e9;
+    let f = gate_suites(&new, &[("2026-11-01-1", &old)], 0.2, Some(&repo));
+    assert!(
+        !f.failures
+            .iter()
+            .chain(&f.notices)
+            .any(|m| m.contains("drifted")),
+        "{:?} {:?}",
+        f.failures,
         f.notices
     );
 }

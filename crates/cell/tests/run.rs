@@ -49,7 +49,7 @@ fn a_job_writes_results_facts_and_markdown_that_validate() {
         rows["c-fast"]["build"]["binary"],
         rows["control"]["build"]["binary"]
     );
-    // Every repetition is kept, warm-up included, and the tooth sees 10x the work.
+    // Every repetition is kept, warm-up included, and the tooth sees its 4× the work.
     assert_eq!(
         rows["c-slow"]["phases"]["mix"]["runs"]
             .as_array()

@@ -13,7 +13,6 @@ use super::{
     DASHES, Key, LEFT, LONG, MUTED, PALETTE, escape, legend_grid, line, num, plot_w, series_path,
     subtitle, svg_open,
 };
-use crate::figures::clock_name;
 use crate::report::{CellReport, PhaseReport, Series};
 
 /// Legend entries: each row, then the reference line.
@@ -21,7 +20,7 @@ fn legend_labels(c: &CellReport, p: &PhaseReport) -> Vec<String> {
     let mut e: Vec<String> = p
         .rows
         .iter()
-        .map(|(name, s)| format!("{name} ({})", clock_name(s.clock)))
+        .map(|(name, s)| format!("{name} ({})", s.clock.name()))
         .collect();
     e.push(format!("{} = 1 (reference)", c.reference));
     e
@@ -222,7 +221,7 @@ fn points(out: &mut String, scale: &Scale, name: &str, s: &Series, xs: &[f64], c
                 "{name} in {}: {:.4} ({} clock), CI {:.4}–{:.4} (coverage {:.0}%), n {}{}",
                 q.run,
                 q.median,
-                clock_name(q.clock),
+                q.clock.name(),
                 q.lo,
                 q.hi,
                 q.level * 100.0,

@@ -24,6 +24,8 @@ mod svg;
 
 use std::path::{Path, PathBuf};
 
+use cell_schema::store::StoreError;
+
 pub use crate::doc::{Block, Span, slug};
 pub use csv::CsvExporter;
 pub use html::HtmlExporter;
@@ -46,24 +48,8 @@ pub const REPORT_JSON: &str = "report.json";
 /// The folder of the charts.
 pub const CHARTS_DIR: &str = "charts";
 
-/// One file an exporter produces.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Output {
-    /// Path relative to the report folder, `/`-separated.
-    pub path: String,
-    /// The bytes to write.
-    pub bytes: Vec<u8>,
-}
-
-impl Output {
-    /// A file at `path` (relative, `/`-separated).
-    pub fn new(path: impl Into<String>, bytes: Vec<u8>) -> Self {
-        Self {
-            path: path.into(),
-            bytes,
-        }
-    }
-}
+pub use cell_schema::store::Output;
+pub(crate) use cell_schema::store::segment;
 
 /// One output format: the files it makes of a report. Same report, same bytes.
 pub trait Exporter {
@@ -80,25 +66,6 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
         Box::new(CsvExporter),
         Box::new(JsonExporter),
     ]
-}
-
-/// Keeps `[A-Za-z0-9._-]`; anything else (and a leading dot) becomes `_`, so an id is always
-/// one safe path segment.
-pub(crate) fn segment(s: &str) -> String {
-    let mut out: String = s
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if out.is_empty() || out.starts_with('.') {
-        out.replace_range(0..0, "_");
-    }
-    out
 }
 
 /// Where the chart of a cell's phase lives, relative to the report folder.
@@ -130,37 +97,23 @@ pub fn render(report: &Report) -> Vec<Output> {
     exporters().iter().flat_map(|e| e.export(report)).collect()
 }
 
-/// A report that cannot be written.
-#[derive(Debug, thiserror::Error)]
-#[error("{}: {error}", path.display())]
-pub struct WriteError {
-    /// The file or folder.
-    pub path: PathBuf,
-    /// What the OS said.
-    pub error: std::io::Error,
-}
-
 /// Writes every file under `out` (each atomically), then removes chart SVGs a previous report
 /// left that this one does not have. Returns the files written, in order.
-pub fn write(report: &Report, out: &Path) -> Result<Vec<PathBuf>, WriteError> {
+pub fn write(report: &Report, out: &Path) -> Result<Vec<PathBuf>, StoreError> {
     let files = render(report);
-    let mut written = Vec::with_capacity(files.len());
-    for f in &files {
-        let path = f.path.split('/').fold(out.to_path_buf(), |p, s| p.join(s));
-        cell_schema::write_atomic(&path, &f.bytes).map_err(|error| WriteError {
-            path: path.clone(),
-            error,
-        })?;
-        written.push(path);
-    }
+    cell_schema::store::write_files(out, &files)?;
+    let written: Vec<PathBuf> = files
+        .iter()
+        .map(|f| f.path.split('/').fold(out.to_path_buf(), |p, s| p.join(s)))
+        .collect();
     remove_stale_charts(&out.join(CHARTS_DIR), &written)?;
     Ok(written)
 }
 
-fn remove_stale_charts(charts: &Path, keep: &[PathBuf]) -> Result<(), WriteError> {
+fn remove_stale_charts(charts: &Path, keep: &[PathBuf]) -> Result<(), StoreError> {
     let io = |path: &Path| {
         let path = path.to_owned();
-        move |error| WriteError { path, error }
+        move |error| StoreError::Io { path, error }
     };
     let Ok(cells) = std::fs::read_dir(charts) else {
         return Ok(());

@@ -306,7 +306,7 @@ pub struct Sample {
     pub ok: bool,
 }
 
-pub(crate) use crate::figures::{clock_name, version_line};
+pub(crate) use crate::figures::version_line;
 
 /// `reference`, `control`, `row`, `tooth`.
 pub fn role_name(r: Role) -> &'static str {
@@ -518,10 +518,10 @@ fn build_tools(job: &JobSummary, row: &RowResult) -> Vec<ToolName> {
 fn point(run: &HistoryRun, job: &ToolchainName, row: &RowResult, phase: &Phase) -> Option<Point> {
     let pr = row.phases.get(phase)?;
     let ratios = pr.ratio.as_ref()?;
-    let (v, other): (&RatioCi, &RatioCi) = match row.verdict_clock {
-        Clock::Cpu => (&ratios.cpu, &ratios.wall),
-        Clock::Wall => (&ratios.wall, &ratios.cpu),
-    };
+    let (v, other): (&RatioCi, &RatioCi) = (
+        ratios.on(row.verdict_clock),
+        ratios.on(row.verdict_clock.other()),
+    );
     Some(Point {
         run: run.name.to_string(),
         date: run.name.date().to_owned(),
@@ -618,10 +618,7 @@ fn job_report(j: &JobSummary) -> JobReport {
             .iter()
             .filter_map(|(p, pr)| {
                 let s = pr.stats.as_ref()?;
-                let median_s = match j.reference.verdict_clock {
-                    Clock::Cpu => s.cpu.median,
-                    Clock::Wall => s.wall.median,
-                };
+                let median_s = s.on(j.reference.verdict_clock).median;
                 Some((
                     p.clone(),
                     ReferenceMedian {

@@ -2,9 +2,7 @@
 //! the [`Report`], rendered by the HTML and the Markdown writer. The two pages can therefore
 //! never disagree on a figure.
 
-use super::model::{
-    CellReport, JobReport, PhaseReport, Point, Report, Series, clock_name, role_name,
-};
+use super::model::{CellReport, JobReport, PhaseReport, Point, Report, Series, role_name};
 use crate::doc::{Align, Block, Cell, Span, code, slug, spaced, text, text_heading, text_table};
 
 /// A ratio as every table writes it.
@@ -286,7 +284,7 @@ fn row_cells(name: &str, s: &Series, c: &CellReport) -> Vec<Cell> {
             vec![text(p.n.to_string())],
             vec![text(format!(
                 "{} {}",
-                clock_name(other(p.clock)),
+                p.clock.other().name(),
                 ratio(p.other_median)
             ))],
             vec![text(prev.map_or("–".into(), |q| {
@@ -314,7 +312,7 @@ fn row_cells(name: &str, s: &Series, c: &CellReport) -> Vec<Cell> {
         name_cell,
         vec![text(s.label.clone())],
         vec![text(s.job.to_string())],
-        vec![text(clock_name(s.clock))],
+        vec![text(s.clock.name())],
         ratio_c,
         ci_c,
         n_c,
@@ -326,13 +324,6 @@ fn row_cells(name: &str, s: &Series, c: &CellReport) -> Vec<Cell> {
             versions.join("; ")
         })],
     ]
-}
-
-fn other(c: cell_schema::Clock) -> cell_schema::Clock {
-    match c {
-        cell_schema::Clock::Cpu => cell_schema::Clock::Wall,
-        cell_schema::Clock::Wall => cell_schema::Clock::Cpu,
-    }
 }
 
 fn jobs_blocks(out: &mut Vec<Block>, c: &CellReport) {
@@ -384,7 +375,7 @@ fn job_cells(name: &str, j: &JobReport, c: &CellReport) -> Vec<Cell> {
                 "{} {} ({})",
                 p.phase,
                 seconds(m.median_s),
-                clock_name(m.clock)
+                m.clock.name()
             ));
         }
     }
@@ -393,7 +384,7 @@ fn job_cells(name: &str, j: &JobReport, c: &CellReport) -> Vec<Cell> {
             refs.push(format!(
                 "{phase} {} ({})",
                 seconds(m.median_s),
-                clock_name(m.clock)
+                m.clock.name()
             ));
         }
     }

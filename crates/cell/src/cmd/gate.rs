@@ -48,14 +48,7 @@ pub fn run(args: &GateArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let mut cfg = GateConfig::from_plan(&plan, args.baseline.clone(), run.cells.keys())?;
     cfg.allow_scripted = args.allow_scripted;
     let report = cell_verdict::gate(&run, &history, &cfg)?;
-    store::write_files(
-        &run_dir,
-        &[store::Output::new(
-            store::GATE_JSON,
-            cell_schema::to_json(&report).into_bytes(),
-        )],
-    )
-    .context("writing gate.json")?;
+    store::write_gate(&run_dir, &report).context("writing gate.json")?;
     print_report(&report, cli)?;
     Ok(if report.exit == 0 {
         Exit::Ok

@@ -22,7 +22,7 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let names = workload_jobs(&plan, args)?;
     let (date, stamp) = crate::clock::utc_now();
     let run_name = free_run_name(&args.out, &date, &stamp)?;
-    let jobs_dir = args.out.join("jobs").join(run_name.to_string());
+    let jobs_dir = args.out.join(store::JOBS_DIR).join(run_name.to_string());
     let seed = args.seed.unwrap_or_else(crate::clock::clock_seed);
     let (mut inputs, mut missing) = if args.suite == Suite::Workload {
         (Vec::new(), Vec::new())
@@ -131,7 +131,7 @@ fn run_one(
             conclusion: m.to_string(),
         }));
     }
-    let out = jobs_dir.join(format!("cell-{}-{name}-a1", cell.id()));
+    let out = jobs_dir.join(store::job_artifact(cell.id().as_str(), name, "1"));
     let opts = cell_run::JobOptions {
         out: out.clone(),
         reps: args.reps,
@@ -161,17 +161,11 @@ fn gate(plan: &Plan, out: &Path, run_dir: &Path) -> anyhow::Result<GateReport> {
     let history = store::load_history(out)?;
     let this = store::load_run(run_dir)?;
     let mut config = GateConfig::from_plan(plan, None, this.cells.keys())?;
-    // A scripted run is judged with its own kind only (the gate refuses to mix them).
+    // A scripted run (tests only) may be judged against the runs before it in --out; a real
+    // run keeps the gate's refusal of any scripted run in its history.
     config.allow_scripted = this.scripted();
     let report = cell_verdict::gate(&this, &history, &config)?;
-    store::write_files(
-        run_dir,
-        &[store::Output::new(
-            store::GATE_JSON,
-            cell_schema::to_json(&report).into_bytes(),
-        )],
-    )
-    .context("writing gate.json")?;
+    store::write_gate(run_dir, &report).context("writing gate.json")?;
     Ok(report)
 }
 
@@ -193,7 +187,7 @@ fn print(cells: &[MergedCell], report: &GateReport, cli: &Cli) {
 fn write_report(out: &Path) -> anyhow::Result<PathBuf> {
     let history = store::load_history(out)?;
     let page = cell_report::report::Report::build(&history);
-    let report_dir = out.join("report");
+    let report_dir = out.join(store::REPORT_DIR);
     cell_report::report::write(&page, &report_dir).context("writing the report")?;
     Ok(report_dir)
 }
@@ -203,7 +197,8 @@ fn free_run_name(out: &Path, date: &str, stamp: &str) -> anyhow::Result<RunDirNa
     let mut id = format!("local-{stamp}");
     for n in 2.. {
         let name = RunDirName::new(date, &id)?;
-        if !out.join(name.to_string()).exists() && !out.join("jobs").join(name.to_string()).exists()
+        if !out.join(name.to_string()).exists()
+            && !out.join(store::JOBS_DIR).join(name.to_string()).exists()
         {
             return Ok(name);
         }

@@ -223,7 +223,7 @@ pub fn local(
         seed,
     };
     let jobs = run_suite(plan, cli, &session, &|job| {
-        jobs_dir.join(format!("cell-{cell_id}-{job}-a1"))
+        jobs_dir.join(cell_schema::store::job_artifact(cell_id.as_str(), job, "1"))
     })?;
     if !cli.quiet && cli.format == Format::Human {
         print!("{}", text(&jobs));
