@@ -113,6 +113,11 @@ pub fn collect(
     }
     record.run.partial = !record.missing.is_empty();
     let cells = merge_run(&record.run, jobs, &missing);
+    let attempts: std::collections::BTreeSet<u32> = cells
+        .iter()
+        .flat_map(|c| c.result.jobs.values().map(|j| j.attempt))
+        .collect();
+    record.run.attempts = attempts.into_iter().collect();
     let name =
         RunDirName::new(&record.run.date, &record.run.id).map_err(|e| CollectError::Read {
             path: PathBuf::from(format!("run {run_id}")),
@@ -198,11 +203,9 @@ fn from_api(
             "in run {run_id} of {repo}: it has no `cell-*` artifacts"
         )));
     }
-    let date = run
-        .run_started_at
-        .as_deref()
-        .and_then(cell_schema::time::date_of)
-        .or_else(|| cell_schema::time::date_of(&run.created_at));
+    // `created_at`, not `run_started_at`: a re-run resets the start, and every attempt of a
+    // run must name the same directory.
+    let date = cell_schema::time::date_of(&run.created_at);
     let date = date.ok_or_else(|| CollectError::Read {
         path: PathBuf::from(format!("run {run_id}")),
         msg: format!("unreadable run date `{}`", run.created_at),
@@ -225,6 +228,7 @@ fn from_api(
             source: "github".into(),
             head_sha: Some(run.head_sha.clone()),
             attempt: run.run_attempt,
+            attempts: Vec::new(),
             partial: false,
         },
         conclusion: run.conclusion.clone(),
@@ -330,6 +334,7 @@ fn from_dir(run_id: RunId, dir: &Path, date: Option<&str>) -> Result<Gathered, C
             source: "github".into(),
             head_sha: gh.map(|g| g.sha),
             attempt: inputs.iter().map(|j| j.attempt).max(),
+            attempts: Vec::new(),
             partial: false,
         },
         conclusion: None,

@@ -1,117 +1,329 @@
 //! Committing a collected run with the git CLI, and pushing it with bounded, jittered
-//! rebase-and-retry so that concurrent collectors of different runs both land.
+//! rebase-and-retry so that concurrent collectors of different runs both land. One collect at
+//! a time per checkout: a lock file in the git dir. The push alone gets a token, through the
+//! environment of that one git process, never in `.git/config` or on a command line.
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use cell_stats::SplitMix64;
 
-/// A git step that failed.
+/// The author of results commits when the checkout has no identity: the Actions bot.
+const BOT_NAME: &str = "github-actions[bot]";
+/// Its address (the bot's user id, so GitHub links the commits to it).
+const BOT_EMAIL: &str = "41898282+github-actions[bot]@users.noreply.github.com";
+/// How long a collect waits for another one in the same checkout.
+const LOCK_WAIT: Duration = Duration::from_mins(10);
+
+/// A git step that failed, said in words; git's own last line is kept as the detail.
 #[derive(Debug, thiserror::Error)]
-#[error("git {args}: {msg}")]
-pub struct GitError {
-    /// The git arguments.
-    pub args: String,
-    /// What git said.
-    pub msg: String,
+pub enum GitError {
+    /// git could not run or a step failed.
+    #[error("{what} failed: {detail}")]
+    Step {
+        /// What was being done.
+        what: String,
+        /// git's last line of output.
+        detail: String,
+    },
+    /// The remote refused the push for another reason than being behind (a protected
+    /// branch, missing permission): retrying cannot help.
+    #[error(
+        "{remote} refused the push to {branch}: {detail}. If the branch is protected, set [workflow] results_branch in cell/cell.toml (docs/workflow.md) or let the workflow's token push to it"
+    )]
+    Refused {
+        /// The remote.
+        remote: String,
+        /// The branch.
+        branch: String,
+        /// git's last line.
+        detail: String,
+    },
+    /// Rebasing onto the moved remote conflicted (another collect wrote the same run dir).
+    #[error(
+        "the results on {branch} changed under this collect and the rebase conflicts ({detail}); nothing was pushed: collect the run again"
+    )]
+    Conflict {
+        /// The branch.
+        branch: String,
+        /// git's last line.
+        detail: String,
+    },
+    /// The remote stayed ahead after every try.
+    #[error("{remote} kept moving: the push to {branch} did not land after {tries} tries")]
+    Exhausted {
+        /// The remote.
+        remote: String,
+        /// The branch.
+        branch: String,
+        /// Tries made.
+        tries: u32,
+    },
+    /// Another collect holds the checkout's lock past the wait.
+    #[error("{}: another cell collect held this checkout's lock for {} s; try again when it is done", path.display(), LOCK_WAIT.as_secs())]
+    Locked {
+        /// The lock file.
+        path: PathBuf,
+    },
 }
 
-fn git(repo: &Path, args: &[&str]) -> Result<String, GitError> {
+/// How one git call ended.
+struct Failure {
+    stderr: String,
+}
+
+impl Failure {
+    fn last_line(&self) -> String {
+        let line = self.stderr.lines().rev().find(|l| !l.trim().is_empty());
+        cell_schema::escape::one_line(line.unwrap_or("(no message)").trim())
+    }
+}
+
+fn run_git(repo: &Path, args: &[&str], env: &[(String, String)]) -> Result<String, Failure> {
     let out = Command::new("git")
         .arg("-C")
         .arg(repo)
         .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .env("GIT_TERMINAL_PROMPT", "0")
         .output()
-        .map_err(|e| GitError {
-            args: args.join(" "),
-            msg: format!("cannot run git: {e}"),
+        .map_err(|e| Failure {
+            stderr: format!("cannot run git: {e}"),
         })?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
     } else {
-        Err(GitError {
-            args: args.join(" "),
-            msg: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        Err(Failure {
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         })
     }
 }
 
+fn git(repo: &Path, what: &str, args: &[&str]) -> Result<String, GitError> {
+    run_git(repo, args, &[]).map_err(|f| GitError::Step {
+        what: what.to_owned(),
+        detail: f.last_line(),
+    })
+}
+
 /// The work tree that holds `path`.
 pub fn toplevel(path: &Path) -> Result<PathBuf, GitError> {
-    git(path, &["rev-parse", "--show-toplevel"]).map(PathBuf::from)
+    git(
+        path,
+        "finding the git work tree",
+        &["rev-parse", "--show-toplevel"],
+    )
+    .map(PathBuf::from)
+}
+
+/// Held while a collect writes, commits and pushes in a checkout; released when dropped.
+#[derive(Debug)]
+pub struct Lock {
+    _file: File,
+}
+
+/// Takes the checkout's collect lock (`<git dir>/cell-collect.lock`), waiting for another
+/// collect in the same checkout up to ten minutes and saying so.
+pub fn lock(repo: &Path) -> Result<Lock, GitError> {
+    let common = git(
+        repo,
+        "finding the git dir",
+        &["rev-parse", "--git-common-dir"],
+    )?;
+    let dir = repo.join(common);
+    let path = dir.join("cell-collect.lock");
+    let file = File::create(&path).map_err(|e| GitError::Step {
+        what: format!("creating {}", path.display()),
+        detail: e.to_string(),
+    })?;
+    let start = Instant::now();
+    let mut said = false;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(Lock { _file: file }),
+            Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_WAIT => {
+                if !said {
+                    eprintln!("waiting for another cell collect in this checkout to finish");
+                    said = true;
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => return Err(GitError::Locked { path }),
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(GitError::Step {
+                    what: format!("locking {}", path.display()),
+                    detail: e.to_string(),
+                });
+            }
+        }
+    }
+}
+
+/// `-c user.name=… -c user.email=…` of the Actions bot when the checkout has no identity.
+fn identity(repo: &Path) -> Vec<String> {
+    if run_git(repo, &["config", "user.email"], &[]).is_ok() {
+        return Vec::new();
+    }
+    vec![
+        "-c".into(),
+        format!("user.name={BOT_NAME}"),
+        "-c".into(),
+        format!("user.email={BOT_EMAIL}"),
+    ]
 }
 
 /// Commits `dir` (inside the work tree `repo`) with `message`; `Ok(false)` when there was
 /// nothing new to commit (the same run collected again).
 pub fn commit(repo: &Path, dir: &Path, message: &str) -> Result<bool, GitError> {
     let rel = dir.strip_prefix(repo).unwrap_or(dir);
-    let rel = rel.to_str().ok_or_else(|| GitError {
-        args: "add".into(),
-        msg: "non-UTF-8 path".into(),
+    let rel = rel.to_str().ok_or_else(|| GitError::Step {
+        what: "adding the run dir".into(),
+        detail: "its path is not UTF-8".into(),
     })?;
-    git(repo, &["add", "--all", "--", rel])?;
-    if git(repo, &["diff", "--cached", "--quiet", "--", rel]).is_ok() {
+    git(repo, "adding the run dir", &["add", "--all", "--", rel])?;
+    if run_git(repo, &["diff", "--cached", "--quiet", "--", rel], &[]).is_ok() {
         return Ok(false);
     }
-    // A runner has no identity configured; the results commit still needs one.
-    let ident: Vec<&str> = if git(repo, &["config", "user.email"]).is_ok() {
-        vec![]
-    } else {
-        vec![
-            "-c",
-            "user.name=cell collect",
-            "-c",
-            "user.email=cell-collect@users.noreply.github.com",
-        ]
-    };
-    let mut args = ident;
-    args.extend(["commit", "--quiet", "-m", message, "--", rel]);
-    git(repo, &args)?;
+    let mut args = identity(repo);
+    args.extend(["commit", "--quiet", "-m", message, "--", rel].map(String::from));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    git(repo, "committing the run", &args)?;
     Ok(true)
 }
 
-/// Pushes HEAD to `remote`'s current branch; when rejected because the remote moved on,
-/// rebases onto it and tries again, up to `tries` times with jittered, growing waits.
-pub fn push(repo: &Path, remote: &str, tries: u32, seed: u64) -> Result<u32, GitError> {
-    let branch = git(repo, &["rev-parse", "--abbrev-ref", "HEAD"])?;
-    let mut rng = SplitMix64::new(seed);
-    let mut last = None;
-    for attempt in 1..=tries {
-        match git(
-            repo,
-            &[
-                "push",
-                "--quiet",
-                remote,
-                &format!("HEAD:refs/heads/{branch}"),
-            ],
-        ) {
-            Ok(_) => return Ok(attempt),
-            Err(e) => last = Some(e),
-        }
-        let wait_ms = 200 * u64::from(attempt) + rng.below(300 * u64::from(attempt));
-        std::thread::sleep(Duration::from_millis(wait_ms));
-        git(repo, &["fetch", "--quiet", remote, &branch])?;
-        let ident: &[&str] = if git(repo, &["config", "user.email"]).is_ok() {
-            &[]
-        } else {
-            &[
-                "-c",
-                "user.name=cell collect",
-                "-c",
-                "user.email=cell-collect@users.noreply.github.com",
-            ]
-        };
-        let mut args = ident.to_vec();
-        args.extend(["rebase", "--quiet", "FETCH_HEAD"]);
-        if let Err(e) = git(repo, &args) {
-            let _ = git(repo, &["rebase", "--abort"]);
-            return Err(e);
+/// The environment that lets one git process push over HTTPS with `GITHUB_TOKEN`: git's
+/// `GIT_CONFIG_*` variables, so the token is in no file and on no command line.
+fn push_env(repo: &Path, remote: &str) -> Vec<(String, String)> {
+    let Some(token) = std::env::var("GITHUB_TOKEN").ok().filter(|t| !t.is_empty()) else {
+        return Vec::new();
+    };
+    let Ok(url) = run_git(repo, &["remote", "get-url", remote], &[]) else {
+        return Vec::new();
+    };
+    let Some(rest) = url.strip_prefix("https://") else {
+        return Vec::new();
+    };
+    let host = rest.split('/').next().unwrap_or_default();
+    let basic = base64(format!("x-access-token:{token}").as_bytes());
+    vec![
+        ("GIT_CONFIG_COUNT".into(), "1".into()),
+        (
+            "GIT_CONFIG_KEY_0".into(),
+            format!("http.https://{host}/.extraheader"),
+        ),
+        (
+            "GIT_CONFIG_VALUE_0".into(),
+            format!("AUTHORIZATION: basic {basic}"),
+        ),
+    ]
+}
+
+/// Standard base64 with padding.
+fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ABC[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
         }
     }
-    Err(last.unwrap_or(GitError {
-        args: "push".into(),
-        msg: "no attempt made".into(),
-    }))
+    out
+}
+
+/// A push that failed only because another push raced it on the remote: try again as is.
+fn transient(f: &Failure) -> bool {
+    let e = &f.stderr;
+    e.contains("cannot lock ref") || e.contains("failed to update ref") || e.contains("hung up")
+}
+
+/// Pushes HEAD to `branch` of `remote` (default: the checked-out branch). When the remote
+/// moved on (its tip is not in our history), rebases onto it and tries again, up to `tries`
+/// times with jittered, growing waits. A refusal for any other reason ends at once, saying why.
+pub fn push(
+    repo: &Path,
+    remote: &str,
+    branch: Option<&str>,
+    tries: u32,
+    seed: u64,
+) -> Result<u32, GitError> {
+    let branch = match branch {
+        Some(b) => b.to_owned(),
+        None => git(
+            repo,
+            "reading the branch",
+            &["rev-parse", "--abbrev-ref", "HEAD"],
+        )?,
+    };
+    let env = push_env(repo, remote);
+    let mut rng = SplitMix64::new(seed);
+    let refspec = format!("HEAD:refs/heads/{branch}");
+    for attempt in 1..=tries {
+        let Err(failure) = run_git(repo, &["push", remote, &refspec], &env) else {
+            return Ok(attempt);
+        };
+        let wait_ms = 200 * u64::from(attempt) + rng.below(300 * u64::from(attempt));
+        std::thread::sleep(Duration::from_millis(wait_ms));
+        let fetched = run_git(repo, &["fetch", "--quiet", remote, &branch], &env).is_ok();
+        let behind = fetched
+            && run_git(
+                repo,
+                &["merge-base", "--is-ancestor", "FETCH_HEAD", "HEAD"],
+                &[],
+            )
+            .is_err();
+        if behind {
+            rebase(repo, &branch)?;
+        } else if !transient(&failure) {
+            return Err(GitError::Refused {
+                remote: remote.to_owned(),
+                branch,
+                detail: failure.last_line(),
+            });
+        }
+    }
+    Err(GitError::Exhausted {
+        remote: remote.to_owned(),
+        branch,
+        tries,
+    })
+}
+
+/// Replays our commit onto the fetched tip; a conflict aborts, leaving the checkout as it was.
+fn rebase(repo: &Path, branch: &str) -> Result<(), GitError> {
+    let mut args = identity(repo);
+    args.extend(["rebase", "--quiet", "FETCH_HEAD"].map(String::from));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_git(repo, &args, &[]).map(|_| ()).map_err(|f| {
+        let _ = run_git(repo, &["rebase", "--abort"], &[]);
+        GitError::Conflict {
+            branch: branch.to_owned(),
+            detail: f.last_line(),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::base64;
+
+    #[test]
+    fn base64_pads_like_the_standard() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"x-access-token:abc"), "eC1hY2Nlc3MtdG9rZW46YWJj");
+    }
 }

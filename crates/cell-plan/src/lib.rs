@@ -10,6 +10,7 @@ mod error;
 pub mod layout;
 pub mod pins;
 mod render;
+mod side;
 pub mod workflow;
 
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ use cell_model::{Install, Plan};
 pub use build::HOST_RUNNER;
 pub use error::PlanError;
 pub use layout::{Entry, Layout, MAX_MATRIX, MatrixJob, Selection, Suite};
+pub use side::{HOST_PLATFORM, bin_artifact, build_job_id};
 
 /// The generated workflow, relative to the project root.
 pub const WORKFLOW_PATH: &str = ".github/workflows/cell.yml";

@@ -25,6 +25,8 @@ pub const CHECKED: &str = "2026-11-29";
 pub const CHECKOUT: &Pin = &PINS[0];
 /// `actions/upload-artifact`.
 pub const UPLOAD_ARTIFACT: &Pin = &PINS[1];
+/// `actions/download-artifact`: every job but the build jobs takes cell from it.
+pub const DOWNLOAD_ARTIFACT: &Pin = &PINS[2];
 /// `dtolnay/rust-toolchain`: a master commit (its version branches are force-pushed), so
 /// `toolchain:` is always passed.
 pub const RUST_TOOLCHAIN: &Pin = &PINS[6];

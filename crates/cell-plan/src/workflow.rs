@@ -284,6 +284,12 @@ pub struct Step {
     /// Condition.
     #[serde(rename = "if", skip_serializing_if = "Option::is_none")]
     pub cond: Option<String>,
+    /// A failure is recorded in `steps.<id>.outcome` and the job goes on.
+    #[serde(
+        rename = "continue-on-error",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub continue_on_error: bool,
     /// The action, pinned.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uses: Option<Uses>,
@@ -296,6 +302,9 @@ pub struct Step {
     /// The script. Never holds `${{`: see [`Step::run`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
+    /// Why the step is there, written as a comment above it.
+    #[serde(skip)]
+    pub comment: Option<String>,
 }
 
 impl Step {
@@ -309,10 +318,12 @@ impl Step {
             name: name.into(),
             id: None,
             cond: None,
+            continue_on_error: false,
             uses: None,
             with: Map::new(),
             env: Map::new(),
             run: Some(text),
+            comment: None,
         }
     }
 
@@ -322,10 +333,12 @@ impl Step {
             name: name.into(),
             id: None,
             cond: None,
+            continue_on_error: false,
             uses: Some(Uses(pin)),
             with: Map::new(),
             env: Map::new(),
             run: None,
+            comment: None,
         }
     }
 
@@ -354,6 +367,20 @@ impl Step {
     #[must_use]
     pub fn id(mut self, id: &str) -> Self {
         self.id = Some(id.to_owned());
+        self
+    }
+
+    /// Lets the job go on after this step fails (its outcome stays `failure`).
+    #[must_use]
+    pub fn continue_on_error(mut self) -> Self {
+        self.continue_on_error = true;
+        self
+    }
+
+    /// Sets the comment written above the step.
+    #[must_use]
+    pub fn comment(mut self, text: &str) -> Self {
+        self.comment = Some(text.to_owned());
         self
     }
 }

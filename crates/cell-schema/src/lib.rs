@@ -688,6 +688,10 @@ pub struct RunInfo {
     pub head_sha: Option<String>,
     /// The attempt collected, when known.
     pub attempt: Option<u32>,
+    /// Every attempt whose artifacts were merged (a "re-run failed jobs" attempt keeps the
+    /// other jobs' results of earlier attempts), ascending; empty when not known.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempts: Vec<u32>,
     /// Some jobs are missing and the run was written anyway.
     pub partial: bool,
 }
@@ -937,6 +941,10 @@ pub struct GateReport {
     pub summary: GateSummary,
     /// The exit code: 1 on any FAIL or failure, else 0.
     pub exit: u8,
+    /// The commit whose versions.env and cell/ gave the thresholds, when not the work tree's
+    /// (`cell gate --config-rev`; the collect job passes the run's own commit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_rev: Option<String>,
 }
 
 /// Marks a calibration file.

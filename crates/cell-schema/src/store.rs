@@ -318,6 +318,29 @@ pub enum StoreError {
         .0.display()
     )]
     Exists(PathBuf),
+    /// A later attempt of the run is already there: an older one never replaces it.
+    #[error(
+        "{}: holds {newer}, newer than what this collect has; nothing was changed (a later attempt's collect already wrote it)",
+        path.display()
+    )]
+    Newer {
+        /// The run dir.
+        path: PathBuf,
+        /// The jobs and attempts it holds that this collect does not match.
+        newer: String,
+    },
+}
+
+/// When a run dir that exists with other content is swapped for the new one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Replace {
+    /// Never (`cell local`, and `cell collect` by default): different content is an error.
+    Never,
+    /// When every job the old dir holds is in the new one from an attempt at least as new:
+    /// a re-run's collect replaces what an earlier attempt wrote, never the reverse.
+    IfNotOlder,
+    /// Always (`cell collect --replace`).
+    Always,
 }
 
 fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
@@ -388,7 +411,7 @@ impl RunDir<'_> {
 pub fn write_run_dir(
     results: &Path,
     run: &RunDir<'_>,
-    replace: bool,
+    replace: Replace,
 ) -> Result<Written, StoreError> {
     let name = run.name.to_string();
     std::fs::create_dir_all(results).map_err(io_at(results))?;
@@ -402,8 +425,10 @@ pub fn write_run_dir(
         if same_tree(stage.path(), &dest, &[GATE_JSON]).map_err(io_at(&dest))? {
             return Ok(Written::Unchanged);
         }
-        if !replace {
-            return Err(StoreError::Exists(dest));
+        match replace {
+            Replace::Never => return Err(StoreError::Exists(dest)),
+            Replace::IfNotOlder => not_older(run, &dest)?,
+            Replace::Always => {}
         }
         let old = results.join(format!(".{name}.old-{}", std::process::id()));
         std::fs::rename(&dest, &old).map_err(io_at(&dest))?;
@@ -414,6 +439,29 @@ pub fn write_run_dir(
     }
     std::fs::rename(stage.keep(), &dest).map_err(io_at(&dest))?;
     Ok(Written::New)
+}
+
+/// Every (cell, job) of the run dir at `dest` with the attempt that wrote it, against `run`:
+/// an error naming those `run` lacks or has from an older attempt.
+fn not_older(run: &RunDir<'_>, dest: &Path) -> Result<(), StoreError> {
+    let old = load_run(dest)?;
+    let mut newer = Vec::new();
+    for (cell, result) in &old.cells {
+        let now = run.cells.iter().find(|c| &c.result.cell.id == cell);
+        for (job, summary) in &result.jobs {
+            let attempt = now.and_then(|c| c.result.jobs.get(job)).map(|j| j.attempt);
+            if attempt.is_none_or(|a| a < summary.attempt) {
+                newer.push(format!("{cell} {job} attempt {}", summary.attempt));
+            }
+        }
+    }
+    if newer.is_empty() {
+        return Ok(());
+    }
+    Err(StoreError::Newer {
+        path: dest.to_owned(),
+        newer: newer.join(", "),
+    })
 }
 
 /// Same files with the same bytes, recursively; top-level names in `ignore` do not count.

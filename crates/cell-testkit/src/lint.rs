@@ -1,7 +1,7 @@
 //! The three workflow linters — actionlint (with shellcheck on every `run:` script),
-//! check-jsonschema against GitHub's workflow schema, and zizmor — on a workflow file, with zero
-//! findings required. A missing linter fails under CI and is skipped, with the reason printed,
-//! elsewhere.
+//! check-jsonschema against GitHub's workflow schema, and zizmor (regular, pedantic and
+//! auditor personas) — on a workflow file, with zero findings required. A missing linter fails
+//! under CI and is skipped, with the reason printed, elsewhere.
 
 use std::path::Path;
 use std::process::Command;
@@ -23,6 +23,20 @@ const LINTERS: &[(&str, &[&str], &str, Option<&str>)] = &[
     (
         "zizmor",
         &["--offline", "--no-progress"],
+        "zizmor",
+        Some("No findings to report"),
+    ),
+    // The stricter personas too: every finding either fixed or suppressed in the file with
+    // its reason (the generator writes those).
+    (
+        "zizmor",
+        &["--offline", "--no-progress", "--persona", "pedantic"],
+        "zizmor",
+        Some("No findings to report"),
+    ),
+    (
+        "zizmor",
+        &["--offline", "--no-progress", "--persona", "auditor"],
         "zizmor",
         Some("No findings to report"),
     ),

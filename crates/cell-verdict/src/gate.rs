@@ -102,6 +102,7 @@ pub fn gate(
         cells,
         summary,
         exit,
+        config_rev: None,
     })
 }
 

@@ -50,6 +50,8 @@ pub enum Command {
     Plan(crate::cmd::plan::PlanArgs),
     /// Download a run's artifacts, merge them into results/<date>-<run-id>/, commit and push.
     Collect(crate::cmd::collect::CollectArgs),
+    /// Commit a run dir (with its gate.json) and push it, rebasing and retrying.
+    Commit(crate::cmd::commit::CommitArgs),
     /// Write the comparison pages from the committed history: index.html, README.md, SVG
     /// charts, samples.csv and report.json.
     Report(crate::cmd::report::ReportArgs),

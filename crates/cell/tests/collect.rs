@@ -432,7 +432,7 @@ fn collects_a_run_through_the_api_equal_to_the_local_merge_and_idempotently() {
 }
 
 #[test]
-fn a_digest_mismatch_or_an_expired_artifact_fails_naming_it_and_writes_nothing() {
+fn a_digest_mismatch_or_an_expired_artifact_fails_naming_it_and_is_written_as_partial() {
     let tmp = tempfile::tempdir().unwrap();
     let local = local_run(tmp.path());
     let when = started_at(&local);
@@ -443,6 +443,7 @@ fn a_digest_mismatch_or_an_expired_artifact_fails_naming_it_and_writes_nothing()
     bad[1].digest = Some(format!("sha256:{}", "0".repeat(64)));
     let gh = start(bad, job_names(&local), when.clone(), vec![]);
     collect_cmd(&gh, &repo)
+        .arg("--complete")
         .assert()
         .code(1)
         .stderr(predicates::str::contains(format!(
@@ -468,6 +469,7 @@ fn a_digest_mismatch_or_an_expired_artifact_fails_naming_it_and_writes_nothing()
         .unwrap()
         .to_owned();
     collect_cmd(&gh, &repo)
+        .arg("--complete")
         .assert()
         .code(1)
         .stderr(predicates::str::contains(format!(
@@ -481,12 +483,13 @@ fn a_digest_mismatch_or_an_expired_artifact_fails_naming_it_and_writes_nothing()
                 .is_none()
     );
 
-    // --allow-partial writes the rest, marked partial, listing what is missing.
+    // By default the rest is written, marked partial, listing what is missing; the exit
+    // still says a job is missing.
     collect_cmd(&gh, &repo)
-        .arg("--allow-partial")
         .assert()
-        .success()
-        .stderr(predicates::str::contains("partial run"));
+        .code(1)
+        .stderr(predicates::str::contains("partial run"))
+        .stderr(predicates::str::contains("left no result"));
     let dir = repo.join("results").join(format!("{}-{RUN}", &when[..10]));
     let record = read_json(&dir.join("run.json"));
     assert_eq!(record["run"]["partial"], true);

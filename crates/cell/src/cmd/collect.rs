@@ -1,14 +1,16 @@
 //! `cell collect`: a run's artifacts → `results/<run-date>-<run-id>/`, optionally committed
 //! and pushed.
 
-use std::path::PathBuf;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use cell_collect::{Options, Source, collect, git, github::Github};
-use cell_schema::store::{self, Written};
-use cell_schema::{RunId, Status};
+use cell_schema::store::{self, Replace, Written};
+use cell_schema::{RunId, Status, escape};
 use clap::Args;
 
+use super::commit::{Push, commit_run};
 use crate::cli::{Cli, Format};
 use crate::exit::Exit;
 
@@ -33,12 +35,21 @@ pub struct CollectArgs {
     /// With --from-dir: the run's date (YYYY-MM-DD); default the earliest job's start date.
     #[arg(long)]
     pub date: Option<String>,
-    /// Overwrite an existing run dir whose content differs.
+    /// Overwrite an existing run dir whose content differs, whatever attempts it holds
+    /// (without it, only a collect of attempts at least as new replaces it).
     #[arg(long)]
     pub replace: bool,
-    /// Write the run even if artifacts are missing, expired or corrupt, marked partial.
+    /// Write nothing unless every job left a result (by default missing, expired or corrupt
+    /// artifacts make the run partial, listed in run.json, and the rest is written).
     #[arg(long)]
+    pub complete: bool,
+    /// Accepted for older workflows: writing a partial run is the default now.
+    #[arg(long, hide = true)]
     pub allow_partial: bool,
+    /// Append `run-dir=<path>` to FILE once the run dir is written (the workflow passes its
+    /// step output file).
+    #[arg(long, value_name = "FILE")]
+    pub outputs: Option<PathBuf>,
     /// Commit the run dir (one commit naming the run, its cells and its verdict).
     #[arg(long)]
     pub commit: bool,
@@ -62,7 +73,7 @@ pub fn run(args: &CollectArgs, cli: &Cli) -> anyhow::Result<Exit> {
         },
     };
     let opts = Options {
-        allow_partial: args.allow_partial,
+        allow_partial: !args.complete,
         date: args.date.clone(),
     };
     let collected = match collect(run_id, &source, &opts) {
@@ -76,39 +87,114 @@ pub fn run(args: &CollectArgs, cli: &Cli) -> anyhow::Result<Exit> {
             });
         }
     };
+    // One collect at a time per checkout, from the write to the push.
+    let checkout = results_checkout(&args.results);
+    let _lock = match &checkout {
+        Some(repo) => Some(git::lock(repo)?),
+        None => None,
+    };
+    let Some(dir) = write(args, cli, &collected) else {
+        return Ok(Exit::Infra);
+    };
+    if let Some(path) = &args.outputs {
+        append(path, &format!("run-dir={}\n", dir.display()))?;
+    }
+    summarize_missing(&collected)?;
+    if args.commit {
+        let repo = checkout
+            .as_deref()
+            .context("--commit needs the results directory inside a git work tree")?;
+        let run = store::load_run(&dir)?;
+        let push = args.push.then(|| Push {
+            remote: &args.remote,
+            branch: None,
+        });
+        commit_run(repo, &std::path::absolute(&dir)?, &run, push.as_ref(), cli)?;
+    }
+    print_cells(&collected, &dir, cli);
+    Ok(exit_of(&collected, cli))
+}
+
+/// The git work tree the results directory is in, if any.
+fn results_checkout(results: &Path) -> Option<PathBuf> {
+    let probe = if results.exists() {
+        results.to_path_buf()
+    } else {
+        results
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+    };
+    let abs = std::path::absolute(probe).ok()?;
+    git::toplevel(&abs).ok()
+}
+
+/// Writes the run dir; `None` (after saying why) when the store refused.
+fn write(args: &CollectArgs, cli: &Cli, collected: &cell_collect::Collected) -> Option<PathBuf> {
     let run_dir = super::run_dir(
         collected.name.clone(),
         &collected.cells,
         Some(&collected.record),
     );
-    let written = match store::write_run_dir(&args.results, &run_dir, args.replace) {
+    let policy = if args.replace {
+        Replace::Always
+    } else {
+        Replace::IfNotOlder
+    };
+    let written = match store::write_run_dir(&args.results, &run_dir, policy) {
         Ok(w) => w,
         Err(e) => {
             eprintln!("Error: {e}");
-            return Ok(Exit::Infra);
+            return None;
         }
     };
     let dir = args.results.join(collected.name.to_string());
-    let verdict = collected
-        .cells
-        .iter()
-        .map(|c| c.result.verdict.status)
-        .max()
-        .unwrap_or(Status::Ok);
     if !cli.quiet {
         let what = match written {
             Written::New => "wrote",
             Written::Unchanged => "unchanged (identical content already there):",
-            Written::Replaced => "replaced",
+            Written::Replaced => "replaced (an earlier attempt's content)",
         };
         eprintln!("{what} {}", dir.display());
         for m in &collected.record.missing {
-            eprintln!("warning: partial run: {m}");
+            eprintln!("warning: partial run: {}", escape::terminal(m));
         }
     }
-    if args.commit {
-        commit_and_push(args, cli, &collected, &dir, verdict)?;
+    Some(dir)
+}
+
+/// A partial run, said in the step summary too: which jobs left no result, and why.
+fn summarize_missing(collected: &cell_collect::Collected) -> anyhow::Result<()> {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
+        return Ok(());
+    };
+    if collected.record.missing.is_empty() {
+        return Ok(());
     }
+    let mut text = format!(
+        "### Partial run {}\n\nThe rest of the run is committed; these jobs left no result:\n\n",
+        collected.name
+    );
+    for m in &collected.record.missing {
+        text.push_str("- ");
+        text.push_str(&escape::markdown(m));
+        text.push('\n');
+    }
+    text.push('\n');
+    append(Path::new(&path), &text)
+}
+
+fn append(path: &Path, text: &str) -> anyhow::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    f.write_all(text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+fn print_cells(collected: &cell_collect::Collected, dir: &Path, cli: &Cli) {
     if cli.format == Format::Json {
         let cells: Vec<_> = collected.cells.iter().map(|c| &c.result).collect();
         print!(
@@ -121,70 +207,32 @@ pub fn run(args: &CollectArgs, cli: &Cli) -> anyhow::Result<Exit> {
         let cells: Vec<_> = collected.cells.iter().map(|c| c.result.clone()).collect();
         print!("{}", cell_report::text_summary(&cells));
     }
-    Ok(if verdict == Status::Failed {
-        Exit::Gate
-    } else {
-        Exit::Ok
-    })
 }
 
-/// Commits the run dir with a message naming the run, its cells and its verdict; pushes it
-/// when asked, rebasing and retrying.
-fn commit_and_push(
-    args: &CollectArgs,
-    cli: &Cli,
-    collected: &cell_collect::Collected,
-    dir: &std::path::Path,
-    verdict: Status,
-) -> anyhow::Result<()> {
-    let dir = std::path::absolute(dir).context("resolving the run dir")?;
-    let repo = git::toplevel(&dir)
-        .context("--commit needs the results directory inside a git work tree")?;
-    let cells: Vec<String> = collected
+/// 1 when a collected job failed or a job left no result (each named), else 0.
+fn exit_of(collected: &cell_collect::Collected, cli: &Cli) -> Exit {
+    let failed: Vec<String> = collected
         .cells
         .iter()
+        .filter(|c| c.result.verdict.status == Status::Failed)
         .map(|c| c.result.cell.id.to_string())
         .collect();
-    let message = format!(
-        "results: run {} ({}) {}: {}{}",
-        collected.record.run.id,
-        collected.record.run.date,
-        cells.join(", "),
-        match verdict {
-            Status::Ok => "ok",
-            Status::Noisy => "noisy",
-            Status::Failed => "failed",
-        },
-        if collected.record.run.partial {
-            " (partial)"
-        } else {
-            ""
-        }
-    );
-    let made = git::commit(&repo, &dir, &message).context("committing the run")?;
+    let missing = &collected.record.missing;
+    if failed.is_empty() && missing.is_empty() {
+        return Exit::Ok;
+    }
     if !cli.quiet {
-        eprintln!(
-            "{}",
-            if made {
-                format!("committed: {message}")
-            } else {
-                "nothing new to commit".into()
-            }
-        );
-    }
-    if args.push {
-        let tries = git::push(
-            &repo,
-            &args.remote,
-            8,
-            args.run_id ^ u64::from(std::process::id()),
-        )
-        .context("pushing the run")?;
-        if !cli.quiet {
-            eprintln!("pushed to {} ({tries} attempt(s))", args.remote);
+        if !failed.is_empty() {
+            eprintln!("a job failed in: {} (written; exit 1)", failed.join(", "));
+        }
+        if !missing.is_empty() {
+            eprintln!(
+                "{} job(s) left no result (written as a partial run; exit 1)",
+                missing.len()
+            );
         }
     }
-    Ok(())
+    Exit::Gate
 }
 
 /// `--repo`, else `GITHUB_REPOSITORY`, else the `origin` remote's `owner/name`.

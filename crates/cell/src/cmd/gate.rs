@@ -24,6 +24,11 @@ pub struct GateArgs {
     /// Compare against this run (`<date>-<run-id>`) instead of the newest (overrides BASELINE).
     #[arg(long)]
     pub baseline: Option<String>,
+    /// Read the thresholds (versions.env, cell/) from this commit instead of the work tree:
+    /// the collect job passes the run's own commit, which the branch tip may have moved past.
+    /// Recorded in gate.json.
+    #[arg(long, value_name = "REV")]
+    pub config_rev: Option<String>,
     /// Accept runs of the scripted test executor (the test suite's; never a measurement).
     #[arg(long, hide = true)]
     pub allow_scripted: bool,
@@ -31,7 +36,11 @@ pub struct GateArgs {
 
 /// Runs `cell gate`.
 pub fn run(args: &GateArgs, cli: &Cli) -> anyhow::Result<Exit> {
-    let plan = super::load_plan(cli)?;
+    let scratch = tempfile::tempdir().context("creating a scratch directory")?;
+    let plan = match &args.config_rev {
+        Some(rev) => super::load_plan_at(cli, rev, scratch.path())?,
+        None => super::load_plan(cli)?,
+    };
     let run_dir = std::path::absolute(&args.run_dir).context("resolving the run directory")?;
     let run = store::load_run(&run_dir)?;
     anyhow::ensure!(
@@ -47,7 +56,8 @@ pub fn run(args: &GateArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let history = store::load_history(&history_dir)?;
     let mut cfg = GateConfig::from_plan(&plan, args.baseline.clone(), run.cells.keys())?;
     cfg.allow_scripted = args.allow_scripted;
-    let report = cell_verdict::gate(&run, &history, &cfg)?;
+    let mut report = cell_verdict::gate(&run, &history, &cfg)?;
+    report.config_rev.clone_from(&args.config_rev);
     store::write_gate(&run_dir, &report).context("writing gate.json")?;
     print_report(&report, cli)?;
     Ok(if report.exit == 0 {

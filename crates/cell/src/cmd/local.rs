@@ -51,12 +51,17 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
         source: "local".into(),
         head_sha: None,
         attempt: None,
+        attempts: Vec::new(),
         partial: false,
     };
     let cells = cell_collect::merge_run(&run, inputs, &BTreeMap::from([(cell.id(), missing)]));
     let run_dir = args.out.join(run_name.to_string());
-    store::write_run_dir(&args.out, &super::run_dir(run_name, &cells, None), false)
-        .with_context(|| format!("writing {}", run_dir.display()))?;
+    store::write_run_dir(
+        &args.out,
+        &super::run_dir(run_name, &cells, None),
+        store::Replace::Never,
+    )
+    .with_context(|| format!("writing {}", run_dir.display()))?;
     let report = gate(&plan, &args.out, &run_dir)?;
     print(&cells, &report, cli);
     let report_dir = write_report(&args.out)?;

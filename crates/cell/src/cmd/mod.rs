@@ -2,6 +2,7 @@
 
 pub mod calibrate;
 pub mod collect;
+pub mod commit;
 pub mod fetch;
 pub mod gate;
 pub mod local;
@@ -23,6 +24,7 @@ pub fn dispatch(cli: &Cli) -> anyhow::Result<Exit> {
         Command::Local(args) => local::run(args, cli),
         Command::Plan(args) => plan::run(args, cli),
         Command::Collect(args) => collect::run(args, cli),
+        Command::Commit(args) => commit::run(args, cli),
         Command::Report(args) => report::run(args, cli),
         Command::Gate(args) => gate::run(args, cli),
         Command::Calibrate(args) => calibrate::run(args, cli),
@@ -42,6 +44,45 @@ pub fn dispatch(cli: &Cli) -> anyhow::Result<Exit> {
 pub fn load_plan(cli: &Cli) -> anyhow::Result<cell_model::Plan> {
     cell_model::Plan::load(&cli.root)
         .with_context(|| format!("loading the cell definition under {}", cli.root.display()))
+}
+
+/// The plan as it was at commit `rev` of the checkout at `--root` (`versions.env` and `cell/`
+/// only, unpacked into `scratch`): a collect judges a run by the thresholds it ran with, not by
+/// the branch tip's.
+pub fn load_plan_at(
+    cli: &Cli,
+    rev: &str,
+    scratch: &std::path::Path,
+) -> anyhow::Result<cell_model::Plan> {
+    anyhow::ensure!(
+        !rev.is_empty() && !rev.starts_with('-') && rev.bytes().all(|b| b.is_ascii_graphic()),
+        "--config-rev `{}`: name a commit (a SHA or a ref)",
+        cell_schema::escape::one_line(rev)
+    );
+    let zip = scratch.join("config.zip");
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&cli.root)
+        .args(["archive", "--format=zip", "-o"])
+        .arg(&zip)
+        .args([rev, "--", cell_model::VERSIONS_ENV, "cell"])
+        .output()
+        .context("running git archive")?;
+    anyhow::ensure!(
+        out.status.success(),
+        "reading versions.env and cell/ at {rev}: {}",
+        cell_schema::escape::one_line(String::from_utf8_lossy(&out.stderr).trim())
+    );
+    let root = scratch.join("config");
+    cell_fetch::unpack(
+        &zip,
+        cell_fetch::ArchiveKind::Zip,
+        &root,
+        &cell_fetch::UnpackOptions::default(),
+    )
+    .with_context(|| format!("unpacking the configuration of {rev}"))?;
+    cell_model::Plan::load(&root)
+        .with_context(|| format!("loading the cell definition of commit {rev}"))
 }
 
 /// A toolchain that has workload rows; one without (a server's) says where its servers run.

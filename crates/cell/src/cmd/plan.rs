@@ -32,6 +32,10 @@ pub struct PlanArgs {
     /// pinned); exits 2 unless every selected tarball toolchain pins exactly this version.
     #[arg(long, value_name = "VERSION", requires = "matrix")]
     pub subject: Option<String>,
+    /// With --matrix: the run's `reps` input, checked as the jobs will read it (blank: the
+    /// adaptive budget; else a whole number of measured rounds, at least 1); exits 2 otherwise.
+    #[arg(long, value_name = "N", requires = "matrix")]
+    pub reps: Option<String>,
     /// With --matrix: also append `<job>=<matrix>` for every matrix job of the workflow that
     /// has entries to FILE (the workflow passes its step output file).
     #[arg(long, value_name = "FILE", requires = "matrix")]
@@ -119,6 +123,12 @@ fn matrix(args: &PlanArgs, plan: &cell_model::Plan) -> anyhow::Result<Exit> {
         eprintln!("Error: {e}");
         return Ok(Exit::Infra);
     }
+    if let Some(reps) = &args.reps
+        && let Err(e) = check_reps(reps)
+    {
+        eprintln!("Error: {e}");
+        return Ok(Exit::Infra);
+    }
     if let Some(path) = &args.outputs {
         let mut f = std::fs::OpenOptions::new()
             .create(true)
@@ -130,6 +140,22 @@ fn matrix(args: &PlanArgs, plan: &cell_model::Plan) -> anyhow::Result<Exit> {
     }
     writeln!(std::io::stdout().lock(), "{}", selection.matrix_json())?;
     Ok(Exit::Ok)
+}
+
+/// The `reps` input as `cell run --reps` takes it: blank, or a whole number from 1 to 100000.
+fn check_reps(reps: &str) -> anyhow::Result<()> {
+    let reps = reps.trim();
+    if reps.is_empty()
+        || reps
+            .parse::<u32>()
+            .is_ok_and(|n| (1..=100_000).contains(&n))
+    {
+        return Ok(());
+    }
+    Err(anyhow::anyhow!(
+        "input reps `{}`: write a whole number of measured rounds from 1 to 100000, or leave it blank for the adaptive budget of versions.env",
+        cell_schema::escape::one_line(reps)
+    ))
 }
 
 /// The command that rewrites the workflow, with `--root` when it is not the current directory.

@@ -1,0 +1,335 @@
+//! The jobs around the matrix: `build-<platform>` (cell compiled once per run and platform),
+//! `plan` (the file is current, the run's inputs become matrices) and `collect` (the run's
+//! artifacts become one commit of `results/`, whatever failed before it).
+
+use cell_model::Plan;
+
+use crate::layout::{Layout, runs_on};
+use crate::pins::{CHECKOUT, DOWNLOAD_ARTIFACT, RUST_CACHE, UPLOAD_ARTIFACT};
+use crate::workflow::{Concurrency, Job, Level, Map, Permissions, RunsOn, Step, expr};
+use crate::{HOST_RUNNER, WORKFLOW_PATH};
+
+/// Minutes `build-*`, `plan` and `collect` may take (a cold build of cell is most of it).
+pub const SIDE_JOB_MINUTES: u32 = 30;
+/// The platform of the hosted runner `plan` and `collect` run on.
+pub const HOST_PLATFORM: &str = "linux-x86_64";
+/// Where a job unpacks the cell binary of its platform.
+const BIN_DIR: &str = "cell-bin";
+
+/// One platform cell runs on (`<os>-<arch>`) and the runner its build job uses: the hosted
+/// one for `linux-x86_64` (which also serves `plan` and `collect`), else the first cell's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Platform {
+    /// `<os>-<arch>`.
+    pub id: String,
+    /// Where its build job runs.
+    pub runs_on: RunsOn,
+}
+
+impl Platform {
+    /// The id of the job that builds cell for it.
+    pub fn job(&self) -> String {
+        build_job_id(&self.id)
+    }
+}
+
+/// `build-<platform>`: the job that builds cell for a platform.
+pub fn build_job_id(platform: &str) -> String {
+    format!("build-{platform}")
+}
+
+/// `bin-<platform>`: the artifact holding cell for a platform. It is named by the run, not
+/// the attempt (a "re-run failed jobs" attempt does not re-run the build), and outside the
+/// `cell-` namespace, which holds job results only.
+pub fn bin_artifact(platform: &str) -> String {
+    format!("bin-{platform}")
+}
+
+/// Every platform of the plan's cells, the host's first. A platform builds on a hosted
+/// runner of one of its cells when it has one, else on any self-hosted runner of it, by the
+/// labels every self-hosted runner carries (`self-hosted`, its OS, its architecture).
+pub fn platforms(plan: &Plan) -> Vec<Platform> {
+    let mut out = vec![Platform {
+        id: HOST_PLATFORM.to_owned(),
+        runs_on: RunsOn::Label(HOST_RUNNER.to_owned()),
+    }];
+    for cell in plan.cells.values() {
+        let id = format!("{}-{}", cell.os, cell.arch);
+        let hosted = match runs_on(cell) {
+            RunsOn::Label(l) => Some(RunsOn::Label(l)),
+            RunsOn::Labels(_) => None,
+        };
+        match out.iter_mut().find(|p| p.id == id) {
+            Some(p) => {
+                if let (RunsOn::Labels(_), Some(h)) = (&p.runs_on, hosted) {
+                    p.runs_on = h;
+                }
+            }
+            None => out.push(Platform {
+                runs_on: hosted.unwrap_or_else(|| self_hosted(&cell.os, &cell.arch)),
+                id,
+            }),
+        }
+    }
+    out
+}
+
+/// The default labels of a self-hosted runner of `os` and `arch`.
+fn self_hosted(os: &str, arch: &str) -> RunsOn {
+    let os = match os {
+        "linux" => "Linux",
+        "macos" => "macOS",
+        "windows" => "Windows",
+        other => other,
+    };
+    let arch = match arch {
+        "x86_64" => "X64",
+        "aarch64" => "ARM64",
+        other => other,
+    };
+    RunsOn::Labels(vec!["self-hosted".into(), os.into(), arch.into()])
+}
+
+/// `actions/checkout`, never leaving a token in `.git/config`: only the push of `collect`
+/// gets one, through its environment.
+pub fn checkout() -> Step {
+    Step::uses("check out the repository", CHECKOUT).input("persist-credentials", false)
+}
+
+/// The Rust that builds cell, by rustup (preinstalled on the runners), not by an action.
+fn install_rust(rust: &str) -> Step {
+    Step::run(
+        format!("install Rust {rust} to build cell"),
+        &[
+            "rustup toolchain install \"$RUST\" --profile minimal --no-self-update",
+            "rustup default \"$RUST\"",
+        ],
+    )
+    .env("RUST", rust)
+}
+
+/// Prints the SHA-256 of `$1` (sha256sum on Linux, shasum on macOS).
+const SHA256_OF: &str =
+    "sha256_of() { { sha256sum \"$1\" 2>/dev/null || shasum -a 256 \"$1\"; } | cut -d ' ' -f 1; }";
+
+/// The job that builds cell once for `platform` and hands it on with its digest.
+pub fn build_job(rust: &str, platform: &Platform) -> Job {
+    let steps = vec![
+        checkout(),
+        install_rust(rust),
+        Step::uses("restore the cargo cache (keyed on Cargo.lock)", RUST_CACHE)
+            .input("shared-key", format!("cell-{}", platform.id)),
+        Step::run(
+            "build cell",
+            &[
+                "cargo build --release --locked -p cell",
+                &format!("mkdir -p {BIN_DIR}"),
+                &format!("cp target/release/cell {BIN_DIR}/cell"),
+            ],
+        ),
+        Step::run(
+            "record the binary's SHA-256 for the jobs that download it",
+            &[
+                SHA256_OF,
+                &format!("echo \"sha256=$(sha256_of {BIN_DIR}/cell)\" >> \"$GITHUB_OUTPUT\""),
+            ],
+        )
+        .id("digest"),
+        Step::uses("upload cell", UPLOAD_ARTIFACT)
+            .input("name", bin_artifact(&platform.id))
+            .input("path", format!("{BIN_DIR}/cell"))
+            .input("if-no-files-found", "error")
+            // A full re-run builds again under the same name.
+            .input("overwrite", true),
+    ];
+    Job {
+        name: format!("build cell for {}", platform.id),
+        needs: Vec::new(),
+        cond: None,
+        runs_on: platform.runs_on.clone(),
+        permissions: None,
+        concurrency: None,
+        timeout_minutes: SIDE_JOB_MINUTES,
+        strategy: None,
+        env: Map::new(),
+        outputs: Map::new().with("sha256", expr("steps.digest.outputs.sha256")),
+        steps,
+    }
+}
+
+/// Downloads cell for the job's platform (one of `platforms`; `matrix.os`-`matrix.arch` when
+/// there are several), checks its SHA-256 against what the build job recorded (a binary is
+/// run only when it is the one built for this run), and puts it on PATH.
+pub fn get_cell(platforms: &[String]) -> Vec<Step> {
+    let (name, platform) = match platforms {
+        [one] => (bin_artifact(one), one.clone()),
+        _ => (
+            bin_artifact(&format!("{}-{}", expr("matrix.os"), expr("matrix.arch"))),
+            format!("{}-{}", expr("matrix.os"), expr("matrix.arch")),
+        ),
+    };
+    // `<platform>=<sha256>` lines, one per build job this job needs.
+    let digests: Vec<String> = platforms
+        .iter()
+        .map(|p| {
+            format!(
+                "{p}={}",
+                expr(&format!("needs.{}.outputs.sha256", build_job_id(p)))
+            )
+        })
+        .collect();
+    vec![
+        Step::uses("download cell (built once for this run)", DOWNLOAD_ARTIFACT)
+            .input("name", name)
+            .input("path", format!("{}/{BIN_DIR}", expr("runner.temp"))),
+        Step::run(
+            "check cell's SHA-256 and put it on PATH",
+            &[
+                SHA256_OF,
+                &format!("bin=\"$RUNNER_TEMP/{BIN_DIR}/cell\""),
+                "want=$(printf '%s\\n' \"$CELL_SHA256S\" | sed -n \"s/^$PLATFORM=//p\")",
+                "got=$(sha256_of \"$bin\")",
+                "if [ -z \"$want\" ] || [ \"$got\" != \"$want\" ]; then",
+                "  echo \"::error::the downloaded cell for $PLATFORM has SHA-256 $got, not the ${want:-(none)} its build job recorded\"",
+                "  exit 1",
+                "fi",
+                // Artifacts are zips, which drop the exec bit.
+                "chmod +x \"$bin\"",
+                &format!("echo \"$RUNNER_TEMP/{BIN_DIR}\" >> \"$GITHUB_PATH\""),
+            ],
+        )
+        .env("PLATFORM", platform)
+        .env("CELL_SHA256S", digests.join("\n")),
+    ]
+}
+
+/// `plan`: checks this file is current and turns the run's inputs into matrices; unknown
+/// cells or toolchains and a bad `reps` fail here, before any runner is taken.
+pub fn plan_job(layout: &Layout) -> Job {
+    let mut steps = vec![checkout()];
+    steps.extend(get_cell(&[HOST_PLATFORM.to_owned()]));
+    steps.push(Step::run(
+        format!("check that {WORKFLOW_PATH} is what `cell plan` writes"),
+        &["cell plan --check"],
+    ));
+    steps.push(
+        Step::run(
+            "plan the matrices (unknown cells or toolchains, or bad reps, fail here)",
+            &["cell plan --matrix --cells \"$CELLS\" --toolchains \"$TOOLCHAINS\" --subject \"$SUBJECT\" --reps \"$REPS\" --outputs \"$GITHUB_OUTPUT\""],
+        )
+        .id("matrix")
+        .env("CELLS", expr("inputs.cells"))
+        .env("TOOLCHAINS", expr("inputs.toolchains"))
+        .env("SUBJECT", expr("inputs.subject"))
+        .env("REPS", expr("inputs.reps")),
+    );
+    let mut outputs = Map::new();
+    for job in &layout.jobs {
+        outputs.insert(
+            job.id.clone(),
+            expr(&format!("steps.matrix.outputs.{}", job.id)),
+        );
+    }
+    Job {
+        name: "plan".into(),
+        needs: vec![build_job_id(HOST_PLATFORM)],
+        cond: None,
+        runs_on: RunsOn::Label(HOST_RUNNER.into()),
+        permissions: None,
+        concurrency: None,
+        timeout_minutes: SIDE_JOB_MINUTES,
+        strategy: None,
+        env: Map::new(),
+        outputs,
+        steps,
+    }
+}
+
+/// `collect`: runs unless the run was cancelled (a cancel commits nothing; a later re-run
+/// collects), after failed and skipped jobs alike, and ends in one commit whenever anything
+/// was collected; the job fails after that commit when a job failed or the gate tripped.
+pub fn collect_job(layout: &Layout) -> Job {
+    let mut needs = vec!["plan".to_owned(), build_job_id(HOST_PLATFORM)];
+    needs.extend(layout.jobs.iter().map(|j| j.id.clone()));
+    Job {
+        name: "collect".into(),
+        needs,
+        cond: Some(format!(
+            "!cancelled() && needs.plan.result == 'success' && needs.{}.result == 'success'",
+            build_job_id(HOST_PLATFORM)
+        )),
+        runs_on: RunsOn::Label(HOST_RUNNER.into()),
+        permissions: Some(Permissions {
+            contents: Some(Level::Write),
+            actions: Some(Level::Read),
+        }),
+        concurrency: Some(Concurrency {
+            group: format!("cell-collect-{}", expr("github.ref")),
+            cancel_in_progress: false,
+            queue: Some("max".into()),
+        }),
+        timeout_minutes: SIDE_JOB_MINUTES,
+        strategy: None,
+        env: Map::new(),
+        outputs: Map::new(),
+        steps: collect_steps(),
+    }
+}
+
+fn collect_steps() -> Vec<Step> {
+    let run_dir = expr("steps.collect.outputs.run-dir");
+    let collected = "steps.collect.outputs.run-dir != ''";
+    let mut steps = vec![
+        checkout()
+            .input("ref", expr("github.ref"))
+            .input("fetch-depth", "0")
+            .comment("The branch tip, not github.sha: a re-run must commit on top of what attempt 1 pushed."),
+    ];
+    steps.extend(get_cell(&[HOST_PLATFORM.to_owned()]));
+    steps.push(
+        Step::run(
+            "collect the run's artifacts into results/",
+            &["cell collect \"$RUN_ID\" --outputs \"$GITHUB_OUTPUT\""],
+        )
+        .id("collect")
+        .continue_on_error()
+        .env("GITHUB_TOKEN", expr("github.token"))
+        .env("RUN_ID", expr("github.run_id"))
+        .comment("Writes what it got: missing or failed jobs make the run partial, listed in run.json. Exit 1 (a job failed) must not stop the gate and the commit; the last step fails the job."),
+    );
+    steps.push(
+        Step::run(
+            "gate the run against the committed history",
+            &["cell gate \"$RUN_DIR\" --config-rev \"$RUN_SHA\""],
+        )
+        .id("gate")
+        .when(collected)
+        .continue_on_error()
+        .env("RUN_DIR", run_dir.clone())
+        .env("RUN_SHA", expr("github.sha"))
+        .comment("Thresholds from the run's own commit, not the branch tip; writes gate.json into the run dir."),
+    );
+    steps.push(
+        Step::run(
+            "commit and push results/ (with gate.json)",
+            &["cell commit \"$RUN_DIR\" --push"],
+        )
+        .when(collected)
+        .env("GITHUB_TOKEN", expr("github.token"))
+        .env("RUN_DIR", run_dir)
+        .comment("The one step that holds a write token, in its environment only; rebases and retries when the branch moved."),
+    );
+    steps.push(
+        Step::run(
+            "fail the job when a job failed or the gate tripped",
+            &[
+                "echo \"::error::collect: $COLLECT, gate: $GATE (the results are committed; see the step summary)\"",
+                "exit 1",
+            ],
+        )
+        .when("steps.collect.outcome == 'failure' || steps.gate.outcome == 'failure'")
+        .env("COLLECT", expr("steps.collect.outcome"))
+        .env("GATE", expr("steps.gate.outcome")),
+    );
+    steps
+}
