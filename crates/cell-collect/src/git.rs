@@ -242,6 +242,61 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
+/// Checks out `branch` of `remote` into a new work tree at `into` (on that branch, at its
+/// tip), or, when the remote has no such branch yet, a new branch with no history there:
+/// where a repository whose main is protected keeps `results/`. `Ok(true)` when it existed.
+pub fn results_checkout(
+    repo: &Path,
+    remote: &str,
+    branch: &str,
+    into: &Path,
+) -> Result<bool, GitError> {
+    let env = push_env(repo, remote);
+    let into_s = into.to_str().ok_or_else(|| GitError::Step {
+        what: "checking out the results branch".into(),
+        detail: "the path is not UTF-8".into(),
+    })?;
+    let remote_ref = format!("refs/heads/{branch}");
+    let listed =
+        run_git(repo, &["ls-remote", "--heads", remote, &remote_ref], &env).map_err(|f| {
+            GitError::Step {
+                what: format!("asking {remote} for {branch}"),
+                detail: f.last_line(),
+            }
+        })?;
+    let exists = !listed.trim().is_empty();
+    if exists {
+        run_git(repo, &["fetch", "--quiet", remote, &remote_ref], &env).map_err(|f| {
+            GitError::Step {
+                what: format!("fetching {remote} {branch}"),
+                detail: f.last_line(),
+            }
+        })?;
+        git(
+            repo,
+            "checking out the results branch",
+            &[
+                "worktree",
+                "add",
+                "--quiet",
+                "-B",
+                branch,
+                into_s,
+                "FETCH_HEAD",
+            ],
+        )?;
+    } else {
+        git(
+            repo,
+            "starting the results branch",
+            &[
+                "worktree", "add", "--quiet", "--orphan", "-b", branch, into_s,
+            ],
+        )?;
+    }
+    Ok(exists)
+}
+
 /// A push that failed only because another push raced it on the remote: try again as is.
 fn transient(f: &Failure) -> bool {
     let e = &f.stderr;

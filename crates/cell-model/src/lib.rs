@@ -189,6 +189,9 @@ pub struct WorkflowDef {
     pub rust_key: String,
     /// Its value, when `versions.env` has it (`cell plan` requires it; `cell run` does not).
     pub rust: Option<String>,
+    /// The branch `collect` commits `results/` to (created on first use), for a repository
+    /// whose checked-out branch is protected; `None`: the checked-out branch.
+    pub results_branch: Option<String>,
 }
 
 /// Everything `cell` needs, validated.
@@ -441,13 +444,39 @@ fn resolve_workflow(env: &VersionsEnv, raw: raw::RawWorkflow) -> Result<Workflow
             format!("versions.env has no {rust_key}: add a line {rust_key}=<rust version>"),
         ));
     }
+    if let Some(b) = &raw.results_branch
+        && !is_branch_name(b)
+    {
+        return Err(FieldError::new(
+            "workflow.results_branch",
+            format!(
+                "`{}`: write a branch name of letters, digits, `.`, `_`, `-` and `/` (not starting with `-` or `/`, no `..`, not ending in `/` or `.lock`)",
+                cell_schema::escape::one_line(b)
+            ),
+        ));
+    }
     Ok(WorkflowDef {
         schedule: raw.schedule,
         branches: raw.branches,
         paths: raw.paths,
         rust_key,
         rust,
+        results_branch: raw.results_branch,
     })
+}
+
+/// A branch name git takes and a shell, a YAML file and a refspec pass through unchanged.
+fn is_branch_name(b: &str) -> bool {
+    !b.is_empty()
+        && b.len() <= 200
+        && b.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-' | b'/'))
+        && !b.starts_with(['-', '/', '.'])
+        && !b.ends_with('/')
+        && !b.to_ascii_lowercase().ends_with(".lock")
+        && !b.contains("..")
+        && !b.contains("//")
+        && !b.contains("/.")
 }
 
 /// `[expect]`: an answer for every phase of `PHASES` and for no other, newline-terminated.

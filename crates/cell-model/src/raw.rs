@@ -53,6 +53,8 @@ pub struct RawWorkflow {
     pub paths: Vec<String>,
     /// `versions.env` key of the Rust that builds cell on a runner (default `RUST_VERSION`).
     pub rust: Option<String>,
+    /// The branch collect commits `results/` to, instead of the checked-out one.
+    pub results_branch: Option<String>,
 }
 
 /// `[tooth]`.

@@ -108,7 +108,7 @@ pub fn workflow(plan: &Plan, layout: &Layout) -> Result<Workflow, PlanError> {
         };
         jobs.insert(job.id.clone(), built);
     }
-    jobs.insert("collect", side::collect_job(layout));
+    jobs.insert("collect", side::collect_job(plan, layout));
 
     let wf = Workflow {
         name: "cell".into(),

@@ -248,7 +248,7 @@ pub fn plan_job(layout: &Layout) -> Job {
 /// `collect`: runs unless the run was cancelled (a cancel commits nothing; a later re-run
 /// collects), after failed and skipped jobs alike, and ends in one commit whenever anything
 /// was collected; the job fails after that commit when a job failed or the gate tripped.
-pub fn collect_job(layout: &Layout) -> Job {
+pub fn collect_job(plan: &Plan, layout: &Layout) -> Job {
     let mut needs = vec!["plan".to_owned(), build_job_id(HOST_PLATFORM)];
     needs.extend(layout.jobs.iter().map(|j| j.id.clone()));
     Job {
@@ -272,11 +272,14 @@ pub fn collect_job(layout: &Layout) -> Job {
         strategy: None,
         env: Map::new(),
         outputs: Map::new(),
-        steps: collect_steps(),
+        steps: collect_steps(plan.workflow.results_branch.as_deref()),
     }
 }
 
-fn collect_steps() -> Vec<Step> {
+/// Where the collect job checks out `[workflow] results_branch`.
+const RESULTS_CHECKOUT: &str = ".cell-results";
+
+fn collect_steps(results_branch: Option<&str>) -> Vec<Step> {
     let run_dir = expr("steps.collect.outputs.run-dir");
     let collected = "steps.collect.outputs.run-dir != ''";
     let mut steps = vec![
@@ -286,12 +289,32 @@ fn collect_steps() -> Vec<Step> {
             .comment("The branch tip, not github.sha: a re-run must commit on top of what attempt 1 pushed."),
     ];
     steps.extend(get_cell(&[HOST_PLATFORM.to_owned()]));
-    steps.push(
-        Step::run(
+    let mut collect = match results_branch {
+        None => Step::run(
             "collect the run's artifacts into results/",
             &["cell collect \"$RUN_ID\" --outputs \"$GITHUB_OUTPUT\""],
-        )
-        .id("collect")
+        ),
+        Some(branch) => {
+            steps.push(
+                Step::run(
+                    format!("check out the results branch {branch}"),
+                    &["cell results-branch \"$BRANCH\" --into \"$RESULTS_CHECKOUT\""],
+                )
+                .env("GITHUB_TOKEN", expr("github.token"))
+                .env("BRANCH", branch)
+                .env("RESULTS_CHECKOUT", RESULTS_CHECKOUT)
+                .comment("[workflow] results_branch: the history lives on its own branch (created on first use), so a protected main is never pushed to."),
+            );
+            Step::run(
+                format!("collect the run's artifacts into results/ of {branch}"),
+                &["cell collect \"$RUN_ID\" --results \"$RESULTS_CHECKOUT/results\" --outputs \"$GITHUB_OUTPUT\""],
+            )
+            .env("RESULTS_CHECKOUT", RESULTS_CHECKOUT)
+        }
+    };
+    collect = collect.id("collect");
+    steps.push(
+        collect
         .continue_on_error()
         .env("GITHUB_TOKEN", expr("github.token"))
         .env("RUN_ID", expr("github.run_id"))
@@ -317,7 +340,7 @@ fn collect_steps() -> Vec<Step> {
         .when(collected)
         .env("GITHUB_TOKEN", expr("github.token"))
         .env("RUN_DIR", run_dir)
-        .comment("The one step that holds a write token, in its environment only; rebases and retries when the branch moved."),
+        .comment("The push gets the token through its environment only, never .git/config or a command line; it rebases and retries when the branch moved."),
     );
     steps.push(
         Step::run(

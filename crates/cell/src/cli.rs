@@ -52,6 +52,8 @@ pub enum Command {
     Collect(crate::cmd::collect::CollectArgs),
     /// Commit a run dir (with its gate.json) and push it, rebasing and retrying.
     Commit(crate::cmd::commit::CommitArgs),
+    /// Check out the branch that keeps results/ (created when new) into a work tree.
+    ResultsBranch(crate::cmd::commit::ResultsBranchArgs),
     /// Write the comparison pages from the committed history: index.html, README.md, SVG
     /// charts, samples.csv and report.json.
     Report(crate::cmd::report::ReportArgs),

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use cell_testkit::archive::{self, Entry};
 use cell_testkit::http::{Request, Response, Server};
 use cell_testkit::{files, sha256};
+use predicates::prelude::PredicateBooleanExt as _;
 
 use common::{GCC_TOML, VERSIONS, cell, project, read_json};
 
@@ -592,4 +593,354 @@ fn two_collectors_pushing_different_runs_race_and_both_land() {
                 .is_file()
         );
     }
+}
+
+/// `src` copied to `dst`, each job folder renamed for `attempt` when `rename(name)` says so.
+fn copy_jobs(src: &[PathBuf], dst: &Path, attempt_of: impl Fn(&str) -> u32) {
+    for job in src {
+        let name = job.file_name().unwrap().to_str().unwrap();
+        let stem = name.rsplit_once("-a").unwrap().0;
+        let to = dst.join(format!("{stem}-a{}", attempt_of(stem)));
+        std::fs::create_dir_all(&to).unwrap();
+        for f in std::fs::read_dir(job).unwrap() {
+            let f = f.unwrap().path();
+            if f.is_file() {
+                std::fs::copy(&f, to.join(f.file_name().unwrap())).unwrap();
+            }
+        }
+    }
+}
+
+fn from_dir_cmd(repo: &Path, jobs: &Path) -> assert_cmd::Command {
+    let mut c = cell();
+    c.current_dir(repo)
+        .args(["collect", &RUN.to_string(), "--from-dir"]);
+    c.arg(jobs)
+        .args(["--results", "results", "--date", "2026-12-01"]);
+    c
+}
+
+fn job_attempts(run_dir: &Path, cell_id: &str) -> Vec<(String, u64)> {
+    let merged = read_json(&run_dir.join(cell_id).join("results.json"));
+    merged["jobs"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v["attempt"].as_u64().unwrap()))
+        .collect()
+}
+
+/// A "re-run failed jobs" attempt 2 merges the newest attempt of every job and replaces the
+/// directory attempt 1 wrote, in a new commit; a late collect of attempt 1 never replaces
+/// attempt 2's, and says so.
+#[test]
+fn a_re_run_replaces_an_older_attempt_and_an_older_one_never_replaces_a_newer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = local_run(tmp.path());
+    let (a1, a2) = (tmp.path().join("a1"), tmp.path().join("a2"));
+    copy_jobs(&local.jobs, &a1, |_| 1);
+    // Attempt 2 re-ran only the gcc job; clang's artifact is still attempt 1's.
+    copy_jobs(&local.jobs, &a2, |stem| {
+        1 + u32::from(stem.ends_with("-gcc"))
+    });
+    let repo = tmp.path().join("repo");
+    new_repo(&repo);
+    let dir = repo.join("results").join(format!("2026-12-01-{RUN}"));
+
+    from_dir_cmd(&repo, &a1).arg("--commit").assert().success();
+    assert_eq!(
+        job_attempts(&dir, &local.cell_id),
+        [("clang".into(), 1), ("gcc".into(), 1)]
+    );
+    from_dir_cmd(&repo, &a2)
+        .arg("--commit")
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("replaced"));
+    assert_eq!(
+        job_attempts(&dir, &local.cell_id),
+        [("clang".into(), 1), ("gcc".into(), 2)]
+    );
+    let record = read_json(&dir.join("run.json"));
+    assert_eq!(record["run"]["attempts"], serde_json::json!([1, 2]));
+    let log = git(&repo, &["log", "--format=%s"]);
+    assert_eq!(log.lines().count(), 3, "{log}");
+
+    // Attempt 1 again (a late, slow collect): refused, nothing changed, nothing committed.
+    from_dir_cmd(&repo, &a1)
+        .arg("--commit")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("gcc attempt 2"))
+        .stderr(predicates::str::contains("nothing was changed"));
+    assert_eq!(
+        job_attempts(&dir, &local.cell_id),
+        [("clang".into(), 1), ("gcc".into(), 2)]
+    );
+    assert_eq!(git(&repo, &["log", "--format=%s"]), log);
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+}
+
+/// Two collects in one checkout: the second waits for the first (a lock in the git dir) and
+/// says so, writing nothing until it has the lock.
+#[test]
+fn a_second_collect_in_one_checkout_waits_for_the_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = local_run(tmp.path());
+    let jobs = tmp.path().join("jobs");
+    copy_jobs(&local.jobs, &jobs, |_| 1);
+    let repo = tmp.path().join("repo");
+    new_repo(&repo);
+    // The first collect, as far as the second can tell: it holds the lock.
+    let lock = std::fs::File::create(repo.join(".git").join("cell-collect.lock")).unwrap();
+    lock.lock().unwrap();
+    let stderr = tmp.path().join("stderr");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cell"))
+        .current_dir(&repo)
+        .args(["collect", &RUN.to_string(), "--from-dir"])
+        .arg(&jobs)
+        .args(["--results", "results", "--date", "2026-12-01", "--commit"])
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let waited = (0..600).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        std::fs::read_to_string(&stderr)
+            .unwrap()
+            .contains("waiting for another cell collect")
+    });
+    assert!(waited, "{}", std::fs::read_to_string(&stderr).unwrap());
+    assert!(
+        !repo
+            .join("results")
+            .join(format!("2026-12-01-{RUN}"))
+            .exists()
+    );
+    lock.unlock().unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(
+        repo.join("results")
+            .join(format!("2026-12-01-{RUN}"))
+            .is_dir()
+    );
+    assert_eq!(git(&repo, &["log", "--format=%s"]).lines().count(), 2);
+}
+
+/// `cell commit` commits a run dir (gate.json with it) as the Actions bot when the checkout
+/// has no identity, pushes it, and leaves no credential in `.git/config`.
+#[test]
+fn cell_commit_commits_as_the_actions_bot_and_pushes_without_persisting_a_token() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = local_run(tmp.path());
+    let jobs = tmp.path().join("jobs");
+    copy_jobs(&local.jobs, &jobs, |_| 1);
+    let seed = tmp.path().join("seed");
+    new_repo(&seed);
+    let bare = tmp.path().join("origin.git");
+    git(
+        tmp.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            seed.to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ],
+    );
+    let clone = tmp.path().join("clone");
+    git(
+        tmp.path(),
+        &[
+            "clone",
+            "-q",
+            bare.to_str().unwrap(),
+            clone.to_str().unwrap(),
+        ],
+    );
+    // No identity anywhere: as on a fresh runner.
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    from_dir_cmd(&clone, &jobs).assert().success();
+    let run_dir = format!("results/2026-12-01-{RUN}");
+    std::fs::write(clone.join(&run_dir).join("gate.json"), "{}\n").unwrap();
+    cell()
+        .current_dir(&clone)
+        .env("HOME", &home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GITHUB_TOKEN", TOKEN)
+        .args(["commit", &run_dir, "--push"])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("pushed to origin"))
+        .stderr(predicates::str::contains(TOKEN).not());
+    let author = git(&bare, &["log", "-1", "--format=%an <%ae>%n%s"]);
+    assert!(
+        author.starts_with(
+            "github-actions[bot] <41898282+github-actions[bot]@users.noreply.github.com>"
+        ),
+        "{author}"
+    );
+    assert!(
+        author.contains(&format!("results: run {RUN} (2026-12-01)")),
+        "{author}"
+    );
+    let files = git(&bare, &["show", "--name-only", "--format=", "HEAD"]);
+    assert!(files.contains(&format!("{run_dir}/gate.json")), "{files}");
+    let config = std::fs::read_to_string(clone.join(".git").join("config")).unwrap();
+    assert!(
+        !config.contains(TOKEN) && !config.contains("extraheader"),
+        "{config}"
+    );
+}
+
+/// The collect job judges a run by the thresholds of the commit it ran (`--config-rev`), not
+/// by the branch tip's, and gate.json records which.
+#[test]
+fn gate_reads_the_thresholds_of_the_run_s_own_commit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = local_run(tmp.path());
+    let root = tmp.path().join("proj");
+    let env = std::fs::read_to_string(root.join("versions.env")).unwrap();
+    let pinned = |tol: &str| -> String {
+        let mut lines: Vec<String> = env
+            .lines()
+            .filter(|l| !l.starts_with("TOLERANCE="))
+            .map(str::to_owned)
+            .collect();
+        lines.push(format!("TOLERANCE={tol}"));
+        lines.join("\n") + "\n"
+    };
+    std::fs::write(root.join("versions.env"), pinned("0.07")).unwrap();
+    git(&root, &["init", "-q", "-b", "main"]);
+    git(&root, &["add", "-A"]);
+    git(
+        &root,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "commit",
+            "-qm",
+            "pins",
+        ],
+    );
+    let sha = git(&root, &["rev-parse", "HEAD"]);
+    // The branch moved on: a looser tolerance in the work tree.
+    std::fs::write(root.join("versions.env"), pinned("0.45")).unwrap();
+    let committed = 0.07;
+    let gate = |rev: Option<&str>| {
+        let mut c = cell();
+        c.arg("gate").arg(&local.run_dir).arg("--root").arg(&root);
+        if let Some(r) = rev {
+            c.args(["--config-rev", r]);
+        }
+        let out = c.output().unwrap();
+        assert!(
+            out.status.code() != Some(2),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        read_json(&local.run_dir.join("gate.json"))
+    };
+    let at_commit = gate(Some(&sha));
+    assert_eq!(at_commit["tolerance"].as_f64(), Some(committed));
+    assert_eq!(at_commit["config_rev"], sha.as_str());
+    let at_tip = gate(None);
+    assert_eq!(at_tip["tolerance"].as_f64(), Some(0.45));
+    assert!(at_tip.get("config_rev").is_none());
+    cell()
+        .arg("gate")
+        .arg(&local.run_dir)
+        .arg("--root")
+        .arg(&root)
+        .args(["--config-rev", "no-such-commit"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("no-such-commit"));
+}
+
+/// `[workflow] results_branch`: the history lives on its own branch, created on first use;
+/// the checked-out branch (a protected main) is never pushed to.
+#[test]
+fn results_go_to_their_own_branch_created_on_first_use() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = local_run(tmp.path());
+    let jobs = tmp.path().join("jobs");
+    copy_jobs(&local.jobs, &jobs, |_| 1);
+    let seed = tmp.path().join("seed");
+    new_repo(&seed);
+    let bare = tmp.path().join("origin.git");
+    git(
+        tmp.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            seed.to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ],
+    );
+    let main_before = git(&bare, &["rev-parse", "main"]);
+    for (round, dates) in [(1, "2026-12-01"), (2, "2026-12-02")] {
+        let clone = tmp.path().join(format!("clone{round}"));
+        git(
+            tmp.path(),
+            &[
+                "clone",
+                "-q",
+                bare.to_str().unwrap(),
+                clone.to_str().unwrap(),
+            ],
+        );
+        cell()
+            .current_dir(&clone)
+            .args(["results-branch", "cell-results", "--into", ".cell-results"])
+            .assert()
+            .success()
+            .stderr(predicates::str::contains(if round == 1 {
+                "started (no history yet)"
+            } else {
+                "checked out"
+            }));
+        cell()
+            .current_dir(&clone)
+            .args(["collect", &RUN.to_string(), "--from-dir"])
+            .arg(&jobs)
+            .args(["--results", ".cell-results/results", "--date", dates])
+            .assert()
+            .success();
+        cell()
+            .current_dir(&clone)
+            .args([
+                "commit",
+                &format!(".cell-results/results/{dates}-{RUN}"),
+                "--push",
+            ])
+            .assert()
+            .success();
+    }
+    assert_eq!(
+        git(&bare, &["rev-parse", "main"]),
+        main_before,
+        "main moved"
+    );
+    let tree = git(&bare, &["ls-tree", "-r", "--name-only", "cell-results"]);
+    for date in ["2026-12-01", "2026-12-02"] {
+        assert!(
+            tree.contains(&format!("results/{date}-{RUN}/run.json")),
+            "{tree}"
+        );
+    }
+    assert!(
+        !tree.contains("README"),
+        "the results branch shares main's files: {tree}"
+    );
+    assert_eq!(
+        git(&bare, &["log", "--format=%s", "cell-results"])
+            .lines()
+            .count(),
+        2
+    );
 }

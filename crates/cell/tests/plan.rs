@@ -309,3 +309,66 @@ fn workflow_table_errors_name_the_field_and_what_to_write() {
         .stderr(predicate::str::contains("unknown field `pull_request`"));
     assert!(!root.join(WORKFLOW).exists(), "a bad config writes nothing");
 }
+
+/// The `reps` input is checked where `cells` and `toolchains` are: in the plan job, before
+/// any runner is taken; blank means the adaptive budget.
+#[test]
+fn matrix_refuses_reps_that_cell_run_would_not_take() {
+    for ok in ["", "3", " 12 "] {
+        cell()
+            .args(["plan", "--matrix", "--reps", ok])
+            .current_dir(repo_root())
+            .assert()
+            .success();
+    }
+    for bad in ["0", "-1", "three", "3.5", "99999999999", "3; rm -rf /"] {
+        cell()
+            .args(["plan", "--matrix", "--reps", bad])
+            .current_dir(repo_root())
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains("input reps"))
+            .stderr(predicate::str::contains("whole number of measured rounds"));
+    }
+}
+
+/// `[workflow] results_branch` adds a step that checks the branch out and collects there;
+/// a name git or a shell would read otherwise is refused, naming the field.
+#[test]
+fn results_branch_moves_collect_to_its_own_branch_and_bad_names_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = copy_of_repo(tmp.path(), "");
+    let toml_path = root.join("cell/cell.toml");
+    let toml = std::fs::read_to_string(&toml_path).unwrap();
+    for bad in ["-x", "a..b", "a b", "x.lock", "$(id)", "/abs"] {
+        std::fs::write(
+            &toml_path,
+            toml.replace(
+                "[workflow]\n",
+                &format!("[workflow]\nresults_branch = \"{bad}\"\n"),
+            ),
+        )
+        .unwrap();
+        cell()
+            .arg("plan")
+            .current_dir(&root)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("workflow.results_branch"));
+    }
+    std::fs::write(
+        &toml_path,
+        toml.replace(
+            "[workflow]\n",
+            "[workflow]\nresults_branch = \"cell-results\"\n",
+        ),
+    )
+    .unwrap();
+    cell().arg("plan").current_dir(&root).assert().success();
+    let text = std::fs::read_to_string(root.join(WORKFLOW)).unwrap();
+    assert!(text.contains("cell results-branch \"$BRANCH\" --into \"$RESULTS_CHECKOUT\""));
+    assert!(text.contains("BRANCH: cell-results"));
+    assert!(text.contains("--results \"$RESULTS_CHECKOUT/results\""));
+    cell_testkit::lint::lint(&root.join(WORKFLOW));
+}

@@ -117,3 +117,43 @@ fn message(run: &HistoryRun) -> String {
         if partial { " (partial)" } else { "" }
     )
 }
+
+/// `cell results-branch BRANCH --into DIR`.
+#[derive(Debug, Args)]
+pub struct ResultsBranchArgs {
+    /// The branch that keeps `results/` (`[workflow] results_branch`).
+    pub branch: String,
+    /// Where to check it out (a new git work tree of this checkout).
+    #[arg(long, value_name = "DIR")]
+    pub into: PathBuf,
+    /// The remote that has (or will have) it.
+    #[arg(long, default_value = "origin")]
+    pub remote: String,
+}
+
+/// Runs `cell results-branch`: the results branch checked out beside the code, created with no
+/// history when the remote has none yet, so collect writes and gates there.
+pub fn results_branch(args: &ResultsBranchArgs, cli: &Cli) -> anyhow::Result<Exit> {
+    let repo = git::toplevel(&std::path::absolute(&cli.root)?)
+        .context("cell results-branch runs inside the repository's checkout")?;
+    let into = std::path::absolute(&args.into)?;
+    anyhow::ensure!(
+        !into.exists(),
+        "{}: already exists; name a new directory",
+        into.display()
+    );
+    let existed = git::results_checkout(&repo, &args.remote, &args.branch, &into)?;
+    if !cli.quiet {
+        eprintln!(
+            "{} {} in {}",
+            if existed {
+                "checked out"
+            } else {
+                "started (no history yet)"
+            },
+            args.branch,
+            into.display()
+        );
+    }
+    Ok(Exit::Ok)
+}

@@ -25,6 +25,7 @@ pub fn dispatch(cli: &Cli) -> anyhow::Result<Exit> {
         Command::Plan(args) => plan::run(args, cli),
         Command::Collect(args) => collect::run(args, cli),
         Command::Commit(args) => commit::run(args, cli),
+        Command::ResultsBranch(args) => commit::results_branch(args, cli),
         Command::Report(args) => report::run(args, cli),
         Command::Gate(args) => gate::run(args, cli),
         Command::Calibrate(args) => calibrate::run(args, cli),
@@ -46,8 +47,8 @@ pub fn load_plan(cli: &Cli) -> anyhow::Result<cell_model::Plan> {
         .with_context(|| format!("loading the cell definition under {}", cli.root.display()))
 }
 
-/// The plan as it was at commit `rev` of the checkout at `--root` (`versions.env` and `cell/`
-/// only, unpacked into `scratch`): a collect judges a run by the thresholds it ran with, not by
+/// The plan as it was at commit `rev` of the checkout at `--root` (its tree without
+/// `results/`, unpacked into `scratch`): a collect judges a run by the thresholds it ran with, not by
 /// the branch tip's.
 pub fn load_plan_at(
     cli: &Cli,
@@ -65,12 +66,13 @@ pub fn load_plan_at(
         .arg(&cli.root)
         .args(["archive", "--format=zip", "-o"])
         .arg(&zip)
-        .args([rev, "--", cell_model::VERSIONS_ENV, "cell"])
+        // The whole tree but the history: the plan checks the rows' sources exist.
+        .args([rev, "--", ".", ":(exclude)results"])
         .output()
         .context("running git archive")?;
     anyhow::ensure!(
         out.status.success(),
-        "reading versions.env and cell/ at {rev}: {}",
+        "reading the configuration at {rev}: {}",
         cell_schema::escape::one_line(String::from_utf8_lossy(&out.stderr).trim())
     );
     let root = scratch.join("config");

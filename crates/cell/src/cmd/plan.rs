@@ -34,7 +34,12 @@ pub struct PlanArgs {
     pub subject: Option<String>,
     /// With --matrix: the run's `reps` input, checked as the jobs will read it (blank: the
     /// adaptive budget; else a whole number of measured rounds, at least 1); exits 2 otherwise.
-    #[arg(long, value_name = "N", requires = "matrix")]
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "matrix",
+        allow_hyphen_values = true
+    )]
     pub reps: Option<String>,
     /// With --matrix: also append `<job>=<matrix>` for every matrix job of the workflow that
     /// has entries to FILE (the workflow passes its step output file).
