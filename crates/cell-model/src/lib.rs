@@ -113,6 +113,8 @@ pub enum Install {
         version: Option<String>,
         /// Components to strip.
         strip: u32,
+        /// Mirror URL prefixes (`https://…`), tried in order before the URL itself.
+        mirrors: Vec<String>,
     },
     /// On the runner image already.
     Preinstalled,
@@ -378,6 +380,28 @@ impl Plan {
         Ok((url, sha))
     }
 
+    /// Every URL a tarball install may be fetched from on an architecture, in the order to
+    /// try them: each mirror with the archive's file name appended, then the URL itself.
+    pub fn tarball_urls(&self, tc: &Toolchain, arch: &str) -> Result<Vec<String>, TarballError> {
+        let (url, _) = self.tarball(tc, arch)?;
+        let Install::Tarball { mirrors, .. } = &tc.install else {
+            return Err(TarballError::NotTarball(tc.name.clone()));
+        };
+        let file = url
+            .split(['?', '#'])
+            .next()
+            .unwrap_or_default()
+            .rsplit('/')
+            .next()
+            .unwrap_or_default();
+        let mut urls: Vec<String> = mirrors
+            .iter()
+            .map(|m| format!("{}/{file}", m.trim_end_matches('/')))
+            .collect();
+        urls.push(url);
+        Ok(urls)
+    }
+
     /// The `versions.env` pins of a toolchain, as written (arch-specific keys included).
     pub fn pins(&self, tc: &Toolchain) -> BTreeMap<String, String> {
         let mut keys = tc.pin_keys.clone();
@@ -607,14 +631,43 @@ fn resolve_install(
             sha256,
             version,
             strip,
+            mirrors,
         } => Install::Tarball {
             url_key: url,
             sha256_key: sha256,
             version: optional_pin(env, &format!("{field}.tarball.version"), version, pin_keys)?,
             strip,
+            mirrors: checked_mirrors(&format!("{field}.tarball.mirrors"), mirrors)?,
         },
         raw::RawInstall::Preinstalled {} => Install::Preinstalled,
     })
+}
+
+/// Mirror prefixes as a workflow may pass them: `https://`, then characters a URL path has and
+/// a shell or YAML reads as themselves; at most 16.
+fn checked_mirrors(field: &str, mirrors: Vec<String>) -> Result<Vec<String>, FieldError> {
+    if mirrors.len() > 16 {
+        return Err(FieldError::new(field, "list at most 16 mirrors"));
+    }
+    for (i, m) in mirrors.iter().enumerate() {
+        let ok = m.strip_prefix("https://").is_some_and(|rest| {
+            !rest.is_empty()
+                && rest.bytes().all(|c| {
+                    c.is_ascii_alphanumeric()
+                        || matches!(c, b'.' | b'-' | b'_' | b'/' | b'~' | b':')
+                })
+        });
+        if !ok {
+            return Err(FieldError::new(
+                format!("{field}[{i}]"),
+                format!(
+                    "`{}`: write an https:// URL prefix (letters, digits and . - _ / ~ :); the archive's file name is appended to it",
+                    cell_schema::escape::one_line(m)
+                ),
+            ));
+        }
+    }
+    Ok(mirrors)
 }
 
 /// The value of a version key an install may name, which is then one of its pins.

@@ -123,6 +123,10 @@ pub enum RawInstall {
         /// Leading path components to strip when unpacking.
         #[serde(default)]
         strip: u32,
+        /// Mirror URL prefixes, tried in order before the URL itself; the archive's file name
+        /// is appended to each, and the pinned digest is checked on whichever answers.
+        #[serde(default)]
+        mirrors: Vec<String>,
     },
     /// Already on the runner image.
     Preinstalled {},

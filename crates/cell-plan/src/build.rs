@@ -474,31 +474,45 @@ fn install_steps(
             let arches: BTreeSet<&str> = cells.iter().map(|c| c.arch.as_str()).collect();
             let mut steps = Vec::new();
             for arch in arches {
-                let (url, sha) = ctx.plan.tarball(tc, arch).map_err(|e| PlanError::Config {
+                let bad = |e: cell_model::TarballError| PlanError::Config {
                     path: ctx.toml.clone(),
                     field: field("tarball"),
                     msg: e.to_string(),
-                })?;
+                };
+                let (url, sha) = ctx.plan.tarball(tc, arch).map_err(bad)?;
+                let urls = ctx.plan.tarball_urls(tc, arch).map_err(bad)?;
                 let version = version
                     .as_deref()
                     .map(|v| format!(" {v}"))
                     .unwrap_or_default();
                 let dir = format!("\"$RUNNER_TEMP/toolchain-{}\"", tc.name);
-                steps.push(
+                let fetch = format!(
+                    "cell fetch --url \"$URL\" --sha256 \"$SHA256\" --into \"$dir\" --strip-components {strip}"
+                );
+                let step = if urls.len() == 1 {
                     Step::run(
                         format!("install {what}{version} ({arch} tarball, SHA-256 verified)"),
                         &[
                             &format!("dir={dir}"),
-                            &format!(
-                                "cell fetch --url \"$URL\" --sha256 \"$SHA256\" --into \"$dir\" --strip-components {strip}"
-                            ),
+                            &fetch,
                             "if [ -d \"$dir/bin\" ]; then dir=\"$dir/bin\"; fi",
                             "echo \"$dir\" >> \"$GITHUB_PATH\"",
                         ],
                     )
-                    .when(format!("matrix.arch == '{arch}'"))
                     .env("URL", url)
-                    .env("SHA256", sha.to_string()),
+                } else {
+                    mirrored_step(
+                        format!(
+                            "install {what}{version} ({arch} tarball from its mirrors, SHA-256 verified)"
+                        ),
+                        &dir,
+                        &fetch,
+                    )
+                    .env("URLS", urls.join("\n"))
+                };
+                steps.push(
+                    step.when(format!("matrix.arch == '{arch}'"))
+                        .env("SHA256", sha.to_string()),
                 );
             }
             steps
@@ -506,6 +520,28 @@ fn install_steps(
         Install::Preinstalled => Vec::new(),
     };
     Ok(steps)
+}
+
+/// A tarball tried from each of `$URLS` in turn (mirrors first): an unreachable one passes to
+/// the next, a digest mismatch stops the job (a mirror serving other bytes is not noise).
+fn mirrored_step(name: String, dir: &str, fetch: &str) -> Step {
+    Step::run(
+        name,
+        &[
+            &format!("dir={dir}"),
+            "status=2",
+            "while IFS= read -r URL; do",
+            &format!("  status=0; {fetch} || status=$?"),
+            "  if [ \"$status\" = 0 ]; then break; fi",
+            "  if [ \"$status\" = 1 ]; then echo \"::error::$URL served an archive whose SHA-256 is not the pinned one\"; exit 1; fi",
+            "  echo \"::warning::$URL could not be fetched; trying the next URL\"",
+            "  rm -rf \"$dir\"",
+            "done <<< \"$URLS\"",
+            "if [ \"$status\" != 0 ]; then echo \"::error::no URL of the tarball answered\"; exit 1; fi",
+            "if [ -d \"$dir/bin\" ]; then dir=\"$dir/bin\"; fi",
+            "echo \"$dir\" >> \"$GITHUB_PATH\"",
+        ],
+    )
 }
 
 /// The pinned setup action of a toolchain, with its version input and fixed inputs.

@@ -372,3 +372,86 @@ fn results_branch_moves_collect_to_its_own_branch_and_bad_names_are_refused() {
     assert!(text.contains("--results \"$RESULTS_CHECKOUT/results\""));
     cell_testkit::lint::lint(&root.join(WORKFLOW));
 }
+
+/// The step a tarball with mirrors gets, run as a runner runs it against a loopback server:
+/// an unreachable mirror passes to the next URL, the pinned digest is checked on the one
+/// that answers, and a URL serving other bytes stops the job at once.
+#[test]
+fn a_mirrored_tarball_falls_through_unreachable_mirrors_and_stops_on_other_bytes() {
+    use cell_testkit::archive::{Entry, tar_gz};
+    use cell_testkit::http::{Response, Server};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = copy_of_repo(tmp.path(), "");
+    cell().arg("plan").current_dir(&root).assert().success();
+    let text = std::fs::read_to_string(root.join(WORKFLOW)).unwrap();
+    let doc: serde_norway::Value = serde_norway::from_str(&text).unwrap();
+    let step = doc["jobs"]["run-zig"]["steps"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|s| {
+            s["name"]
+                .as_str()
+                .is_some_and(|n| n.contains("x86_64 tarball from its mirrors"))
+        })
+        .expect("a mirrored install step")
+        .clone();
+    let urls = step["env"]["URLS"].as_str().unwrap();
+    assert_eq!(
+        urls.lines().collect::<Vec<_>>(),
+        [
+            "https://pkg.machengine.org/zig/zig-x86_64-linux-0.16.0.tar.xz",
+            "https://zigmirror.hryx.net/zig/zig-x86_64-linux-0.16.0.tar.xz",
+            "https://ziglang.org/download/0.16.0/zig-x86_64-linux-0.16.0.tar.xz",
+        ]
+    );
+    let script = step["run"].as_str().unwrap();
+    let good = tar_gz(&[Entry::File("zig-0/bin/zig", b"#!/bin/sh\n", 0o755)]);
+    let other = tar_gz(&[Entry::File("zig-0/bin/zig", b"#!/bin/sh\nexit 1\n", 0o755)]);
+    let server = Server::routes([
+        ("/gone/t.tar.gz", Response::status(404)),
+        ("/good/t.tar.gz", Response::ok(good.clone())),
+        ("/other/t.tar.gz", Response::ok(other)),
+    ]);
+    let bin = assert_cmd::cargo::cargo_bin("cell");
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let run = |urls: &[&str]| {
+        let runner = tempfile::tempdir().unwrap();
+        let github_path = runner.path().join("path");
+        let urls: Vec<String> = urls.iter().map(|u| server.url(u)).collect();
+        let out = std::process::Command::new("bash")
+            .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
+            .env("PATH", &path)
+            .env("RUNNER_TEMP", runner.path())
+            .env("GITHUB_PATH", &github_path)
+            .env("URLS", urls.join("\n"))
+            .env("SHA256", cell_testkit::sha256(&good).to_string())
+            .output()
+            .unwrap();
+        let added = std::fs::read_to_string(&github_path).unwrap_or_default();
+        (out, added, runner)
+    };
+    let (out, added, runner) = run(&["/gone/t.tar.gz", "/good/t.tar.gz"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("::warning::"), "{stdout}");
+    assert_eq!(
+        added.trim(),
+        runner.path().join("toolchain-zig/bin").to_str().unwrap()
+    );
+    let (out, added, _runner) = run(&["/other/t.tar.gz", "/good/t.tar.gz"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("is not the pinned one"));
+    assert!(added.is_empty());
+    let (out, _, _runner) = run(&["/gone/t.tar.gz"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no URL of the tarball answered"));
+}
