@@ -2,9 +2,12 @@
 //! and pushed.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Context as _;
-use cell_collect::{Options, Source, collect, git, github::Github};
+use cell_collect::github::{Github, Settings};
+use cell_collect::{Options, Source, collect, git};
+use cell_fetch::Timeouts;
 use cell_schema::store::{self, Written};
 use cell_schema::{RunId, Status};
 use clap::Args;
@@ -48,18 +51,43 @@ pub struct CollectArgs {
     /// The remote to push to.
     #[arg(long, default_value = "origin")]
     pub remote: String,
+    /// Give up on the GitHub API after this many seconds for the whole collect (exit 2, naming
+    /// the request that was still waiting).
+    #[arg(long, value_name = "SECONDS", default_value_t = 900)]
+    pub timeout: u64,
+    /// Seconds a request may receive nothing before it is retried (tests shorten it).
+    #[arg(long, hide = true, value_name = "SECONDS", default_value_t = 60)]
+    pub idle_timeout: u64,
 }
 
 /// Runs `cell collect`.
 pub fn run(args: &CollectArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let run_id = RunId(args.run_id);
-    let github = Github::from_env(cli.verbose);
+    let github;
     let source = match &args.from_dir {
         Some(dir) => Source::Dir(dir.clone()),
-        None => Source::Api {
-            github: &github,
-            repo: repo(args)?,
-        },
+        None => {
+            let settings = Settings {
+                timeouts: Timeouts {
+                    idle: Duration::from_secs(args.idle_timeout),
+                    ..Timeouts::default()
+                },
+                deadline: Some(Duration::from_secs(args.timeout)),
+                verbose: cli.verbose,
+                ..Settings::default()
+            };
+            github = match Github::from_env(settings) {
+                Ok(g) => g,
+                Err(e) => {
+                    eprintln!("Error: {e}");
+                    return Ok(Exit::Infra);
+                }
+            };
+            Source::Api {
+                github: &github,
+                repo: repo(args)?,
+            }
+        }
     };
     let opts = Options {
         allow_partial: args.allow_partial,
