@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use cell_collect::github::{Github, Settings};
+use cell_collect::github::{Github, GithubError, Settings};
 use cell_collect::{Options, Source, collect, git};
 use cell_fetch::Timeouts;
 use cell_schema::store::{self, Written};
@@ -64,29 +64,19 @@ pub struct CollectArgs {
 pub fn run(args: &CollectArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let run_id = RunId(args.run_id);
     let github;
-    let source = match &args.from_dir {
-        Some(dir) => Source::Dir(dir.clone()),
-        None => {
-            let settings = Settings {
-                timeouts: Timeouts {
-                    idle: Duration::from_secs(args.idle_timeout),
-                    ..Timeouts::default()
-                },
-                deadline: Some(Duration::from_secs(args.timeout)),
-                verbose: cli.verbose,
-                ..Settings::default()
-            };
-            github = match Github::from_env(settings) {
-                Ok(g) => g,
-                Err(e) => {
-                    eprintln!("Error: {e}");
-                    return Ok(Exit::Infra);
-                }
-            };
-            Source::Api {
-                github: &github,
-                repo: repo(args)?,
+    let source = if let Some(dir) = &args.from_dir {
+        Source::Dir(dir.clone())
+    } else {
+        github = match client(args, cli) {
+            Ok(g) => g,
+            Err(e) => {
+                eprintln!("Error: {e}");
+                return Ok(Exit::Infra);
             }
+        };
+        Source::Api {
+            github: &github,
+            repo: repo(args)?,
         }
     };
     let opts = Options {
@@ -154,6 +144,21 @@ pub fn run(args: &CollectArgs, cli: &Cli) -> anyhow::Result<Exit> {
     } else {
         Exit::Ok
     })
+}
+
+/// The GitHub client from the environment, with the deadline of `--timeout` and the idle
+/// timeout of `--idle-timeout`.
+fn client(args: &CollectArgs, cli: &Cli) -> Result<Github, GithubError> {
+    let settings = Settings {
+        timeouts: Timeouts {
+            idle: Duration::from_secs(args.idle_timeout),
+            ..Timeouts::default()
+        },
+        deadline: Some(Duration::from_secs(args.timeout)),
+        verbose: cli.verbose,
+        ..Settings::default()
+    };
+    Github::from_env(settings)
 }
 
 /// Commits the run dir with a message naming the run, its cells and its verdict; pushes it
