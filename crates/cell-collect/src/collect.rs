@@ -250,50 +250,31 @@ fn download_all(
 ) -> Result<Vec<String>, CollectError> {
     let zips = staging.join("zips");
     std::fs::create_dir_all(&zips).map_err(io("creating the staging directory"))?;
-    let next = std::sync::Mutex::new(ours.iter());
-    let failures = std::sync::Mutex::new(Vec::new());
-    let fatal = std::sync::Mutex::new(None);
-    std::thread::scope(|s| {
-        for _ in 0..4 {
-            s.spawn(|| {
-                loop {
-                    let Some(a) = next.lock().expect("lock").next().copied() else {
-                        break;
-                    };
-                    let zip = zips.join(format!("{}.zip", a.id));
-                    let result = github
-                        .download(a, &zip)
-                        .map_err(CollectError::from)
-                        .and_then(|_| {
-                            let opts = cell_fetch::UnpackOptions::default();
-                            cell_fetch::unpack(
-                                &zip,
-                                cell_fetch::ArchiveKind::Zip,
-                                &unpacked.join(&a.name),
-                                &opts,
-                            )
-                            .map_err(|e| CollectError::Read {
-                                path: zip.clone(),
-                                msg: format!("artifact `{}`: {e}", a.name),
-                            })
-                        });
-                    match result {
-                        Ok(_) => {}
-                        Err(CollectError::Github(e)) if e.is_integrity() => {
-                            failures.lock().expect("lock").push(e.to_string());
-                        }
-                        Err(e) => {
-                            fatal.lock().expect("lock").get_or_insert(e);
-                        }
-                    }
-                }
-            });
+    let downloaded = github.download_all(ours.iter().copied(), &zips, 4);
+    let mut failures = Vec::new();
+    for (a, (_, result)) in ours.iter().zip(downloaded) {
+        match result {
+            Ok(_) => {}
+            Err(e) if e.is_integrity() => {
+                failures.push(e.to_string());
+                continue;
+            }
+            Err(e) => return Err(e.into()),
         }
-    });
-    if let Some(e) = fatal.into_inner().expect("lock") {
-        return Err(e);
+        let zip = zips.join(format!("{}.zip", a.id));
+        let opts = cell_fetch::UnpackOptions::default();
+        cell_fetch::unpack(
+            &zip,
+            cell_fetch::ArchiveKind::Zip,
+            &unpacked.join(&a.name),
+            &opts,
+        )
+        .map_err(|e| CollectError::Read {
+            path: zip.clone(),
+            msg: format!("artifact `{}`: {e}", a.name),
+        })?;
     }
-    Ok(failures.into_inner().expect("lock"))
+    Ok(failures)
 }
 
 fn from_dir(run_id: RunId, dir: &Path, date: Option<&str>) -> Result<Gathered, CollectError> {

@@ -1,16 +1,39 @@
-//! A small GitHub REST client: exactly the four calls `cell collect` needs, our own serde
-//! structs with only the fields we read, and the retry rules of docs/collect-and-gate.md.
+//! A small GitHub REST client: exactly the four calls `cell collect` needs, octocrab for the
+//! API and reqwest for the artifact blobs, our own serde structs with only the fields we read,
+//! and the retry rules of docs/collect-and-gate.md.
 //!
-//! Why not octocrab: its models reject real payloads (e.g. job status `requested`), its
-//! artifact listing drops `per_page`, and it needs a tokio runtime for what are a handful of
-//! sequential calls. ureq gives a blocking agent whose redirects we turn off, so the one
-//! 302 of an artifact download is followed by hand, without the Authorization header.
+//! Each reason this client once gave for not using octocrab has an answer:
+//!
+//! - *Its models reject real payloads* (e.g. job status `requested`): we call its generic
+//!   `_get` and parse the body into our own structs, which keep such fields as text.
+//! - *Its artifact listing drops `per_page`*: we write the URLs, query strings included
+//!   (`per_page=100`), and follow `Link: rel="next"` ourselves.
+//! - *It needs a tokio runtime for a handful of sequential calls*: the client owns a
+//!   single-threaded runtime and its methods stay synchronous (`block_on`); the runtime also
+//!   downloads several artifacts at a time ([`Github::download_all`]).
+//! - *The artifact redirect must be followed by hand, without the Authorization header*:
+//!   octocrab is built without its `follow-redirect` feature, so the `/zip` call hands us the
+//!   302 and its `Location`; octocrab attaches the token only to the API's own host. The blob
+//!   URL is fetched with reqwest, which never had the token and drops credentials on any
+//!   cross-origin redirect.
+//! - *Its retry layer retries 5xx without back-off*: it is built without `retry`; ours backs
+//!   off with jitter and waits out rate limits, bounded by [`RetryPolicy::max_wait`].
+//!
+//! Every request has a connect and an idle-read timeout ([`Timeouts`]), and all of a client's
+//! requests together may have a deadline ([`Settings::deadline`], `cell collect --timeout`).
 
+use std::future::Future;
+use std::io::Write as _;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use bytes::Bytes;
+use cell_fetch::Timeouts;
+use cell_fetch::http::describe;
 use cell_schema::{RunId, Sha256};
 use cell_stats::SplitMix64;
+use futures_util::StreamExt as _;
+use http_body_util::BodyExt as _;
 use serde::Deserialize;
 
 /// Errors talking to GitHub.
@@ -57,6 +80,20 @@ pub enum GithubError {
         expected: String,
         /// Of the bytes received.
         actual: String,
+    },
+    /// The deadline of the whole collect passed while this request was outstanding.
+    #[error("GET {url}: no answer within the {secs} s deadline of cell collect")]
+    Deadline {
+        /// The request that was still waiting (a blob URL without its query).
+        url: String,
+        /// The deadline, in seconds from the start.
+        secs: f64,
+    },
+    /// The HTTP clients or their runtime could not be set up.
+    #[error("setting up the GitHub client: {msg}")]
+    Setup {
+        /// What failed.
+        msg: String,
     },
     /// Writing the download.
     #[error("{what}: {source}")]
@@ -175,13 +212,33 @@ impl Default for RetryPolicy {
     }
 }
 
+/// Everything about a client but its address and token.
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    /// How patient each request is.
+    pub retry: RetryPolicy,
+    /// Connect and idle-read timeouts of every request.
+    pub timeouts: Timeouts,
+    /// A bound on all the client's requests together, counted from when it is made; a request
+    /// still waiting when it passes fails with [`GithubError::Deadline`].
+    pub deadline: Option<Duration>,
+    /// Print each request and its status on stderr.
+    pub verbose: bool,
+}
+
 /// A GitHub REST client for the calls `cell collect` makes, with the retry rules above.
 pub struct Github {
     api: String,
-    token: Option<String>,
-    agent: ureq::Agent,
-    retry: RetryPolicy,
-    verbose: bool,
+    has_token: bool,
+    /// The API calls, with the token (for the API's host only) and no redirect following.
+    octo: octocrab::Octocrab,
+    /// The blob store, without the token.
+    blob: reqwest::Client,
+    settings: Settings,
+    /// When the deadline passes.
+    deadline: Option<Instant>,
+    /// Drives both clients; dropped last.
+    runtime: tokio::runtime::Runtime,
 }
 
 impl std::fmt::Debug for Github {
@@ -189,41 +246,136 @@ impl std::fmt::Debug for Github {
         // The token is never printed, not even in debug output.
         f.debug_struct("Github")
             .field("api", &self.api)
-            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("token", &self.has_token.then_some("<redacted>"))
+            .field("settings", &self.settings)
             .finish_non_exhaustive()
     }
 }
 
-/// One response, read whole or streamed.
-struct Reply {
-    status: u16,
-    location: Option<String>,
-    link: Option<String>,
-    body: ureq::Body,
+/// Which client a request goes through.
+#[derive(Clone, Copy)]
+enum Via {
+    /// octocrab, to the API (the token goes along when the host is the API's).
+    Api,
+    /// reqwest, to the blob store (never with the token).
+    Blob,
+}
+
+/// The body of an octocrab response.
+type ApiBody = http_body_util::combinators::BoxBody<Bytes, octocrab::Error>;
+
+/// One response of either client, its body still to read.
+enum Reply {
+    Api(http::Response<ApiBody>),
+    Blob(reqwest::Response),
+}
+
+impl Reply {
+    fn status(&self) -> u16 {
+        match self {
+            Self::Api(r) => r.status().as_u16(),
+            Self::Blob(r) => r.status().as_u16(),
+        }
+    }
+
+    fn header(&self, name: &str) -> Option<String> {
+        let headers = match self {
+            Self::Api(r) => r.headers(),
+            Self::Blob(r) => r.headers(),
+        };
+        let value = headers.get(name)?.to_str().ok()?;
+        Some(value.to_owned())
+    }
+
+    /// The next piece of the body, `None` at its end.
+    async fn chunk(&mut self) -> Result<Option<Bytes>, String> {
+        match self {
+            Self::Api(r) => loop {
+                match r.body_mut().frame().await {
+                    None => return Ok(None),
+                    Some(Err(e)) => return Err(describe(&e)),
+                    Some(Ok(frame)) => {
+                        if let Ok(data) = frame.into_data() {
+                            return Ok(Some(data));
+                        }
+                    }
+                }
+            },
+            Self::Blob(r) => r.chunk().await.map_err(|e| describe(&e.without_url())),
+        }
+    }
+
+    async fn text(mut self) -> Result<String, String> {
+        let mut bytes = Vec::new();
+        while let Some(piece) = self.chunk().await? {
+            bytes.extend_from_slice(&piece);
+        }
+        String::from_utf8(bytes).map_err(|e| e.to_string())
+    }
 }
 
 impl Github {
-    /// A client for `api` (e.g. `https://api.github.com`) with an optional token.
-    pub fn new(api: &str, token: Option<String>, retry: RetryPolicy, verbose: bool) -> Self {
-        let agent = ureq::Agent::config_builder()
-            .max_redirects(0)
-            .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_mins(10)))
-            .user_agent(concat!("cell/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .into();
-        Self {
-            api: api.trim_end_matches('/').to_owned(),
-            token: token.filter(|t| !t.is_empty()),
-            agent,
+    /// A client for `api` (e.g. `https://api.github.com`) with an optional token, the default
+    /// timeouts and no deadline.
+    pub fn new(
+        api: &str,
+        token: Option<String>,
+        retry: RetryPolicy,
+        verbose: bool,
+    ) -> Result<Self, GithubError> {
+        let settings = Settings {
             retry,
             verbose,
+            ..Settings::default()
+        };
+        Self::with_settings(api, token, settings)
+    }
+
+    /// A client for `api` with an optional token and `settings`.
+    pub fn with_settings(
+        api: &str,
+        token: Option<String>,
+        settings: Settings,
+    ) -> Result<Self, GithubError> {
+        let setup = |e: &dyn std::error::Error| GithubError::Setup { msg: e.to_string() };
+        let runtime = cell_fetch::http::runtime().map_err(|e| setup(&e))?;
+        cell_fetch::http::install_ring();
+        let api = api.trim_end_matches('/').to_owned();
+        let token = token.filter(|t| !t.is_empty());
+        let t = settings.timeouts;
+        let mut builder = octocrab::Octocrab::builder()
+            .base_uri(api.as_str())
+            .and_then(|b| b.upload_uri(api.as_str()))
+            .map_err(|e| setup(&e))?
+            .set_connect_timeout(Some(t.connect))
+            .set_read_timeout(Some(t.idle))
+            .set_write_timeout(Some(t.idle));
+        let has_token = token.is_some();
+        if let Some(token) = token {
+            builder = builder.personal_token(token);
         }
+        // octocrab starts its service's worker task on the runtime it is built in.
+        let octo = {
+            let _entered = runtime.enter();
+            builder.build().map_err(|e| setup(&e))?
+        };
+        let blob =
+            cell_fetch::http::client(t, cell_fetch::http::MAX_REDIRECTS).map_err(|e| setup(&e))?;
+        let deadline = settings.deadline.map(|d| Instant::now() + d);
+        Ok(Self {
+            api,
+            has_token,
+            octo,
+            blob,
+            settings,
+            deadline,
+            runtime,
+        })
     }
 
     /// A client from the environment: `GITHUB_API_URL` (default `https://api.github.com`),
     /// token from `GITHUB_TOKEN` or `GH_TOKEN`.
-    pub fn from_env(verbose: bool) -> Self {
+    pub fn from_env(settings: Settings) -> Result<Self, GithubError> {
         let api = std::env::var("GITHUB_API_URL")
             .ok()
             .filter(|s| !s.is_empty())
@@ -232,12 +384,14 @@ impl Github {
             .ok()
             .filter(|s| !s.is_empty())
             .or_else(|| std::env::var("GH_TOKEN").ok());
-        Self::new(&api, token, RetryPolicy::default(), verbose)
+        Self::with_settings(&api, token, settings)
     }
 
     /// The run record.
     pub fn run(&self, repo: &str, run: RunId) -> Result<WorkflowRun, GithubError> {
-        self.get_json(&format!("{}/repos/{repo}/actions/runs/{run}", self.api))
+        let url = format!("{}/repos/{repo}/actions/runs/{run}", self.api);
+        self.runtime
+            .block_on(self.within(&url, async { Ok(self.get_json(&url).await?.0) }))
     }
 
     /// Every artifact of the run, following `Link: rel="next"`.
@@ -246,7 +400,8 @@ impl Github {
             "{}/repos/{repo}/actions/runs/{run}/artifacts?per_page=100",
             self.api
         );
-        self.paged(&first, |p: ArtifactPage| p.artifacts)
+        self.runtime
+            .block_on(self.paged(&first, |p: ArtifactPage| p.artifacts))
     }
 
     /// Every job of the run's latest attempt, following `Link: rel="next"`.
@@ -255,67 +410,64 @@ impl Github {
             "{}/repos/{repo}/actions/runs/{run}/jobs?per_page=100",
             self.api
         );
-        self.paged(&first, |p: JobPage| p.jobs)
+        self.runtime
+            .block_on(self.paged(&first, |p: JobPage| p.jobs))
     }
 
     /// Downloads an artifact's zip to `to`: the API answers 302 to a short-lived blob URL,
     /// which is fetched **without** the Authorization header; the zip's SHA-256 is checked
     /// against the artifact's digest when it has one.
     pub fn download(&self, a: &Artifact, to: &Path) -> Result<Sha256, GithubError> {
-        if a.expired {
-            return Err(GithubError::Expired {
-                name: a.name.clone(),
-            });
-        }
-        let reply = self.send(&a.archive_download_url, true)?;
-        let blob = match reply.status {
-            302 | 301 | 303 | 307 | 308 => reply.location.ok_or_else(|| GithubError::Decode {
-                url: a.archive_download_url.clone(),
-                msg: "redirect without Location".into(),
-            })?,
-            410 => {
-                return Err(GithubError::Expired {
-                    name: a.name.clone(),
-                });
-            }
-            200 => return Self::save(a, reply, to),
-            s => return Err(status_error(&a.archive_download_url, s)),
+        self.runtime.block_on(self.download_one(a, to))
+    }
+
+    /// Downloads `artifacts`, at most `concurrency` at a time, each to `<dir>/<id>.zip`, as
+    /// [`Github::download`] does; returns each artifact's name and outcome, in the order given.
+    pub fn download_all<'a>(
+        &self,
+        artifacts: impl IntoIterator<Item = &'a Artifact>,
+        dir: &Path,
+        concurrency: usize,
+    ) -> Vec<(String, Result<Sha256, GithubError>)> {
+        let downloads = artifacts.into_iter().map(|a| async move {
+            let to = dir.join(format!("{}.zip", a.id));
+            (a.name.clone(), self.download_one(a, &to).await)
+        });
+        self.runtime.block_on(
+            futures_util::stream::iter(downloads)
+                .buffered(concurrency.max(1))
+                .collect(),
+        )
+    }
+
+    async fn download_one(&self, a: &Artifact, to: &Path) -> Result<Sha256, GithubError> {
+        let expired = || GithubError::Expired {
+            name: a.name.clone(),
         };
-        let reply = self.send(&blob, false)?;
-        match reply.status {
-            200 => Self::save(a, reply, to),
-            410 => Err(GithubError::Expired {
-                name: a.name.clone(),
-            }),
-            s => Err(status_error(&redact_query(&blob), s)),
+        if a.expired {
+            return Err(expired());
         }
-    }
-
-    fn save(a: &Artifact, reply: Reply, to: &Path) -> Result<Sha256, GithubError> {
-        let io = |what: String| move |source| GithubError::Io { what, source };
-        let file = std::fs::File::create(to).map_err(io(format!("creating {}", to.display())))?;
-        let cap = a.size_in_bytes.saturating_mul(2).max(1 << 20) + (1 << 30);
-        let mut out = cell_fetch::HashingWriter::new(file, cap);
-        let mut reader = reply.body.into_reader();
-        std::io::copy(&mut reader, &mut out)
-            .map_err(io(format!("downloading artifact `{}`", a.name)))?;
-        let (_, actual, _) = out
-            .finish()
-            .map_err(io(format!("writing {}", to.display())))?;
-        if let Some(d) = &a.digest {
-            let expected = d.strip_prefix("sha256:").unwrap_or(d).to_ascii_lowercase();
-            if expected != actual.as_str() {
-                return Err(GithubError::Digest {
-                    name: a.name.clone(),
-                    expected,
-                    actual: actual.to_string(),
-                });
+        let url = &a.archive_download_url;
+        let reply = self.within(url, self.send(url, Via::Api)).await?;
+        let blob = match reply.status() {
+            301 | 302 | 303 | 307 | 308 => location(url, reply.header("location"))?,
+            410 => return Err(expired()),
+            200 => return self.within(url, save(a, reply, to)).await,
+            s => return Err(status_error(url, s)),
+        };
+        let shown = redact_query(&blob);
+        self.within(&shown, async {
+            let reply = self.send(&blob, Via::Blob).await?;
+            match reply.status() {
+                200 => save(a, reply, to).await,
+                410 => Err(expired()),
+                s => Err(status_error(&shown, s)),
             }
-        }
-        Ok(actual)
+        })
+        .await
     }
 
-    fn paged<P: serde::de::DeserializeOwned, T>(
+    async fn paged<P: serde::de::DeserializeOwned, T>(
         &self,
         first: &str,
         items: impl Fn(P) -> Vec<T>,
@@ -331,120 +483,181 @@ impl Github {
                     msg: "more than 1000 pages: the Link header loops".into(),
                 });
             }
-            let mut reply = self.send(&url, true)?;
-            if reply.status != 200 {
-                return Err(status_error(&url, reply.status));
-            }
-            next = reply.link.as_deref().and_then(next_link);
-            let text = reply
-                .body
-                .read_to_string()
-                .map_err(|e| GithubError::Transport {
-                    url: url.clone(),
-                    msg: e.to_string(),
-                })?;
-            let page: P = serde_json::from_str(&text).map_err(|e| GithubError::Decode {
-                url: url.clone(),
-                msg: e.to_string(),
-            })?;
+            let (page, link) = self.within(&url, self.get_json::<P>(&url)).await?;
+            next = link.as_deref().and_then(next_link);
             out.extend(items(page));
         }
         Ok(out)
     }
 
-    fn get_json<T: serde::de::DeserializeOwned>(&self, url: &str) -> Result<T, GithubError> {
-        let mut reply = self.send(url, true)?;
-        if reply.status != 200 {
-            return Err(status_error(url, reply.status));
+    /// GETs `url` from the API and parses the body; returns the `Link` header too.
+    async fn get_json<T: serde::de::DeserializeOwned>(
+        &self,
+        url: &str,
+    ) -> Result<(T, Option<String>), GithubError> {
+        let reply = self.send(url, Via::Api).await?;
+        if reply.status() != 200 {
+            return Err(status_error(url, reply.status()));
         }
-        let text = reply
-            .body
-            .read_to_string()
-            .map_err(|e| GithubError::Transport {
-                url: url.to_owned(),
-                msg: e.to_string(),
-            })?;
-        serde_json::from_str(&text).map_err(|e| GithubError::Decode {
+        let link = reply.header("link");
+        let text = reply.text().await.map_err(|msg| GithubError::Transport {
+            url: url.to_owned(),
+            msg,
+        })?;
+        let value = serde_json::from_str(&text).map_err(|e| GithubError::Decode {
             url: url.to_owned(),
             msg: e.to_string(),
+        })?;
+        Ok((value, link))
+    }
+
+    /// Runs `work`, which requests `shown`, within the deadline, if there is one.
+    async fn within<T>(
+        &self,
+        shown: &str,
+        work: impl Future<Output = Result<T, GithubError>>,
+    ) -> Result<T, GithubError> {
+        let (Some(deadline), Some(total)) = (self.deadline, self.settings.deadline) else {
+            return work.await;
+        };
+        tokio::time::timeout_at(deadline.into(), work)
+            .await
+            .unwrap_or_else(|_| {
+                Err(GithubError::Deadline {
+                    url: shown.to_owned(),
+                    secs: total.as_secs_f64(),
+                })
+            })
+    }
+
+    /// The longest rate-limit wait worth sitting out: the policy's, and never past the
+    /// deadline.
+    fn max_wait(&self) -> Duration {
+        let policy = self.settings.retry.max_wait;
+        self.deadline.map_or(policy, |d| {
+            policy.min(d.saturating_duration_since(Instant::now()))
         })
+    }
+
+    /// One try, through the client `via` names.
+    async fn attempt(&self, url: &str, via: Via) -> Result<Reply, String> {
+        match via {
+            Via::Api => {
+                let mut headers = http::HeaderMap::new();
+                headers.insert(
+                    http::header::ACCEPT,
+                    http::HeaderValue::from_static("application/vnd.github+json"),
+                );
+                self.octo
+                    ._get_with_headers(url, Some(headers))
+                    .await
+                    .map(Reply::Api)
+                    .map_err(|e| describe(&e))
+            }
+            Via::Blob => self
+                .blob
+                .get(url)
+                .send()
+                .await
+                .map(Reply::Blob)
+                .map_err(|e| describe(&e.without_url())),
+        }
     }
 
     /// One GET with the retry rules: 403/429 wait for `retry-after` or `x-ratelimit-reset`;
     /// 5xx and transport errors back off exponentially with jitter.
-    fn send(&self, url: &str, auth: bool) -> Result<Reply, GithubError> {
+    async fn send(&self, url: &str, via: Via) -> Result<Reply, GithubError> {
         let shown = redact_query(url);
+        let retry = &self.settings.retry;
         let mut jitter = SplitMix64::new(u64::from(std::process::id()) ^ url.len() as u64);
         let mut tries = 0;
         loop {
             tries += 1;
-            let mut req = self
-                .agent
-                .get(url)
-                .header("Accept", "application/vnd.github+json")
-                .header("X-GitHub-Api-Version", "2022-11-28");
-            if auth && let Some(t) = &self.token {
-                req = req.header("Authorization", format!("Bearer {t}"));
-            }
-            let backoff = self
-                .retry
+            let backoff = retry
                 .base
                 .saturating_mul(1 << (tries - 1).min(10))
                 .mul_f64(0.75 + jitter.below(500) as f64 / 1000.0);
-            match req.call() {
-                Err(e) => {
-                    if self.verbose {
-                        eprintln!("GET {shown} → {e}");
+            let reply = match self.attempt(url, via).await {
+                Err(msg) => {
+                    self.say(format_args!("GET {shown} → {msg}"));
+                    if tries >= retry.tries {
+                        return Err(GithubError::Transport { url: shown, msg });
                     }
-                    if tries >= self.retry.tries {
-                        return Err(GithubError::Transport {
-                            url: shown,
-                            msg: e.to_string(),
-                        });
-                    }
-                    std::thread::sleep(backoff);
+                    tokio::time::sleep(backoff).await;
+                    continue;
                 }
-                Ok(resp) => {
-                    let status = resp.status().as_u16();
-                    if self.verbose {
-                        eprintln!("GET {shown} → {status}");
-                    }
-                    let header = |k: &str| {
-                        resp.headers()
-                            .get(k)
-                            .and_then(|v| v.to_str().ok())
-                            .map(str::to_owned)
-                    };
-                    let wait = match status {
-                        403 | 429 => rate_limit_wait(
-                            header("retry-after").as_deref(),
-                            header("x-ratelimit-remaining").as_deref(),
-                            header("x-ratelimit-reset").as_deref(),
-                        ),
-                        500..=599 => Some(backoff),
-                        _ => None,
-                    };
-                    match wait {
-                        Some(w) if tries < self.retry.tries && w <= self.retry.max_wait => {
-                            if self.verbose {
-                                eprintln!("  retrying in {:.1} s", w.as_secs_f64());
-                            }
-                            std::thread::sleep(w);
-                        }
-                        _ => {
-                            let (location, link) = (header("location"), header("link"));
-                            return Ok(Reply {
-                                status,
-                                location,
-                                link,
-                                body: resp.into_body(),
-                            });
-                        }
-                    }
+                Ok(reply) => reply,
+            };
+            let status = reply.status();
+            self.say(format_args!("GET {shown} → {status}"));
+            let wait = match status {
+                403 | 429 => rate_limit_wait(
+                    reply.header("retry-after").as_deref(),
+                    reply.header("x-ratelimit-remaining").as_deref(),
+                    reply.header("x-ratelimit-reset").as_deref(),
+                ),
+                500..=599 => Some(backoff),
+                _ => None,
+            };
+            match wait {
+                Some(w) if tries < retry.tries && w <= self.max_wait() => {
+                    self.say(format_args!("  retrying in {:.1} s", w.as_secs_f64()));
+                    tokio::time::sleep(w).await;
                 }
+                _ => return Ok(reply),
             }
         }
     }
+
+    fn say(&self, line: std::fmt::Arguments<'_>) {
+        if self.settings.verbose {
+            eprintln!("{line}");
+        }
+    }
+}
+
+/// Where a redirect of `url` points, resolved against it.
+fn location(url: &str, location: Option<String>) -> Result<String, GithubError> {
+    let decode = |msg: String| GithubError::Decode {
+        url: url.to_owned(),
+        msg,
+    };
+    let location = location.ok_or_else(|| decode("redirect without Location".into()))?;
+    let base = reqwest::Url::parse(url).map_err(|e| decode(e.to_string()))?;
+    let next = base
+        .join(&location)
+        .map_err(|e| decode(format!("unusable Location: {e}")))?;
+    Ok(next.into())
+}
+
+/// Streams an artifact's zip to `to` and checks its digest.
+async fn save(a: &Artifact, mut reply: Reply, to: &Path) -> Result<Sha256, GithubError> {
+    let io = |what: String| move |source| GithubError::Io { what, source };
+    let file = std::fs::File::create(to).map_err(io(format!("creating {}", to.display())))?;
+    let cap = a.size_in_bytes.saturating_mul(2).max(1 << 20) + (1 << 30);
+    let mut out = cell_fetch::HashingWriter::new(file, cap);
+    let reading = format!("downloading artifact `{}`", a.name);
+    while let Some(piece) = reply
+        .chunk()
+        .await
+        .map_err(|msg| io(reading.clone())(std::io::Error::other(msg)))?
+    {
+        out.write_all(&piece).map_err(io(reading.clone()))?;
+    }
+    let (_, actual, _) = out
+        .finish()
+        .map_err(io(format!("writing {}", to.display())))?;
+    if let Some(d) = &a.digest {
+        let expected = d.strip_prefix("sha256:").unwrap_or(d).to_ascii_lowercase();
+        if expected != actual.as_str() {
+            return Err(GithubError::Digest {
+                name: a.name.clone(),
+                expected,
+                actual: actual.to_string(),
+            });
+        }
+    }
+    Ok(actual)
 }
 
 fn status_error(url: &str, status: u16) -> GithubError {
@@ -539,7 +752,8 @@ mod tests {
             Some("ghp_secret".into()),
             RetryPolicy::default(),
             false,
-        );
+        )
+        .unwrap();
         assert!(!format!("{g:?}").contains("ghp_secret"));
     }
 }

@@ -5,32 +5,31 @@ use cell_schema::Sha256;
 
 use super::download;
 use super::error::FetchError;
+use super::http::Timeouts;
 use super::url::redact;
 
 /// A digest file larger than this is not a digest file.
-const MAX_DIGEST_FILE: u64 = 1 << 20;
+const MAX_DIGEST_FILE: usize = 1 << 20;
 
 /// Downloads the digest file at `url` and picks the digest of `archive_name`.
-pub(super) fn fetch_expected(
-    agent: &ureq::Agent,
+pub(super) async fn fetch_expected(
+    client: &reqwest::Client,
+    timeouts: Timeouts,
     url: &str,
     archive_name: &str,
 ) -> Result<Sha256, FetchError> {
-    let mut body = download::get(agent, url)?;
-    let text = body
-        .with_config()
-        .limit(MAX_DIGEST_FILE)
-        .read_to_string()
-        .map_err(|e| match e {
-            ureq::Error::BodyExceedsLimit(_) => FetchError::DigestFile {
+    let mut response = download::get(client, timeouts, url).await?;
+    let mut bytes = Vec::new();
+    while let Some(piece) = download::chunk(&mut response, timeouts, url).await? {
+        bytes.extend_from_slice(&piece);
+        if bytes.len() > MAX_DIGEST_FILE {
+            return Err(FetchError::DigestFile {
                 url: redact(url),
                 msg: format!("larger than {MAX_DIGEST_FILE} bytes; is it really a .sha256 file?"),
-            },
-            other => FetchError::Network {
-                url: redact(url),
-                source: Box::new(other),
-            },
-        })?;
+            });
+        }
+    }
+    let text = String::from_utf8_lossy(&bytes);
     pick(&text, archive_name).map_err(|e| FetchError::DigestFile {
         url: redact(url),
         msg: e.to_string(),

@@ -1,41 +1,60 @@
-//! HTTP(S) downloads: redirects followed, size capped, streamed to a temporary file while hashed.
+//! HTTP(S) downloads: redirects followed, size capped, streamed to a temporary file while hashed,
+//! with the connect and idle timeouts of [`Timeouts`].
 
-use std::io::{self, Read, Write};
+use std::io::Write as _;
 use std::path::Path;
-use std::time::Duration;
 
 use cell_schema::Sha256;
 use tempfile::NamedTempFile;
 
 use super::error::FetchError;
 use super::hash::{CapExceeded, HashingWriter};
+use super::http::{self, Timeouts};
 use super::url::redact;
 
-/// How many redirects are followed before giving up.
-const MAX_REDIRECTS: u32 = 10;
-
-/// The agent every fetch uses: redirects followed, statuses checked by us, no transparent
-/// decompression asked for (the digest is of the bytes as published).
-pub(super) fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .max_redirects(MAX_REDIRECTS)
-        .http_status_as_error(false)
-        .accept_encoding("identity")
-        .user_agent(concat!("cell/", env!("CARGO_PKG_VERSION")))
-        .timeout_connect(Some(Duration::from_secs(30)))
-        .timeout_recv_response(Some(Duration::from_mins(2)))
-        // A stalled transfer must end some day; 2 GiB at 1 MB/s still fits.
-        .timeout_recv_body(Some(Duration::from_hours(3)))
-        .build()
-        .into()
+/// The client every fetch uses: redirects followed (credentials dropped across origins),
+/// statuses checked by us, no transparent decompression.
+pub(super) fn client(timeouts: Timeouts) -> Result<reqwest::Client, FetchError> {
+    http::client(timeouts, http::MAX_REDIRECTS).map_err(|e| FetchError::Client(http::describe(&e)))
 }
 
-/// GETs `url` and returns the body of a 2xx answer.
-pub(super) fn get(agent: &ureq::Agent, url: &str) -> Result<ureq::Body, FetchError> {
-    let response = agent.get(url).call().map_err(|e| FetchError::Network {
+/// What a failed request or body read becomes: a timeout says which one ran out.
+pub(super) fn network(url: &str, timeouts: Timeouts, error: reqwest::Error) -> FetchError {
+    let error = error.without_url();
+    if http::is_timeout(&error) {
+        let what = if error.is_connect() {
+            format!(
+                "no connection within {} s (the connect timeout)",
+                timeouts.connect.as_secs_f64()
+            )
+        } else {
+            format!(
+                "nothing received for {} s (the idle timeout)",
+                timeouts.idle.as_secs_f64()
+            )
+        };
+        return FetchError::TimedOut {
+            url: redact(url),
+            what,
+        };
+    }
+    FetchError::Network {
         url: redact(url),
-        source: Box::new(e),
-    })?;
+        source: Box::new(error),
+    }
+}
+
+/// GETs `url` and returns a 2xx answer, its body still to read.
+pub(super) async fn get(
+    client: &reqwest::Client,
+    timeouts: Timeouts,
+    url: &str,
+) -> Result<reqwest::Response, FetchError> {
+    let response = client
+        .get(url)
+        .send()
+        .await
+        .map_err(|e| network(url, timeouts, e))?;
     let status = response.status().as_u16();
     if !(200..300).contains(&status) {
         return Err(FetchError::Status {
@@ -43,7 +62,25 @@ pub(super) fn get(agent: &ureq::Agent, url: &str) -> Result<ureq::Body, FetchErr
             status,
         });
     }
-    Ok(response.into_body())
+    Ok(response)
+}
+
+/// The next piece of the body, `None` at its end; a failure half-way is [`FetchError::Body`]
+/// (or [`FetchError::TimedOut`] when the body stalled).
+pub(super) async fn chunk(
+    response: &mut reqwest::Response,
+    timeouts: Timeouts,
+    url: &str,
+) -> Result<Option<bytes::Bytes>, FetchError> {
+    response.chunk().await.map_err(|e| {
+        if http::is_timeout(&e) {
+            return network(url, timeouts, e);
+        }
+        FetchError::Body {
+            url: redact(url),
+            source: std::io::Error::other(http::describe(&e.without_url())),
+        }
+    })
 }
 
 /// A verified-size download sitting in a temporary file.
@@ -57,21 +94,22 @@ pub(super) struct Downloaded {
 }
 
 /// Streams `url` into a temporary file in `dir`, hashing as it goes; stops past `max_bytes`.
-pub(super) fn to_temp_file(
-    agent: &ureq::Agent,
+/// On any error the temporary file is removed.
+pub(super) async fn to_temp_file(
+    client: &reqwest::Client,
+    timeouts: Timeouts,
     url: &str,
     max_bytes: u64,
     dir: &Path,
 ) -> Result<Downloaded, FetchError> {
-    let body = get(agent, url)?;
+    let mut response = get(client, timeouts, url).await?;
     let too_large = || FetchError::TooLarge {
         url: redact(url),
         limit: max_bytes,
     };
-    if body.content_length().is_some_and(|len| len > max_bytes) {
+    if response.content_length().is_some_and(|len| len > max_bytes) {
         return Err(too_large());
     }
-    let mut reader = body.into_reader();
     let file = tempfile::Builder::new()
         .prefix(".cell-fetch-")
         .suffix(".part")
@@ -79,20 +117,8 @@ pub(super) fn to_temp_file(
         .map_err(|e| FetchError::io("creating a temporary file in", dir, e))?;
     let path = file.path().to_owned();
     let mut out = HashingWriter::new(file, max_bytes);
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                return Err(FetchError::Body {
-                    url: redact(url),
-                    source: e,
-                });
-            }
-        };
-        out.write_all(&buf[..n])
+    while let Some(piece) = chunk(&mut response, timeouts, url).await? {
+        out.write_all(&piece)
             .map_err(|e| match CapExceeded::of(&e) {
                 Some(_) => too_large(),
                 None => FetchError::io("writing", &path, e),

@@ -35,13 +35,24 @@ pub enum FetchError {
         why: Unsafe,
     },
     /// The request could not be made or the connection failed.
-    #[error("GET {url}: {source}")]
+    #[error("GET {url}: {}", crate::http::describe(.source.as_ref()))]
     Network {
         /// Where we tried to go (credentials removed).
         url: String,
-        /// What ureq said.
-        source: Box<ureq::Error>,
+        /// What reqwest said (without the URL, which is above).
+        source: Box<reqwest::Error>,
     },
+    /// The connection did not open, or the server sent nothing, within its timeout.
+    #[error("GET {url}: {what}; gave up")]
+    TimedOut {
+        /// Where we tried to go (credentials removed).
+        url: String,
+        /// Which timeout ran out, e.g. `nothing received for 60 s (the idle timeout)`.
+        what: String,
+    },
+    /// The HTTP client or its runtime could not be set up.
+    #[error("setting up the HTTP client: {0}")]
+    Client(String),
     /// Reading the response body failed half-way.
     #[error("GET {url}: reading the body: {source}")]
     Body {

@@ -10,6 +10,7 @@ mod digest_file;
 mod download;
 mod error;
 mod hash;
+pub mod http;
 mod unpack;
 mod url;
 
@@ -21,6 +22,7 @@ use cell_schema::Sha256;
 pub use self::digest_file::DigestFileError;
 pub use self::error::{FetchError, Unsafe};
 pub use self::hash::{CapExceeded, HashingWriter, hash_file};
+pub use self::http::Timeouts;
 pub use self::unpack::{
     ArchiveKind, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_UNPACKED_BYTES, UnpackOptions, unpack,
 };
@@ -50,6 +52,8 @@ pub struct FetchRequest {
     pub max_bytes: u64,
     /// Caps and `--strip-components` for the unpack.
     pub unpack: UnpackOptions,
+    /// Connect and idle-read timeouts of every request.
+    pub timeouts: Timeouts,
 }
 
 impl FetchRequest {
@@ -61,6 +65,7 @@ impl FetchRequest {
             into: into.into(),
             max_bytes: DEFAULT_MAX_BYTES,
             unpack: UnpackOptions::default(),
+            timeouts: Timeouts::default(),
         }
     }
 }
@@ -105,20 +110,8 @@ pub fn fetch(req: &FetchRequest) -> Result<Fetched, FetchError> {
     let kind = ArchiveKind::from_file_name(&name)?;
     unpack::check_destination(&req.into)?;
 
-    let agent = download::agent();
-    let expected = match &req.expected {
-        Expected::Digest(d) => d.clone(),
-        Expected::DigestUrl(u) => digest_file::fetch_expected(&agent, u, &name)?,
-    };
-    let downloaded =
-        download::to_temp_file(&agent, &req.url, req.max_bytes, &download_dir(&req.into))?;
-    if downloaded.sha256 != expected {
-        return Err(FetchError::Mismatch {
-            url: url::redact(&req.url),
-            expected,
-            actual: downloaded.sha256,
-        });
-    }
+    let runtime = http::runtime().map_err(|e| FetchError::Client(e.to_string()))?;
+    let downloaded = runtime.block_on(verified_download(req, &name))?;
     let entries = unpack(downloaded.file.path(), kind, &req.into, &req.unpack)?;
     Ok(Fetched {
         url: url::redact(&req.url),
@@ -127,6 +120,31 @@ pub fn fetch(req: &FetchRequest) -> Result<Fetched, FetchError> {
         entries,
         into: req.into.clone(),
     })
+}
+
+/// The expected digest (from the digest file when asked) and the verified download.
+async fn verified_download(
+    req: &FetchRequest,
+    name: &str,
+) -> Result<download::Downloaded, FetchError> {
+    let client = download::client(req.timeouts)?;
+    let expected = match &req.expected {
+        Expected::Digest(d) => d.clone(),
+        Expected::DigestUrl(u) => {
+            digest_file::fetch_expected(&client, req.timeouts, u, name).await?
+        }
+    };
+    let dir = download_dir(&req.into);
+    let downloaded =
+        download::to_temp_file(&client, req.timeouts, &req.url, req.max_bytes, &dir).await?;
+    if downloaded.sha256 != expected {
+        return Err(FetchError::Mismatch {
+            url: url::redact(&req.url),
+            expected,
+            actual: downloaded.sha256,
+        });
+    }
+    Ok(downloaded)
 }
 
 /// Next to the destination when its parent exists (same file system as the unpack), else the

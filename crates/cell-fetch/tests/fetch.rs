@@ -384,3 +384,86 @@ fn archive_kind_errors_name_the_file() {
     assert!(err.to_string().contains("`tool.tar.zst`"), "{err}");
     assert!(!err.is_integrity());
 }
+
+/// Sends `Authorization`, `Cookie` and `Proxy-Authorization` to `url` with the shared client and
+/// returns the final status.
+fn get_with_credentials(url: &str) -> u16 {
+    let client = cell_fetch::http::client(
+        cell_fetch::Timeouts::default(),
+        cell_fetch::http::MAX_REDIRECTS,
+    )
+    .unwrap();
+    let runtime = cell_fetch::http::runtime().unwrap();
+    runtime.block_on(async {
+        client
+            .get(url)
+            .header("authorization", "Bearer ghs_secret")
+            .header("cookie", "session=1")
+            .header("proxy-authorization", "Basic eDp5")
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+    })
+}
+
+const CREDENTIALS: [&str; 3] = ["authorization", "cookie", "proxy-authorization"];
+
+#[test]
+fn a_cross_origin_redirect_drops_the_credentials_a_same_origin_one_keeps_them() {
+    let other = Server::routes([("/blob", Response::ok("bytes"))]);
+    let api = Server::new();
+    let target = other.url("/blob");
+    api.handle(move |r| match r.path.as_str() {
+        "/away" => Response::redirect(&target),
+        "/here" => Response::redirect("/blob"),
+        "/blob" => Response::ok("bytes"),
+        _ => Response::not_found(),
+    });
+
+    assert_eq!(get_with_credentials(&api.url("/away")), 200);
+    let first = &api.requests()[0];
+    for h in CREDENTIALS {
+        assert!(first.header(h).is_some(), "{h} was not sent to the origin");
+    }
+    let seen = other.requests();
+    assert_eq!(seen.len(), 1);
+    for h in CREDENTIALS {
+        assert_eq!(seen[0].header(h), None, "{h} crossed to another port");
+    }
+
+    // The same origin keeps them: the check above is not vacuous.
+    assert_eq!(get_with_credentials(&api.url("/here")), 200);
+    let followed = api.requests().last().cloned().unwrap();
+    assert_eq!(followed.path, "/blob");
+    assert_eq!(followed.header("authorization"), Some("Bearer ghs_secret"));
+}
+
+#[test]
+fn a_stalled_body_times_out_and_creates_nothing() {
+    let body = xz(&toolchain());
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::routes([("/tc.tar.xz", Response::ok(body.clone()).stalled(100))]);
+    let req = FetchRequest {
+        timeouts: cell_fetch::Timeouts {
+            idle: std::time::Duration::from_millis(500),
+            ..cell_fetch::Timeouts::default()
+        },
+        ..FetchRequest::new(
+            server.url("/tc.tar.xz"),
+            Expected::Digest(sha256(&body)),
+            tmp.path().join("deps/tc"),
+        )
+    };
+    let started = std::time::Instant::now();
+    let err = fetch(&req).unwrap_err();
+    assert!(matches!(err, FetchError::TimedOut { .. }), "{err}");
+    assert!(
+        err.to_string().contains("nothing received for 0.5 s"),
+        "{err}"
+    );
+    assert!(!err.is_integrity());
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert!(names(tmp.path()).is_empty(), "{err}: something was created");
+}

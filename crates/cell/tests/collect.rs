@@ -944,3 +944,53 @@ fn results_go_to_their_own_branch_created_on_first_use() {
         2
     );
 }
+
+#[test]
+fn a_stalled_api_ends_at_the_deadline_naming_the_request() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/github");
+    let mut run = read_json(&fixtures.join("official-workflow-run.json"));
+    run["id"] = 7.into();
+    let empty_artifacts = serde_json::json!({ "total_count": 0, "artifacts": [] });
+    let empty_jobs = serde_json::json!({ "total_count": 0, "jobs": [] });
+    // The run record and the artifacts answer; the jobs list sends its head and a few bytes,
+    // then nothing: well inside the idle timeout, so only the deadline ends the wait.
+    let api = Server::routes([
+        ("/repos/o/r/actions/runs/7", Response::json(200, &run)),
+        (
+            "/repos/o/r/actions/runs/7/artifacts?per_page=100",
+            Response::json(200, &empty_artifacts),
+        ),
+        (
+            "/repos/o/r/actions/runs/7/jobs?per_page=100",
+            Response::json(200, &empty_jobs).stalled(5),
+        ),
+    ]);
+    let started = std::time::Instant::now();
+    cell()
+        .current_dir(tmp.path())
+        .env("GITHUB_API_URL", api.base())
+        .env("GITHUB_TOKEN", TOKEN)
+        .env_remove("GH_TOKEN")
+        .env_remove("GITHUB_REPOSITORY")
+        .args(["collect", "7", "--repo", "o/r", "--results", "results"])
+        .args(["--timeout", "3"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(format!(
+            "GET {}/repos/o/r/actions/runs/7/jobs?per_page=100: no answer within the 3 s \
+             deadline of cell collect",
+            api.base()
+        )))
+        .stderr(predicates::str::contains(TOKEN).not());
+    assert!(
+        started.elapsed() < std::time::Duration::from_mins(1),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(api.hits("/repos/o/r/actions/runs/7/jobs?per_page=100"), 1);
+    assert!(
+        !tmp.path().join("results").exists(),
+        "something was written"
+    );
+}

@@ -583,3 +583,64 @@ fn bad_digest_argument_is_a_usage_error() {
         .code(2)
         .stderr(predicate::str::contains("--sha256"));
 }
+
+#[test]
+fn a_body_that_stalls_exits_2_within_the_idle_timeout_and_leaves_nothing() {
+    let scratch = Scratch::new();
+    let archive = good_tar_gz();
+    let digest = sha256(&archive).to_string();
+    let half = archive.len() / 2;
+    let server = Server::routes([("/pkg.tar.gz", Response::ok(archive).stalled(half))]);
+    let started = std::time::Instant::now();
+    cell(&scratch)
+        .args(["--url", &server.url("/pkg.tar.gz"), "--sha256", &digest])
+        .args(["--idle-timeout", "2", "--into"])
+        .arg(scratch.dest())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "GET {}: nothing received for 2 s (the idle timeout); gave up",
+            server.url("/pkg.tar.gz")
+        )));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    // No `.part` file, no destination, no partial output.
+    assert_eq!(scratch.listing(), vec!["work"]);
+}
+
+#[test]
+fn credentials_are_dropped_on_a_redirect_to_another_port() {
+    let scratch = Scratch::new();
+    let archive = good_tar_gz();
+    let digest = sha256(&archive).to_string();
+    let mirror = Server::routes([("/v1/pkg.tar.gz", Response::ok(archive))]);
+    let origin = Server::routes([(
+        "/latest/pkg.tar.gz",
+        Response::redirect(&mirror.url("/v1/pkg.tar.gz")),
+    )]);
+    let url = format!(
+        "http://user:s3cret@127.0.0.1:{}/latest/pkg.tar.gz",
+        origin.port()
+    );
+    let out = cell(&scratch)
+        .args(["--url", &url, "--sha256", &digest, "--into"])
+        .arg(scratch.dest())
+        .assert()
+        .success();
+    assert!(!String::from_utf8_lossy(&out.get_output().stderr).contains("s3cret"));
+    assert!(scratch.dest().join("pkg-1.0/bin/tool").is_file());
+    // The origin was given the credentials; the other port never saw them.
+    let asked = origin.requests();
+    assert!(
+        asked[0]
+            .header("authorization")
+            .is_some_and(|v| v.starts_with("Basic ")),
+        "{asked:?}"
+    );
+    let served = mirror.requests();
+    assert_eq!(served.len(), 1);
+    assert_eq!(served[0].header("authorization"), None, "{served:?}");
+}

@@ -3,9 +3,12 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Context as _;
-use cell_collect::{Options, Source, collect, git, github::Github};
+use cell_collect::github::{Github, GithubError, Settings};
+use cell_collect::{Options, Source, collect, git};
+use cell_fetch::Timeouts;
 use cell_schema::store::{self, Replace, Written};
 use cell_schema::{RunId, Status, escape};
 use clap::Args;
@@ -59,18 +62,33 @@ pub struct CollectArgs {
     /// The remote to push to.
     #[arg(long, default_value = "origin")]
     pub remote: String,
+    /// Give up on the GitHub API after this many seconds for the whole collect (exit 2, naming
+    /// the request that was still waiting).
+    #[arg(long, value_name = "SECONDS", default_value_t = 900)]
+    pub timeout: u64,
+    /// Seconds a request may receive nothing before it is retried (tests shorten it).
+    #[arg(long, hide = true, value_name = "SECONDS", default_value_t = 60)]
+    pub idle_timeout: u64,
 }
 
 /// Runs `cell collect`.
 pub fn run(args: &CollectArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let run_id = RunId(args.run_id);
-    let github = Github::from_env(cli.verbose);
-    let source = match &args.from_dir {
-        Some(dir) => Source::Dir(dir.clone()),
-        None => Source::Api {
+    let github;
+    let source = if let Some(dir) = &args.from_dir {
+        Source::Dir(dir.clone())
+    } else {
+        github = match client(args, cli) {
+            Ok(g) => g,
+            Err(e) => {
+                eprintln!("Error: {e}");
+                return Ok(Exit::Infra);
+            }
+        };
+        Source::Api {
             github: &github,
             repo: repo(args)?,
-        },
+        }
     };
     let opts = Options {
         allow_partial: !args.complete,
@@ -207,6 +225,21 @@ fn print_cells(collected: &cell_collect::Collected, dir: &Path, cli: &Cli) {
         let cells: Vec<_> = collected.cells.iter().map(|c| c.result.clone()).collect();
         print!("{}", cell_report::text_summary(&cells));
     }
+}
+
+/// The GitHub client from the environment, with the deadline of `--timeout` and the idle
+/// timeout of `--idle-timeout`.
+fn client(args: &CollectArgs, cli: &Cli) -> Result<Github, GithubError> {
+    let settings = Settings {
+        timeouts: Timeouts {
+            idle: Duration::from_secs(args.idle_timeout),
+            ..Timeouts::default()
+        },
+        deadline: Some(Duration::from_secs(args.timeout)),
+        verbose: cli.verbose,
+        ..Settings::default()
+    };
+    Github::from_env(settings)
 }
 
 /// 1 when a collected job failed or a job left no result (each named), else 0.

@@ -2,10 +2,11 @@
 
 use std::io::Write as _;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use cell_fetch::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_UNPACKED_BYTES, Expected, FetchRequest,
-    Fetched, UnpackOptions, fetch,
+    Fetched, Timeouts, UnpackOptions, fetch,
 };
 use cell_schema::Sha256;
 use clap::{ArgGroup, Args};
@@ -44,6 +45,9 @@ pub struct FetchArgs {
     /// Refuse an archive with more than this many entries.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ENTRIES)]
     pub max_entries: usize,
+    /// Seconds a download may receive nothing before it fails (tests shorten it).
+    #[arg(long, hide = true, value_name = "SECONDS", default_value_t = 60)]
+    pub idle_timeout: u64,
 }
 
 impl FetchArgs {
@@ -60,6 +64,10 @@ impl FetchArgs {
                 strip_components: self.strip_components,
                 max_unpacked_bytes: self.max_unpacked_bytes,
                 max_entries: self.max_entries,
+            },
+            timeouts: Timeouts {
+                idle: Duration::from_secs(self.idle_timeout),
+                ..Timeouts::default()
             },
             ..FetchRequest::new(self.url.clone(), expected, self.into.clone())
         }
