@@ -288,7 +288,11 @@ fn collect_steps(results_branch: Option<&str>) -> Vec<Step> {
             .input("fetch-depth", "0")
             .comment("The branch tip, not github.sha: a re-run must commit on top of what attempt 1 pushed."),
     ];
-    steps.extend(get_cell(&[HOST_PLATFORM.to_owned()]));
+    let mut get = get_cell(&[HOST_PLATFORM.to_owned()]);
+    get[0] = get[0]
+        .clone()
+        .comment("cell as the build job compiled it for this run: this job runs no build script.");
+    steps.extend(get);
     let mut collect = match results_branch {
         None => Step::run(
             "collect the run's artifacts into results/",
@@ -351,6 +355,7 @@ fn collect_steps(results_branch: Option<&str>) -> Vec<Step> {
             ],
         )
         .when("steps.collect.outcome == 'failure' || steps.gate.outcome == 'failure'")
+        .comment("After the commit, so the record lands either way; the job's status still says a job failed or the gate tripped.")
         .env("COLLECT", expr("steps.collect.outcome"))
         .env("GATE", expr("steps.gate.outcome")),
     );
