@@ -19,7 +19,10 @@ use super::artifacts::Store;
 
 /// Actions that set up a tool or a cache: no-ops here, with the outputs steps may read.
 const NO_OPS: &[(&str, &[(&str, &str)])] = &[
-    ("dtolnay/rust-toolchain", &[("cachekey", "walk"), ("name", "walk")]),
+    (
+        "dtolnay/rust-toolchain",
+        &[("cachekey", "walk"), ("name", "walk")],
+    ),
     ("swatinem/rust-cache", &[("cache-hit", "false")]),
     ("actions/cache", &[("cache-hit", "false")]),
     ("actions/setup-go", &[("cache-hit", "false")]),
@@ -57,20 +60,24 @@ pub fn run(
     let action = action.split('/').take(2).collect::<Vec<_>>().join("/");
     Ok(match action.as_str() {
         "actions/checkout" => checkout(with, env, log),
-        "actions/upload-artifact" => env
-            .store
-            .upload(env.workspace, with, env.attempt)
-            .map(|(outputs, warning)| {
-                if let Some(w) = warning {
-                    let _ = writeln!(log, "##[warning]{w}");
-                }
-                outputs
-            }),
+        "actions/upload-artifact" => {
+            env.store
+                .upload(env.workspace, with, env.attempt)
+                .map(|(outputs, warning)| {
+                    if let Some(w) = warning {
+                        let _ = writeln!(log, "##[warning]{w}");
+                    }
+                    outputs
+                })
+        }
         "actions/download-artifact" => env.store.download(env.workspace, with),
         other => match NO_OPS.iter().find(|(a, _)| *a == other) {
             Some((_, outputs)) => {
                 let _ = writeln!(log, "(walk: {uses} is a no-op, the tools are installed)");
-                Ok(outputs.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect())
+                Ok(outputs
+                    .iter()
+                    .map(|(k, v)| ((*k).into(), (*v).into()))
+                    .collect())
             }
             None => return Err(format!("the walk does not know the action `{uses}`")),
         },
@@ -91,7 +98,11 @@ fn git(dir: &Path, args: &[&str], log: &mut std::fs::File) -> Result<String, Str
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
     } else {
-        Err(format!("git {} failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()))
+        Err(format!(
+            "git {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
     }
 }
 
@@ -100,7 +111,11 @@ fn base64(bytes: &[u8]) -> String {
     const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {
@@ -115,20 +130,32 @@ fn base64(bytes: &[u8]) -> String {
 
 /// The value `actions/checkout` writes for `http.https://github.com/.extraheader`.
 pub fn extraheader(token: &str) -> String {
-    format!("AUTHORIZATION: basic {}", base64(format!("x-access-token:{token}").as_bytes()))
+    format!(
+        "AUTHORIZATION: basic {}",
+        base64(format!("x-access-token:{token}").as_bytes())
+    )
 }
 
 fn checkout(with: &BTreeMap<String, String>, env: &Env<'_>, log: &mut std::fs::File) -> Outcome {
-    let input = |k: &str| with.get(k).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+    let input = |k: &str| {
+        with.get(k)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
     if let Some(repo) = input("repository").filter(|r| r != env.repository) {
-        return Err(format!("the walk checks out only {} (asked for {repo})", env.repository));
+        return Err(format!(
+            "the walk checks out only {} (asked for {repo})",
+            env.repository
+        ));
     }
     let dest = match input("path") {
         Some(p) => env.workspace.join(p),
         None => env.workspace.to_path_buf(),
     };
     std::fs::create_dir_all(&dest).map_err(|e| e.to_string())?;
-    let depth: u32 = input("fetch-depth").map_or(Ok(1), |d| d.parse()).map_err(|e| format!("fetch-depth: {e}"))?;
+    let depth: u32 = input("fetch-depth")
+        .map_or(Ok(1), |d| d.parse())
+        .map_err(|e| format!("fetch-depth: {e}"))?;
     let git_ref = input("ref");
     let url = format!("file://{}", env.origin.display());
     git(&dest, &["init", "-q"], log)?;
@@ -149,32 +176,66 @@ fn checkout(with: &BTreeMap<String, String>, env: &Env<'_>, log: &mut std::fs::F
         Some(r) if r.starts_with("refs/tags/") => (format!("+{r}:{r}"), None, r.to_owned()),
         Some(r) => {
             let b = r.strip_prefix("refs/heads/").unwrap_or(r).to_owned();
-            (format!("+refs/heads/{b}:refs/remotes/origin/{b}"), Some(b), String::new())
+            (
+                format!("+refs/heads/{b}:refs/remotes/origin/{b}"),
+                Some(b),
+                String::new(),
+            )
         }
     };
     let depth_arg = format!("--depth={depth}");
     let mut fetch = vec!["fetch", "--no-tags", "--prune", "-q", "origin"];
     if depth == 0 {
-        fetch = vec!["fetch", "--tags", "--prune", "-q", "origin", "+refs/heads/*:refs/remotes/origin/*"];
+        fetch = vec![
+            "fetch",
+            "--tags",
+            "--prune",
+            "-q",
+            "origin",
+            "+refs/heads/*:refs/remotes/origin/*",
+        ];
     } else {
         fetch.insert(1, &depth_arg);
     }
     fetch.push(&spec);
     git(&dest, &fetch, log)?;
     match &branch {
-        Some(b) => git(&dest, &["checkout", "-q", "--force", "-B", b, &format!("refs/remotes/origin/{b}")], log)?,
-        None => git(&dest, &["checkout", "-q", "--force", "--detach", &detached], log)?,
+        Some(b) => git(
+            &dest,
+            &[
+                "checkout",
+                "-q",
+                "--force",
+                "-B",
+                b,
+                &format!("refs/remotes/origin/{b}"),
+            ],
+            log,
+        )?,
+        None => git(
+            &dest,
+            &["checkout", "-q", "--force", "--detach", &detached],
+            log,
+        )?,
     };
     if input("persist-credentials").is_none_or(|p| p == "true") {
         git(
             &dest,
-            &["config", "--local", "http.https://github.com/.extraheader", &extraheader(env.token)],
+            &[
+                "config",
+                "--local",
+                "http.https://github.com/.extraheader",
+                &extraheader(env.token),
+            ],
             log,
         )?;
     }
     let commit = git(&dest, &["rev-parse", "HEAD"], log)?;
     Ok(vec![
-        ("ref".into(), git_ref.unwrap_or_else(|| env.git_ref.to_owned())),
+        (
+            "ref".into(),
+            git_ref.unwrap_or_else(|| env.git_ref.to_owned()),
+        ),
         ("commit".into(), commit),
     ])
 }

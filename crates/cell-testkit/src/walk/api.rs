@@ -68,8 +68,16 @@ fn query(path: &str) -> BTreeMap<String, String> {
 /// One page of `items` under `key`, with GitHub's `Link` header.
 fn page(req: &Request, base: &str, key: &str, items: Vec<Value>) -> Response {
     let q = query(&req.path);
-    let per = q.get("per_page").and_then(|v| v.parse().ok()).unwrap_or(30usize).clamp(1, 100);
-    let n: usize = q.get("page").and_then(|v| v.parse().ok()).unwrap_or(1).max(1);
+    let per = q
+        .get("per_page")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30usize)
+        .clamp(1, 100);
+    let n: usize = q
+        .get("page")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+        .max(1);
     let total = items.len();
     let slice: Vec<Value> = items.into_iter().skip((n - 1) * per).take(per).collect();
     let resp = Response::json(200, &json!({ "total_count": total, key: slice }));
@@ -87,7 +95,11 @@ fn page(req: &Request, base: &str, key: &str, items: Vec<Value>) -> Response {
     let url = |p: usize| format!("{base}{path}?{}&page={p}", others.join("&"));
     resp.header(
         "link",
-        &format!("<{}>; rel=\"next\", <{}>; rel=\"last\"", url(n + 1), url(last)),
+        &format!(
+            "<{}>; rel=\"next\", <{}>; rel=\"last\"",
+            url(n + 1),
+            url(last)
+        ),
     )
 }
 
@@ -169,12 +181,18 @@ fn answer(req: &Request, state: &RunState, store: &Store, token: &str, base: &st
     }
     if let Some(n) = path.strip_prefix(&format!("{runs}/attempts/")) {
         return match n.parse::<u32>() {
-            Ok(n) if (1..=state.attempt).contains(&n) => Response::json(200, &run_json(state, n, base)),
+            Ok(n) if (1..=state.attempt).contains(&n) => {
+                Response::json(200, &run_json(state, n, base))
+            }
             _ => Response::not_found(),
         };
     }
     if path == format!("{runs}/artifacts") {
-        let items = store.list().iter().map(|a| artifact_json(state, a, base)).collect();
+        let items = store
+            .list()
+            .iter()
+            .map(|a| artifact_json(state, a, base))
+            .collect();
         return page(req, base, "artifacts", items);
     }
     if path == format!("{runs}/jobs") {
@@ -188,7 +206,10 @@ fn answer(req: &Request, state: &RunState, store: &Store, token: &str, base: &st
         return page(req, base, "jobs", items);
     }
     let arts = format!("/repos/{}/actions/artifacts/", state.repo);
-    if let Some(id) = path.strip_prefix(&arts).and_then(|r| r.strip_suffix("/zip")) {
+    if let Some(id) = path
+        .strip_prefix(&arts)
+        .and_then(|r| r.strip_suffix("/zip"))
+    {
         return match store.list().iter().find(|a| a.id.to_string() == id) {
             Some(a) => Response::redirect(&format!("{base}/_blob/{}?sig=short-lived", a.id)),
             None => Response::not_found(),

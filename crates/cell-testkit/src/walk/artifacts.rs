@@ -134,7 +134,10 @@ impl Store {
         let name = with.get("name").map_or("artifact", String::as_str).trim();
         let files = Self::gather(ws, with);
         if files.is_empty() {
-            let msg = format!("No files were found with the provided path: {:?}", with.get("path"));
+            let msg = format!(
+                "No files were found with the provided path: {:?}",
+                with.get("path")
+            );
             return match with.get("if-no-files-found").map_or("warn", |s| s.trim()) {
                 "error" => Err(msg),
                 "ignore" => Ok((Vec::new(), None)),
@@ -157,11 +160,14 @@ impl Store {
             .unix_permissions(0o644);
         for (path, rel) in &files {
             let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-            zip.start_file(rel.as_str(), opts).map_err(|e| e.to_string())?;
+            zip.start_file(rel.as_str(), opts)
+                .map_err(|e| e.to_string())?;
             zip.write_all(&bytes).map_err(|e| e.to_string())?;
         }
         let bytes = zip.finish().map_err(|e| e.to_string())?.into_inner();
-        let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let id = self
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let path = self.dir.join(format!("{id}.zip"));
         std::fs::write(&path, &bytes).unwrap();
         let digest = crate::sha256(&bytes).to_string();
@@ -188,7 +194,9 @@ impl Store {
     /// `actions/download-artifact`: the step's outputs or why it fails.
     pub fn download(&self, ws: &Path, with: &With) -> Result<Vec<(String, String)>, String> {
         if with.get("run-id").is_some_and(|r| !r.trim().is_empty()) {
-            return Err("the walk serves only this run's artifacts (run-id is not supported)".into());
+            return Err(
+                "the walk serves only this run's artifacts (run-id is not supported)".into(),
+            );
         }
         let dest = match with.get("path").map(|p| p.trim()) {
             None | Some("") => ws.to_path_buf(),
@@ -199,14 +207,16 @@ impl Store {
         let name = with.get("name").map(|n| n.trim()).filter(|n| !n.is_empty());
         let chosen: Vec<&Artifact> = match name {
             Some(n) => {
-                let a = arts
-                    .iter()
-                    .find(|a| a.name == n)
-                    .ok_or_else(|| format!("Unable to download artifact(s): Artifact not found for name: {n}"))?;
+                let a = arts.iter().find(|a| a.name == n).ok_or_else(|| {
+                    format!("Unable to download artifact(s): Artifact not found for name: {n}")
+                })?;
                 vec![a]
             }
             None => {
-                let pattern = with.get("pattern").map(|p| p.trim()).filter(|p| !p.is_empty());
+                let pattern = with
+                    .get("pattern")
+                    .map(|p| p.trim())
+                    .filter(|p| !p.is_empty());
                 arts.iter()
                     .filter(|a| pattern.is_none_or(|p| glob::matches(p, &a.name)))
                     .collect()
@@ -268,24 +278,36 @@ mod tests {
         std::fs::write(ws.join("job/a1/results.json"), "{}").unwrap();
         std::fs::write(ws.join("job/a1/.hid/x"), "h").unwrap();
         std::fs::write(ws.join("job/a1/run.sh"), "#!/bin/sh\n").unwrap();
-        std::fs::set_permissions(ws.join("job/a1/run.sh"), std::fs::Permissions::from_mode(0o755))
-            .unwrap();
+        std::fs::set_permissions(
+            ws.join("job/a1/run.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
         let store = Store::new(&tmp.path().join("store"));
-        let w = with(&[("name", "art"), ("path", "job/*/results.json\njob/*/run.sh\njob/**/x")]);
+        let w = with(&[
+            ("name", "art"),
+            ("path", "job/*/results.json\njob/*/run.sh\njob/**/x"),
+        ]);
         store.upload(&ws, &w, 1).unwrap();
         let err = store.upload(&ws, &w, 2).unwrap_err();
         assert!(err.contains("Conflict"), "{err}");
         store
-            .upload(&ws, &with(&[("name", "art"), ("path", "job"), ("overwrite", "true")]), 2)
+            .upload(
+                &ws,
+                &with(&[("name", "art"), ("path", "job"), ("overwrite", "true")]),
+                2,
+            )
             .unwrap();
         assert_eq!(store.list().len(), 1);
-        let none = with(&[("name", "n"), ("path", "nope/*"), ("if-no-files-found", "error")]);
+        let none = with(&[
+            ("name", "n"),
+            ("path", "nope/*"),
+            ("if-no-files-found", "error"),
+        ]);
         assert!(store.upload(&ws, &none, 1).is_err());
 
         let dl = tmp.path().join("dl");
-        store
-            .download(&dl, &with(&[("name", "art")]))
-            .unwrap();
+        store.download(&dl, &with(&[("name", "art")])).unwrap();
         assert_eq!(crate::tree(&dl), ["a1", "a1/results.json", "a1/run.sh"]);
         assert!(!crate::is_executable(&dl.join("a1/run.sh")));
         let all = tmp.path().join("all");

@@ -92,8 +92,7 @@ fn tokenize(src: &str) -> Result<Vec<Tok>, String> {
             }
             out.push(Tok::Lit(Value::String(s)));
             i = j;
-        } else if c.is_ascii_digit()
-            || (c == b'-' && b.get(i + 1).is_some_and(u8::is_ascii_digit))
+        } else if c.is_ascii_digit() || (c == b'-' && b.get(i + 1).is_some_and(u8::is_ascii_digit))
         {
             let end = src[i + 1..]
                 .find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '.' || ch == '_'))
@@ -307,9 +306,7 @@ pub fn loose_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::String(x), Value::String(y)) => x.to_lowercase() == y.to_lowercase(),
         (Value::Array(_), Value::Array(_)) | (Value::Object(_), Value::Object(_)) => a == b,
-        (Value::Array(_) | Value::Object(_), _) | (_, Value::Array(_) | Value::Object(_)) => {
-            false
-        }
+        (Value::Array(_) | Value::Object(_), _) | (_, Value::Array(_) | Value::Object(_)) => false,
         _ => to_number(a) == to_number(b),
     }
 }
@@ -422,7 +419,10 @@ fn call(name: &str, args: &[Expr], s: &Scope<'_>) -> Result<Value, String> {
         if (lo..=hi).contains(&vals.len()) {
             Ok(())
         } else {
-            Err(format!("{name}() takes {lo}..={hi} arguments, got {}", vals.len()))
+            Err(format!(
+                "{name}() takes {lo}..={hi} arguments, got {}",
+                vals.len()
+            ))
         }
     };
     let text = |i: usize| to_text(&vals[i]);
@@ -517,8 +517,10 @@ pub fn eval(src: &str, scope: &Scope<'_>) -> Result<Value, String> {
 fn uses_status_fn(e: &Expr) -> bool {
     match e {
         Expr::Call(name, args) => {
-            matches!(name.as_str(), "success" | "failure" | "always" | "cancelled")
-                || args.iter().any(uses_status_fn)
+            matches!(
+                name.as_str(),
+                "success" | "failure" | "always" | "cancelled"
+            ) || args.iter().any(uses_status_fn)
         }
         Expr::Prop(a, _) | Expr::Star(a) | Expr::Not(a) => uses_status_fn(a),
         Expr::Index(a, b) | Expr::Bin(_, a, b) => uses_status_fn(a) || uses_status_fn(b),

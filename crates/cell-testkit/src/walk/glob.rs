@@ -22,7 +22,9 @@ fn component_matches(pat: &[u8], name: &[u8]) -> bool {
                     Some(b'!' | b'^') => (true, &class[1..]),
                     _ => (false, class),
                 };
-                let hit = class.windows(3).any(|w| w[1] == b'-' && (w[0]..=w[2]).contains(c))
+                let hit = class
+                    .windows(3)
+                    .any(|w| w[1] == b'-' && (w[0]..=w[2]).contains(c))
                     || class.contains(c);
                 hit != negate && component_matches(&pat[end + 1..], &name[1..])
             }
@@ -47,7 +49,10 @@ fn parts_match(pat: &[&str], path: &[&str]) -> bool {
 
 /// Whether the `/`-separated `path` matches `pattern`.
 pub fn matches(pattern: &str, path: &str) -> bool {
-    let pat: Vec<&str> = pattern.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
+    let pat: Vec<&str> = pattern
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
     let path: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
     parts_match(&pat, &path)
 }
@@ -105,10 +110,7 @@ pub fn expand(base: &Path, pattern: &str) -> Vec<PathBuf> {
 /// `hashFiles(patterns…)`: the SHA-256 of the SHA-256s of every matching file under the
 /// workspace, in path order; `''` when nothing matches.
 pub fn hash_files(workspace: &Path, patterns: &[String]) -> String {
-    let mut files: Vec<PathBuf> = patterns
-        .iter()
-        .flat_map(|p| expand(workspace, p))
-        .collect();
+    let mut files: Vec<PathBuf> = patterns.iter().flat_map(|p| expand(workspace, p)).collect();
     files.sort();
     files.dedup();
     if files.is_empty() {

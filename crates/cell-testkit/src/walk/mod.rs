@@ -135,7 +135,13 @@ impl Attempt {
 
     /// Job, attempt, conclusion and wall seconds, one line per job.
     pub fn table(&self) -> String {
-        let width = self.jobs.iter().map(|j| j.name.len()).max().unwrap_or(3).max(3);
+        let width = self
+            .jobs
+            .iter()
+            .map(|j| j.name.len())
+            .max()
+            .unwrap_or(3)
+            .max(3);
         let mut out = format!("{:width$}  attempt  conclusion  seconds\n", "job");
         for j in &self.jobs {
             let _ = writeln!(
@@ -147,7 +153,12 @@ impl Attempt {
                 j.seconds
             );
         }
-        let total: f64 = self.jobs.iter().filter(|j| j.attempt == self.number).map(|j| j.seconds).sum();
+        let total: f64 = self
+            .jobs
+            .iter()
+            .filter(|j| j.attempt == self.number)
+            .map(|j| j.seconds)
+            .sum();
         let _ = writeln!(
             out,
             "attempt {} {}: {total:.2} s of jobs",
@@ -160,8 +171,18 @@ impl Attempt {
     /// Every log of a job that did not succeed, for a failure message.
     pub fn failed_logs(&self) -> String {
         let mut out = String::new();
-        for j in self.jobs.iter().filter(|j| j.conclusion == Conclusion::Failure) {
-            let _ = write!(out, "\n===== {} (attempt {})\n{}", j.name, j.attempt, j.log_text());
+        for j in self
+            .jobs
+            .iter()
+            .filter(|j| j.conclusion == Conclusion::Failure)
+        {
+            let _ = write!(
+                out,
+                "\n===== {} (attempt {})\n{}",
+                j.name,
+                j.attempt,
+                j.log_text()
+            );
         }
         out
     }

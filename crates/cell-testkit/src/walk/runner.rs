@@ -103,6 +103,8 @@ struct JobState {
     path: Vec<String>,
     steps: serde_json::Map<String, Value>,
     failed: bool,
+    /// Cancelled while it ran: `success()` is false, `always()` steps still run.
+    cancelled: bool,
     log: std::fs::File,
     summary: String,
     deadline: Instant,
@@ -123,7 +125,10 @@ fn aggregate(entries: &[&JobRecord]) -> Conclusion {
 }
 
 fn contexts(pairs: &[(&str, Value)]) -> serde_json::Map<String, Value> {
-    pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), v.clone()))
+        .collect()
 }
 
 impl Walk {
@@ -147,7 +152,11 @@ impl Walk {
         let standins = standins::install(&standins_dir, &config.cell_bin, &system_path);
         let store = Arc::new(Store::new(&base.join("artifacts")));
         let token = format!("ghs_walk{}Token0123456789", config.run_id);
-        let branch = config.git_ref.strip_prefix("refs/heads/").unwrap_or("").to_owned();
+        let branch = config
+            .git_ref
+            .strip_prefix("refs/heads/")
+            .unwrap_or("")
+            .to_owned();
         let state = Arc::new(Mutex::new(RunState {
             run_id: config.run_id,
             repo: config.repository.clone(),
@@ -187,7 +196,10 @@ impl Walk {
 
     /// Attempt 1.
     pub fn run(&mut self) -> Result<Attempt, String> {
-        assert!(self.attempts.is_empty(), "run() is attempt 1; use rerun_failed()");
+        assert!(
+            self.attempts.is_empty(),
+            "run() is attempt 1; use rerun_failed()"
+        );
         self.attempt(false)
     }
 
@@ -199,7 +211,11 @@ impl Walk {
 
     fn attempt(&mut self, rerun: bool) -> Result<Attempt, String> {
         let number = self.attempts.len() as u32 + 1;
-        let previous = if rerun { self.attempts.last().map(|a| a.jobs.clone()) } else { None };
+        let previous = if rerun {
+            self.attempts.last().map(|a| a.jobs.clone())
+        } else {
+            None
+        };
         standins::set_fail_lists(
             self.standins.parent().unwrap(),
             &self.options.apt_fail,
@@ -218,6 +234,7 @@ impl Walk {
             records: Vec::new(),
             rerun: BTreeSet::new(),
             cancelled: false,
+            ended_at_cancel: BTreeSet::new(),
             problems: Vec::new(),
         };
         let order: Vec<Job> = self.workflow.ordered()?.into_iter().cloned().collect();
@@ -225,9 +242,10 @@ impl Walk {
             self.walk_job(job, &mut walked)?;
         }
         let all: Vec<&JobRecord> = walked.records.iter().collect();
+        // A cancelled run is `cancelled`, whatever its jobs did after.
         let conclusion = match aggregate(&all) {
+            _ if walked.cancelled => Conclusion::Cancelled,
             Conclusion::Skipped => Conclusion::Success,
-            c if walked.cancelled && c == Conclusion::Success => Conclusion::Cancelled,
             c => c,
         };
         {
@@ -255,6 +273,9 @@ struct Walked {
     /// Jobs of which this attempt ran an entry again (re-runs only).
     rerun: BTreeSet<String>,
     cancelled: bool,
+    /// The jobs that had ended when the run was cancelled: a job needing only these was
+    /// already running on GitHub (in parallel), so it is cancelled while it runs.
+    ended_at_cancel: BTreeSet<String>,
     problems: Vec<String>,
 }
 
@@ -295,12 +316,12 @@ impl Walked {
         (ok, failed)
     }
 
-    fn job_status(&self, wf: &Workflow, job: &Job) -> Status {
+    fn job_status(&self, wf: &Workflow, job: &Job, cancelled: bool) -> Status {
         let chains: Vec<(bool, bool)> = job.needs.iter().map(|n| self.chain(wf, n)).collect();
         Status {
-            success: !self.cancelled && chains.iter().all(|c| c.0),
+            success: !cancelled && chains.iter().all(|c| c.0),
             failure: chains.iter().any(|c| c.1),
-            cancelled: self.cancelled,
+            cancelled,
         }
     }
 
@@ -312,7 +333,8 @@ impl Walked {
             return None;
         }
         let old: Vec<JobRecord> = prev.iter().filter(|r| r.id == job.id).cloned().collect();
-        let fine = |r: &JobRecord| matches!(r.conclusion, Conclusion::Success | Conclusion::Skipped);
+        let fine =
+            |r: &JobRecord| matches!(r.conclusion, Conclusion::Success | Conclusion::Skipped);
         (!old.is_empty() && old.iter().all(fine)).then_some(old)
     }
 
@@ -405,13 +427,26 @@ impl Walk {
             ("vars", json!({})),
         ]);
         let decide = |status: Status| -> Result<bool, String> {
-            let scope = Scope { contexts: &ctx, status, workspace: None };
+            let scope = Scope {
+                contexts: &ctx,
+                status,
+                workspace: None,
+            };
             expr::eval_if(job.condition.as_deref().unwrap_or(""), &scope)
                 .map_err(|e| format!("jobs.{}.if: {e}", job.id))
         };
         let template = job.name.clone().unwrap_or_else(|| job.id.clone());
-        if !decide(w.job_status(&self.workflow, job))? {
-            let c = if w.cancelled { Conclusion::Cancelled } else { Conclusion::Skipped };
+        // A job whose needs had all ended before the cancel was already running.
+        let was_running = w.cancelled
+            && job.needs.iter().all(|n| w.ended_at_cancel.contains(n))
+            && decide(w.job_status(&self.workflow, job, false))?;
+        let started_before_cancel = !w.cancelled || was_running;
+        if !was_running && !decide(w.job_status(&self.workflow, job, w.cancelled))? {
+            let c = if w.cancelled {
+                Conclusion::Cancelled
+            } else {
+                Conclusion::Skipped
+            };
             w.records.push(not_run(job, w.number, c, template));
             self.publish(&w.records);
             return Ok(());
@@ -422,19 +457,26 @@ impl Walk {
                 let value = match m {
                     Matrix::Literal(lit) => Value::Object(lit.clone()),
                     Matrix::Expr(e) => {
-                        let scope = Scope { contexts: &ctx, status: Status::OK, workspace: None };
-                        expr::render_value(e, &scope).map_err(|e| format!("jobs.{}.strategy.matrix: {e}", job.id))?
+                        let scope = Scope {
+                            contexts: &ctx,
+                            status: Status::OK,
+                            workspace: None,
+                        };
+                        expr::render_value(e, &scope)
+                            .map_err(|e| format!("jobs.{}.strategy.matrix: {e}", job.id))?
                     }
                 };
-                let obj = value
-                    .as_object()
-                    .ok_or_else(|| format!("jobs.{}.strategy.matrix: not a mapping: {value}", job.id))?;
+                let obj = value.as_object().ok_or_else(|| {
+                    format!("jobs.{}.strategy.matrix: not a mapping: {value}", job.id)
+                })?;
                 expand_matrix(obj)?
             }
         };
         if entries.is_empty() {
-            w.problems.push(format!("jobs.{}: the matrix has no entries", job.id));
-            w.records.push(not_run(job, w.number, Conclusion::Failure, template));
+            w.problems
+                .push(format!("jobs.{}: the matrix has no entries", job.id));
+            w.records
+                .push(not_run(job, w.number, Conclusion::Failure, template));
             return Ok(());
         }
         let total = entries.len();
@@ -443,17 +485,14 @@ impl Walk {
                 w.records.push(old);
                 continue;
             }
-            if w.cancelled && !decide(w.job_status(&self.workflow, job))? {
-                w.records.push(not_run(job, w.number, Conclusion::Cancelled, template.clone()));
-                continue;
-            }
+            let cancelled_mode = w.cancelled && started_before_cancel;
             if let Some((id, barrier)) = &self.options.before_job
                 && *id == job.id
                 && index == 0
             {
                 barrier.wait();
             }
-            let rec = self.run_entry(job, &matrix, (index, total), &needs, w)?;
+            let rec = self.run_entry(job, &matrix, (index, total), &needs, cancelled_mode, w)?;
             w.rerun.insert(job.id.clone());
             let stop = self
                 .options
@@ -462,8 +501,12 @@ impl Walk {
                 .is_some_and(|c| *c == rec.id || *c == rec.name);
             w.records.push(rec);
             self.publish(&w.records);
-            if stop {
+            if stop && !w.cancelled {
                 w.cancelled = true;
+                w.ended_at_cancel = w.records.iter().map(|r| r.id.clone()).collect();
+                if index + 1 < total {
+                    w.ended_at_cancel.remove(&job.id);
+                }
             }
         }
         Ok(())
@@ -477,7 +520,11 @@ impl Walk {
         let mut kept: Vec<ApiJob> = Vec::new();
         for (i, r) in records.iter().enumerate() {
             let job = ApiJob {
-                id: if r.api_id == 0 { 90_000 + u64::from(attempt) * 1000 + i as u64 } else { r.api_id },
+                id: if r.api_id == 0 {
+                    90_000 + u64::from(attempt) * 1000 + i as u64
+                } else {
+                    r.api_id
+                },
                 name: r.name.clone(),
                 attempt: r.attempt,
                 status: "completed".into(),
@@ -511,23 +558,34 @@ impl Walk {
 }
 
 impl Walk {
-    /// Runs one matrix entry of `job` on a fresh runner directory.
+    /// Runs one matrix entry of `job` on a fresh runner directory (`cancelled`: the run was
+    /// cancelled while it ran).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the entry and the attempt, spelled out"
+    )]
     fn run_entry(
         &self,
         job: &Job,
         matrix: &Value,
         (index, total): (usize, usize),
         needs: &Value,
+        cancelled: bool,
         w: &mut Walked,
     ) -> Result<JobRecord, String> {
         let seq = self.seq.fetch_add(1, Ordering::SeqCst);
-        let dir = self
-            .config
-            .dir
-            .join(format!("run-{}/a{}/{seq:02}-{}", self.config.run_id, w.number, job.id));
+        let dir = self.config.dir.join(format!(
+            "run-{}/a{}/{seq:02}-{}",
+            self.config.run_id, w.number, job.id
+        ));
         let repo_name = self.config.repository.rsplit('/').next().unwrap_or("repo");
         let ws = dir.join("work").join(repo_name);
-        for d in [&ws, &dir.join("temp"), &dir.join("home"), &dir.join("tool-cache")] {
+        for d in [
+            &ws,
+            &dir.join("temp"),
+            &dir.join("home"),
+            &dir.join("tool-cache"),
+        ] {
             std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
         }
         let mut ctx = contexts(&[
@@ -536,29 +594,54 @@ impl Walk {
             ("inputs", self.inputs()),
             ("vars", json!({})),
             ("secrets", json!({ "GITHUB_TOKEN": self.token })),
-            ("matrix", if matrix.is_null() { json!({}) } else { matrix.clone() }),
-            ("strategy", json!({"fail-fast": job.fail_fast, "job-index": index, "job-total": total, "max-parallel": 1})),
-            ("runner", json!({"os": "Linux", "arch": "X64", "name": "walk", "environment": "github-hosted",
+            (
+                "matrix",
+                if matrix.is_null() {
+                    json!({})
+                } else {
+                    matrix.clone()
+                },
+            ),
+            (
+                "strategy",
+                json!({"fail-fast": job.fail_fast, "job-index": index, "job-total": total, "max-parallel": 1}),
+            ),
+            (
+                "runner",
+                json!({"os": "Linux", "arch": "X64", "name": "walk", "environment": "github-hosted",
                 "temp": dir.join("temp").display().to_string(),
-                "tool_cache": dir.join("tool-cache").display().to_string()})),
+                "tool_cache": dir.join("tool-cache").display().to_string()}),
+            ),
             ("job", json!({"status": "success"})),
             ("env", json!({})),
             ("steps", json!({})),
         ]);
         let render = |ctx: &serde_json::Map<String, Value>, text: &str| {
-            let scope = Scope { contexts: ctx, status: Status::OK, workspace: Some(&ws) };
+            let scope = Scope {
+                contexts: ctx,
+                status: Status::OK,
+                workspace: Some(&ws),
+            };
             expr::render(text, &scope).map_err(|e| format!("jobs.{}: {e}", job.id))
         };
         let name = match &job.name {
             Some(n) => render(&ctx, n)?,
             None if matrix.is_null() => job.id.clone(),
             None => {
-                let vals: Vec<String> = matrix.as_object().unwrap().values().map(expr::to_text).collect();
+                let vals: Vec<String> = matrix
+                    .as_object()
+                    .unwrap()
+                    .values()
+                    .map(expr::to_text)
+                    .collect();
                 format!("{} ({})", job.id, vals.join(", "))
             }
         };
         let labels = match &job.runs_on {
-            Value::Array(a) => a.iter().map(|v| render(&ctx, &expr::to_text(v))).collect::<Result<Vec<_>, _>>()?,
+            Value::Array(a) => a
+                .iter()
+                .map(|v| render(&ctx, &expr::to_text(v)))
+                .collect::<Result<Vec<_>, _>>()?,
             v => vec![render(&ctx, &expr::to_text(v))?],
         };
         let mut env = BTreeMap::new();
@@ -576,7 +659,11 @@ impl Walk {
         }
         let api_id = 80_000 + seq as u64;
         self.publish_running(&name, &labels, api_id);
-        let minutes: f64 = job.timeout_minutes.as_deref().map_or(Ok(360.0), str::parse).map_err(|e| format!("timeout-minutes: {e}"))?;
+        let minutes: f64 = job
+            .timeout_minutes
+            .as_deref()
+            .map_or(Ok(360.0), str::parse)
+            .map_err(|e| format!("timeout-minutes: {e}"))?;
         let log_path = dir.join("log.txt");
         let mut js = JobState {
             env,
@@ -584,6 +671,7 @@ impl Walk {
             path: Vec::new(),
             steps: serde_json::Map::new(),
             failed: false,
+            cancelled,
             log: std::fs::File::create(&log_path).map_err(|e| e.to_string())?,
             summary: String::new(),
             deadline: Instant::now() + Duration::from_secs_f64(minutes * 60.0),
@@ -608,7 +696,13 @@ impl Walk {
             name,
             matrix: matrix.clone(),
             attempt: w.number,
-            conclusion: if failed_job { Conclusion::Failure } else { Conclusion::Success },
+            conclusion: if cancelled {
+                Conclusion::Cancelled
+            } else if failed_job {
+                Conclusion::Failure
+            } else {
+                Conclusion::Success
+            },
             outputs,
             steps,
             seconds: t0.elapsed().as_secs_f64(),
@@ -621,7 +715,12 @@ impl Walk {
             api_id,
         };
         if self.options.verbose {
-            println!("===== {} ({})\n{}", rec.name, rec.conclusion.as_str(), rec.log_text());
+            println!(
+                "===== {} ({})\n{}",
+                rec.name,
+                rec.conclusion.as_str(),
+                rec.log_text()
+            );
         }
         Ok(rec)
     }
@@ -635,7 +734,10 @@ struct StepResult {
 }
 
 impl Walk {
-    #[allow(clippy::too_many_arguments, reason = "the step executor's whole state, spelled out")]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the step executor's whole state, spelled out"
+    )]
     fn run_step(
         &self,
         job: &Job,
@@ -651,9 +753,20 @@ impl Walk {
         env_ctx.extend(js.github_env.clone());
         ctx.insert("env".into(), json!(env_ctx));
         ctx.insert("steps".into(), Value::Object(js.steps.clone()));
-        let status = Status { success: !js.failed, failure: js.failed, cancelled: w.cancelled };
-        ctx.insert("job".into(), json!({"status": if js.failed { "failure" } else { "success" }}));
-        let scope = Scope { contexts: ctx, status, workspace: Some(ws) };
+        let status = Status {
+            success: !js.failed && !js.cancelled,
+            failure: js.failed,
+            cancelled: w.cancelled,
+        };
+        ctx.insert(
+            "job".into(),
+            json!({"status": if js.failed { "failure" } else { "success" }}),
+        );
+        let scope = Scope {
+            contexts: ctx,
+            status,
+            workspace: Some(ws),
+        };
         let what = format!("jobs.{}.steps[{index}]", job.id);
         let name = match (&step.name, &step.run, &step.uses) {
             (Some(n), _, _) => expr::render(n, &scope).map_err(|e| format!("{what}.name: {e}"))?,
@@ -671,7 +784,11 @@ impl Walk {
             }
         };
         let t0 = Instant::now();
-        let _ = writeln!(js.log, "##[group]{name}{}", if runs { "" } else { " (skipped)" });
+        let _ = writeln!(
+            js.log,
+            "##[group]{name}{}",
+            if runs { "" } else { " (skipped)" }
+        );
         let result = if runs {
             self.step_body(step, &what, ctx, js, dir, ws, w)?
         } else {
@@ -679,7 +796,11 @@ impl Walk {
         };
         let coe = match &step.continue_on_error {
             Some(c) => {
-                let scope = Scope { contexts: ctx, status, workspace: Some(ws) };
+                let scope = Scope {
+                    contexts: ctx,
+                    status,
+                    workspace: Some(ws),
+                };
                 expr::truthy(&expr::render_value(c, &scope).map_err(|e| format!("{what}: {e}"))?)
                     || c.trim() == "true"
             }
@@ -690,14 +811,26 @@ impl Walk {
             (true, true) => Conclusion::Success,
             (true, false) => Conclusion::Failure,
         };
-        let conclusion = if outcome == Conclusion::Failure && coe { Conclusion::Success } else { outcome };
+        let conclusion = if outcome == Conclusion::Failure && coe {
+            Conclusion::Success
+        } else {
+            outcome
+        };
         if conclusion == Conclusion::Failure {
             js.failed = true;
         }
-        let _ = writeln!(js.log, "##[endgroup] {} ({:.2} s)", outcome.as_str(), t0.elapsed().as_secs_f64());
+        let _ = writeln!(
+            js.log,
+            "##[endgroup] {} ({:.2} s)",
+            outcome.as_str(),
+            t0.elapsed().as_secs_f64()
+        );
         if let Some(id) = &step.id {
-            let outputs: serde_json::Map<String, Value> =
-                result.outputs.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+            let outputs: serde_json::Map<String, Value> = result
+                .outputs
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect();
             js.steps.insert(
                 id.clone(),
                 json!({"outcome": outcome.as_str(), "conclusion": conclusion.as_str(), "outputs": outputs}),
@@ -713,7 +846,10 @@ impl Walk {
     }
 
     /// A running step: its `env` rendered, then the script or the action.
-    #[allow(clippy::too_many_arguments, reason = "the step executor's whole state, spelled out")]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the step executor's whole state, spelled out"
+    )]
     fn step_body(
         &self,
         step: &Step,
@@ -724,17 +860,29 @@ impl Walk {
         ws: &Path,
         w: &mut Walked,
     ) -> Result<StepResult, String> {
-        let status = Status { success: !js.failed, failure: js.failed, cancelled: w.cancelled };
+        let status = Status {
+            success: !js.failed,
+            failure: js.failed,
+            cancelled: w.cancelled,
+        };
         let mut env = js.env.clone();
         env.extend(js.github_env.clone());
         for (k, v) in &step.env {
             ctx.insert("env".into(), json!(env));
-            let scope = Scope { contexts: ctx, status, workspace: Some(ws) };
+            let scope = Scope {
+                contexts: ctx,
+                status,
+                workspace: Some(ws),
+            };
             let value = expr::render(v, &scope).map_err(|e| format!("{what}.env.{k}: {e}"))?;
             env.insert(k.clone(), value);
         }
         ctx.insert("env".into(), json!(env));
-        let scope = Scope { contexts: ctx, status, workspace: Some(ws) };
+        let scope = Scope {
+            contexts: ctx,
+            status,
+            workspace: Some(ws),
+        };
         let render = |t: &str| expr::render(t, &scope).map_err(|e| format!("{what}: {e}"));
         if let Some(uses) = &step.uses {
             let mut with = BTreeMap::new();
@@ -763,7 +911,11 @@ impl Walk {
         let shell = step
             .shell
             .clone()
-            .or_else(|| self.workflow.job(&job_id(what)).and_then(|j| j.defaults.shell.clone()))
+            .or_else(|| {
+                self.workflow
+                    .job(&job_id(what))
+                    .and_then(|j| j.defaults.shell.clone())
+            })
             .or_else(|| self.workflow.defaults.shell.clone());
         let wd = step
             .working_directory
@@ -778,12 +930,23 @@ impl Walk {
 
 /// The job id in a `jobs.<id>.steps[i]` path.
 fn job_id(what: &str) -> String {
-    what.trim_start_matches("jobs.").split(".steps").next().unwrap_or_default().to_owned()
+    what.trim_start_matches("jobs.")
+        .split(".steps")
+        .next()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 impl Walk {
     /// The runner's own variables for a step, with its environment files.
-    fn runner_env(&self, ws: &Path, dir: &Path, files: &Path, w: &Walked, job: &str) -> Vec<(String, String)> {
+    fn runner_env(
+        &self,
+        ws: &Path,
+        dir: &Path,
+        files: &Path,
+        w: &Walked,
+        job: &str,
+    ) -> Vec<(String, String)> {
         let c = &self.config;
         let d = |p: &Path| p.display().to_string();
         let mut v: Vec<(&str, String)> = vec![
@@ -794,10 +957,16 @@ impl Walk {
             ("GITHUB_RUN_ATTEMPT", w.number.to_string()),
             ("GITHUB_RUN_NUMBER", "1".into()),
             ("GITHUB_REPOSITORY", c.repository.clone()),
-            ("GITHUB_REPOSITORY_OWNER", c.repository.split('/').next().unwrap_or_default().into()),
+            (
+                "GITHUB_REPOSITORY_OWNER",
+                c.repository.split('/').next().unwrap_or_default().into(),
+            ),
             ("GITHUB_SHA", c.sha.clone()),
             ("GITHUB_REF", c.git_ref.clone()),
-            ("GITHUB_REF_NAME", c.git_ref.rsplit('/').next().unwrap_or_default().into()),
+            (
+                "GITHUB_REF_NAME",
+                c.git_ref.rsplit('/').next().unwrap_or_default().into(),
+            ),
             ("GITHUB_REF_TYPE", "branch".into()),
             ("GITHUB_EVENT_NAME", self.options.event_name.clone()),
             ("GITHUB_API_URL", self.api_url()),
@@ -827,7 +996,10 @@ impl Walk {
         v.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
     }
 
-    #[allow(clippy::too_many_arguments, reason = "the step executor's whole state, spelled out")]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the step executor's whole state, spelled out"
+    )]
     fn exec_script(
         &self,
         script: &str,
@@ -849,25 +1021,48 @@ impl Walk {
         std::fs::write(&script_path, script).map_err(|e| e.to_string())?;
         let file = script_path.display().to_string();
         let argv: Vec<String> = match shell.unwrap_or("bash") {
-            "bash" => ["bash", "--noprofile", "--norc", "-eo", "pipefail", &file].map(String::from).to_vec(),
+            "bash" => ["bash", "--noprofile", "--norc", "-eo", "pipefail", &file]
+                .map(String::from)
+                .to_vec(),
             "sh" => ["sh", "-e", &file].map(String::from).to_vec(),
-            custom => custom.split_whitespace().map(|a| a.replace("{0}", &file)).collect(),
+            custom => custom
+                .split_whitespace()
+                .map(|a| a.replace("{0}", &file))
+                .collect(),
         };
         let system_path = std::env::var("PATH").unwrap_or_default();
         let mut path: Vec<String> = vec![self.standins.display().to_string()];
         path.extend(js.path.iter().rev().cloned());
         path.push(system_path);
         let mut cmd = Command::new(&argv[0]);
-        cmd.args(&argv[1..]).env_clear().envs(&env).env("PATH", path.join(":"));
-        let job = dir.file_name().unwrap().to_string_lossy().splitn(2, '-').nth(1).unwrap_or_default().to_owned();
+        cmd.args(&argv[1..])
+            .env_clear()
+            .envs(&env)
+            .env("PATH", path.join(":"));
+        let job = dir
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .splitn(2, '-')
+            .nth(1)
+            .unwrap_or_default()
+            .to_owned();
         cmd.envs(self.runner_env(ws, dir, &files, w, &job));
         let log = js.log.try_clone().map_err(|e| e.to_string())?;
         let log2 = js.log.try_clone().map_err(|e| e.to_string())?;
-        cmd.current_dir(cwd).stdin(Stdio::null()).stdout(log).stderr(log2);
+        cmd.current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log2);
         let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
-                let _ = writeln!(js.log, "##[error]{}: {e} (working directory {})", argv[0], cwd.display());
+                let _ = writeln!(
+                    js.log,
+                    "##[error]{}: {e} (working directory {})",
+                    argv[0],
+                    cwd.display()
+                );
                 return Ok(StepResult::default());
             }
         };
@@ -884,11 +1079,20 @@ impl Walk {
             std::thread::sleep(Duration::from_millis(10));
         };
         if code != Some(0) {
-            let _ = writeln!(js.log, "##[error]Process completed with exit code {}.", code.unwrap_or(-1));
+            let _ = writeln!(
+                js.log,
+                "##[error]Process completed with exit code {}.",
+                code.unwrap_or(-1)
+            );
         }
         let read = |f: &str| std::fs::read_to_string(files.join(f)).unwrap_or_default();
-        let mut result = StepResult { ok: code == Some(0), outputs: Vec::new() };
-        match parse_env_file(&read("output")).and_then(|o| parse_env_file(&read("env")).map(|e| (o, e))) {
+        let mut result = StepResult {
+            ok: code == Some(0),
+            outputs: Vec::new(),
+        };
+        match parse_env_file(&read("output"))
+            .and_then(|o| parse_env_file(&read("env")).map(|e| (o, e)))
+        {
             Ok((outputs, envs)) => {
                 result.outputs = outputs;
                 js.github_env.extend(envs);
@@ -898,7 +1102,12 @@ impl Walk {
                 result.ok = false;
             }
         }
-        js.path.extend(read("path").lines().filter(|l| !l.trim().is_empty()).map(str::to_owned));
+        js.path.extend(
+            read("path")
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(str::to_owned),
+        );
         let summary = read("step_summary");
         if summary.len() > SUMMARY_LIMIT {
             w.problems.push(format!(
@@ -922,8 +1131,16 @@ mod tests {
         let got = parse_env_file("a=1\nb<<EOF\nx\ny=z\nEOF\n\nc=\n").unwrap();
         assert_eq!(
             got,
-            [("a".into(), "1".into()), ("b".into(), "x\ny=z".into()), ("c".into(), String::new())]
+            [
+                ("a".into(), "1".into()),
+                ("b".into(), "x\ny=z".into()),
+                ("c".into(), String::new())
+            ]
         );
-        assert!(parse_env_file("b<<EOF\nx\n").unwrap_err().contains("delimiter"));
+        assert!(
+            parse_env_file("b<<EOF\nx\n")
+                .unwrap_err()
+                .contains("delimiter")
+        );
     }
 }

@@ -93,7 +93,8 @@ pub fn scalar(v: &Value) -> Option<String> {
 }
 
 fn map<'a>(v: &'a Value, what: &str) -> Result<&'a serde_json::Map<String, Value>, String> {
-    v.as_object().ok_or_else(|| format!("{what}: expected a mapping"))
+    v.as_object()
+        .ok_or_else(|| format!("{what}: expected a mapping"))
 }
 
 fn pairs(v: Option<&Value>, what: &str) -> Result<Pairs, String> {
@@ -112,7 +113,11 @@ fn text(v: Option<&Value>, what: &str) -> Result<Option<String>, String> {
         .transpose()
 }
 
-fn check_keys(m: &serde_json::Map<String, Value>, known: &[&str], what: &str) -> Result<(), String> {
+fn check_keys(
+    m: &serde_json::Map<String, Value>,
+    known: &[&str],
+    what: &str,
+) -> Result<(), String> {
     match m.keys().find(|k| !known.contains(&k.as_str())) {
         Some(k) => Err(format!("{what}: the walk does not know the key `{k}`")),
         None => Ok(()),
@@ -164,7 +169,9 @@ fn step(v: &Value, what: &str) -> Result<Step, String> {
         timeout_minutes: text(m.get("timeout-minutes"), what)?,
     };
     if s.run.is_some() == s.uses.is_some() {
-        return Err(format!("{what}: a step has exactly one of `run` and `uses`"));
+        return Err(format!(
+            "{what}: a step has exactly one of `run` and `uses`"
+        ));
     }
     Ok(s)
 }
@@ -323,7 +330,10 @@ impl Workflow {
 /// contradict on an original key, or as a combination of its own when it extends none.
 pub fn expand_matrix(m: &serde_json::Map<String, Value>) -> Result<Vec<Value>, String> {
     let mut combos: Vec<serde_json::Map<String, Value>> = vec![serde_json::Map::new()];
-    let keys: Vec<&String> = m.keys().filter(|k| *k != "include" && *k != "exclude").collect();
+    let keys: Vec<&String> = m
+        .keys()
+        .filter(|k| *k != "include" && *k != "exclude")
+        .collect();
     for k in &keys {
         let values = m[*k]
             .as_array()
@@ -406,7 +416,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!(wf.inputs[0].default, "3");
-        let order: Vec<&str> = wf.ordered().unwrap().iter().map(|j| j.id.as_str()).collect();
+        let order: Vec<&str> = wf
+            .ordered()
+            .unwrap()
+            .iter()
+            .map(|j| j.id.as_str())
+            .collect();
         assert_eq!(order, ["a", "b"]);
         assert_eq!(wf.job("a").unwrap().steps[0].with[0].1, "0");
         let err = Workflow::parse("jobs:\n  a: {runs-on: x, steps: [{run: x, bogus: 1}]}\n");
