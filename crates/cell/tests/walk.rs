@@ -173,7 +173,7 @@ fn assert_committed_run(o: &Origin, run_id: u64, a: &Attempt) -> String {
     dir
 }
 
-/// 1. A clean run of two toolchains: one commit with both toolchains' rows and `gate.json`.
+/// Case 1: A clean run of two toolchains: one commit with both toolchains' rows and `gate.json`.
 /// Also: no job but collect keeps the checkout's credentials.
 #[test]
 fn a_clean_run_commits_both_toolchains_and_the_gate() {
@@ -202,7 +202,7 @@ fn a_clean_run_commits_both_toolchains_and_the_gate() {
     }
 }
 
-/// 2. One job fails to install its toolchain: the other job's rows are committed, and
+/// Case 2: One job fails to install its toolchain: the other job's rows are committed, and
 /// `run.json` says the run is partial and names the failed job.
 #[test]
 #[ignore = "fails on today's workflow: one job without a result makes `cell collect` (no --allow-partial) exit 1 writing nothing, so nothing is committed"]
@@ -240,7 +240,7 @@ fn a_job_that_fails_to_install_leaves_a_partial_run_of_the_others() {
     );
 }
 
-/// 3. A failed verdict (a clang row answers 41): `gate.json` is committed and the collect
+/// Case 3: A failed verdict (a clang row answers 41): `gate.json` is committed and the collect
 /// job fails.
 #[test]
 #[ignore = "fails on today's workflow: `cell collect` writes the run but exits 1 on the failed verdict, so the gate step (no `if:`) is skipped and the commit step pushes the run without gate.json"]
@@ -260,7 +260,7 @@ fn a_failed_verdict_commits_the_gate_and_fails_collect() {
     );
 }
 
-/// 4. Attempt 1 loses gcc's job and is pushed; "re-run failed jobs" as attempt 2 makes a new
+/// Case 4: Attempt 1 loses gcc's job and is pushed; "re-run failed jobs" as attempt 2 makes a new
 /// commit that replaces attempt 1's directory (same name), without a conflict.
 #[test]
 #[ignore = "fails on today's workflow: attempt 1 (one job failed to install) pushes nothing, as in the partial case"]
@@ -305,12 +305,12 @@ fn a_rerun_of_the_failed_job_replaces_attempt_one_in_a_new_commit() {
     );
     let dir2 = assert_committed_run(&o, 5_100_004, &second);
     assert_eq!(dir1, dir2, "attempt 2 writes attempt 1's directory");
-    let dirs: Vec<String> = tree(&o)
+    let run_files: Vec<String> = tree(&o)
         .iter()
         .filter(|f| f.ends_with("/run.json"))
         .cloned()
         .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    assert_eq!(run_files.len(), 1, "{run_files:?}");
     let (jobs, _) = rows_of(&o, &dir2);
     assert_eq!(jobs, ["clang", "gcc"]);
     let run = json_at(&o, "main", &format!("{dir2}/run.json"));
@@ -323,7 +323,7 @@ fn a_rerun_of_the_failed_job_replaces_attempt_one_in_a_new_commit() {
     );
 }
 
-/// 5. A run cancelled after its first matrix job commits nothing, and leaves nothing
+/// Case 5: A run cancelled after its first matrix job commits nothing, and leaves nothing
 /// half-written on the origin.
 #[test]
 fn a_cancelled_run_commits_nothing() {
@@ -353,7 +353,7 @@ fn a_cancelled_run_commits_nothing() {
     );
 }
 
-/// 6. Two runs of one origin whose collect jobs run at the same moment (each waits for the
+/// Case 6: Two runs of one origin whose collect jobs run at the same moment (each waits for the
 /// other at a barrier; the concurrency group is not enforced, the harder case): both commits
 /// land.
 #[test]

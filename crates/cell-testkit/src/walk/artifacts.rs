@@ -41,6 +41,9 @@ pub struct Store {
     next_id: std::sync::atomic::AtomicU64,
 }
 
+/// An upload's step outputs and its warning (no files found, `warn`).
+pub type Uploaded = (Vec<(String, String)>, Option<String>);
+
 /// What an upload or download step's `with:` says, by key.
 pub type With = std::collections::BTreeMap<String, String>;
 
@@ -125,12 +128,7 @@ impl Store {
     }
 
     /// `actions/upload-artifact`: the step's outputs, a warning, or why the step fails.
-    pub fn upload(
-        &self,
-        ws: &Path,
-        with: &With,
-        attempt: u32,
-    ) -> Result<(Vec<(String, String)>, Option<String>), String> {
+    pub fn upload(&self, ws: &Path, with: &With, attempt: u32) -> Result<Uploaded, String> {
         let name = with.get("name").map_or("artifact", String::as_str).trim();
         let files = Self::gather(ws, with);
         if files.is_empty() {
@@ -205,22 +203,19 @@ impl Store {
         };
         let arts = self.list();
         let name = with.get("name").map(|n| n.trim()).filter(|n| !n.is_empty());
-        let chosen: Vec<&Artifact> = match name {
-            Some(n) => {
-                let a = arts.iter().find(|a| a.name == n).ok_or_else(|| {
-                    format!("Unable to download artifact(s): Artifact not found for name: {n}")
-                })?;
-                vec![a]
-            }
-            None => {
-                let pattern = with
-                    .get("pattern")
-                    .map(|p| p.trim())
-                    .filter(|p| !p.is_empty());
-                arts.iter()
-                    .filter(|a| pattern.is_none_or(|p| glob::matches(p, &a.name)))
-                    .collect()
-            }
+        let chosen: Vec<&Artifact> = if let Some(n) = name {
+            let a = arts.iter().find(|a| a.name == n).ok_or_else(|| {
+                format!("Unable to download artifact(s): Artifact not found for name: {n}")
+            })?;
+            vec![a]
+        } else {
+            let pattern = with
+                .get("pattern")
+                .map(|p| p.trim())
+                .filter(|p| !p.is_empty());
+            arts.iter()
+                .filter(|a| pattern.is_none_or(|p| glob::matches(p, &a.name)))
+                .collect()
         };
         let merge = flag(with, "merge-multiple");
         for a in &chosen {

@@ -64,6 +64,10 @@ const PUNCTS: [&str; 15] = [
     "==", "!=", "<=", ">=", "&&", "||", "<", ">", "!", "(", ")", "[", "]", ".", ",",
 ];
 
+#[expect(
+    clippy::many_single_char_names,
+    reason = "a lexer's bytes, cursor and character"
+)]
 fn tokenize(src: &str) -> Result<Vec<Tok>, String> {
     let b = src.as_bytes();
     let mut out = Vec::new();
@@ -388,6 +392,7 @@ fn eval_expr(e: &Expr, s: &Scope<'_>) -> Result<Val, String> {
 }
 
 fn eval_binary(op: &str, l: &Expr, r: &Expr, s: &Scope<'_>) -> Result<Value, String> {
+    use std::cmp::Ordering::{Greater, Less};
     let lhs = eval_expr(l, s)?.value();
     // `&&` and `||` short-circuit and give back an operand.
     match op {
@@ -397,7 +402,6 @@ fn eval_binary(op: &str, l: &Expr, r: &Expr, s: &Scope<'_>) -> Result<Value, Str
         _ => {}
     }
     let rhs = eval_expr(r, s)?.value();
-    use std::cmp::Ordering::{Greater, Less};
     let ord = compare(&lhs, &rhs);
     Ok(Value::Bool(match op {
         "==" => loose_eq(&lhs, &rhs),

@@ -121,7 +121,7 @@ pub fn hash_files(workspace: &Path, patterns: &[String]) -> String {
         let bytes = std::fs::read(&f).unwrap_or_default();
         all.update(sha2::Sha256::digest(&bytes));
     }
-    all.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    cell_schema::Sha256::from_bytes(&all.finalize()).to_string()
 }
 
 #[cfg(test)]

@@ -558,25 +558,20 @@ impl Walk {
 }
 
 impl Walk {
-    /// Runs one matrix entry of `job` on a fresh runner directory (`cancelled`: the run was
-    /// cancelled while it ran).
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "the entry and the attempt, spelled out"
-    )]
-    fn run_entry(
+    /// A fresh runner directory for one entry (workspace, temp, home, tool cache) and the
+    /// expression contexts of its job.
+    fn prepare_entry(
         &self,
         job: &Job,
         matrix: &Value,
         (index, total): (usize, usize),
         needs: &Value,
-        cancelled: bool,
-        w: &mut Walked,
-    ) -> Result<JobRecord, String> {
-        let seq = self.seq.fetch_add(1, Ordering::SeqCst);
+        seq: usize,
+        number: u32,
+    ) -> Result<(PathBuf, PathBuf, serde_json::Map<String, Value>), String> {
         let dir = self.config.dir.join(format!(
             "run-{}/a{}/{seq:02}-{}",
-            self.config.run_id, w.number, job.id
+            self.config.run_id, number, job.id
         ));
         let repo_name = self.config.repository.rsplit('/').next().unwrap_or("repo");
         let ws = dir.join("work").join(repo_name);
@@ -588,8 +583,8 @@ impl Walk {
         ] {
             std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
         }
-        let mut ctx = contexts(&[
-            ("github", self.github_context(w.number, &job.id, &ws)),
+        let ctx = contexts(&[
+            ("github", self.github_context(number, &job.id, &ws)),
             ("needs", needs.clone()),
             ("inputs", self.inputs()),
             ("vars", json!({})),
@@ -616,6 +611,27 @@ impl Walk {
             ("env", json!({})),
             ("steps", json!({})),
         ]);
+        Ok((dir, ws, ctx))
+    }
+
+    /// Runs one matrix entry of `job` on a fresh runner directory (`cancelled`: the run was
+    /// cancelled while it ran).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the entry and the attempt, spelled out"
+    )]
+    fn run_entry(
+        &self,
+        job: &Job,
+        matrix: &Value,
+        (index, total): (usize, usize),
+        needs: &Value,
+        cancelled: bool,
+        w: &mut Walked,
+    ) -> Result<JobRecord, String> {
+        let seq = self.seq.fetch_add(1, Ordering::SeqCst);
+        let (dir, ws, mut ctx) =
+            self.prepare_entry(job, matrix, (index, total), needs, seq, w.number)?;
         let render = |ctx: &serde_json::Map<String, Value>, text: &str| {
             let scope = Scope {
                 contexts: ctx,
@@ -924,7 +940,7 @@ impl Walk {
             .transpose()?
             .or_else(|| self.workflow.defaults.working_directory.clone());
         let cwd = wd.map_or_else(|| ws.to_path_buf(), |d| ws.join(d));
-        self.exec_script(&script, shell.as_deref(), &cwd, env, js, dir, ws, w)
+        self.exec_script(&script, shell.as_deref(), &cwd, &env, js, dir, ws, w)
     }
 }
 
@@ -1005,7 +1021,7 @@ impl Walk {
         script: &str,
         shell: Option<&str>,
         cwd: &Path,
-        env: BTreeMap<String, String>,
+        env: &BTreeMap<String, String>,
         js: &mut JobState,
         dir: &Path,
         ws: &Path,
@@ -1037,16 +1053,11 @@ impl Walk {
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..])
             .env_clear()
-            .envs(&env)
+            .envs(env)
             .env("PATH", path.join(":"));
-        let job = dir
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .splitn(2, '-')
-            .nth(1)
-            .unwrap_or_default()
-            .to_owned();
+        // The runner directory is `<seq>-<job id>`.
+        let dir_name = dir.file_name().unwrap().to_string_lossy();
+        let job = dir_name.split_once('-').map_or("", |(_, id)| id).to_owned();
         cmd.envs(self.runner_env(ws, dir, &files, w, &job));
         let log = js.log.try_clone().map_err(|e| e.to_string())?;
         let log2 = js.log.try_clone().map_err(|e| e.to_string())?;

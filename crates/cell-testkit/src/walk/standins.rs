@@ -139,7 +139,7 @@ pub fn install(dir: &Path, cell_bin: &Path, system_path: &str) -> PathBuf {
 
 /// Writes the packages `apt-get install` fails for and the URLs downloads fail for.
 pub fn set_fail_lists(dir: &Path, apt: &[String], downloads: &[String]) {
-    let lines = |v: &[String]| v.iter().map(|s| format!("{s}\n")).collect::<String>();
+    let lines = |v: &[String]| v.iter().map(|s| s.clone() + "\n").collect::<String>();
     std::fs::write(dir.join("apt-fail"), lines(apt)).unwrap();
     std::fs::write(dir.join("download-fail"), lines(downloads)).unwrap();
 }
