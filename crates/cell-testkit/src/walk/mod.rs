@@ -258,3 +258,6 @@ pub struct Walk {
     /// The attempts so far.
     pub attempts: Vec<Attempt>,
 }
+
+#[cfg(test)]
+mod tests;
