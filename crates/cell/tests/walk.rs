@@ -154,6 +154,11 @@ fn story(a: &Attempt) -> String {
     format!("{}{}", a.table(), a.failed_logs())
 }
 
+/// That no step broke a rule of GitHub's without failing (a step summary over 1 MiB).
+fn assert_no_problems(a: &Attempt) {
+    assert!(a.problems.is_empty(), "{:?}", a.problems);
+}
+
 /// The committed run: `run.json`, `gate.json` and the cell's results.
 fn assert_committed_run(o: &Origin, run_id: u64, a: &Attempt) -> String {
     let dir = run_dir(o, run_id).unwrap_or_else(|| panic!("no run dir on main\n{}", story(a)));
@@ -180,8 +185,8 @@ fn a_clean_run_commits_both_toolchains_and_the_gate() {
     let o = origin("");
     let mut w = walk(&o, 5_100_001, options());
     let a = w.run().unwrap();
+    assert_no_problems(&a);
     assert_eq!(a.conclusion, Conclusion::Success, "{}", story(&a));
-    assert!(a.problems.is_empty(), "{:?}", a.problems);
     assert_eq!(commits(&o).len(), 2, "{:?}\n{}", commits(&o), story(&a));
     let dir = assert_committed_run(&o, 5_100_001, &a);
     let (jobs, rows) = rows_of(&o, &dir);
@@ -212,6 +217,7 @@ fn a_job_that_fails_to_install_leaves_a_partial_run_of_the_others() {
     opts.apt_fail = vec!["gcc".into()];
     let mut w = walk(&o, 5_100_002, opts);
     let a = w.run().unwrap();
+    assert_no_problems(&a);
     let gcc = format!("cell {} gcc", cell_id());
     assert_eq!(a.job(&gcc).conclusion, Conclusion::Failure, "{}", story(&a));
     assert_eq!(commits(&o).len(), 2, "{:?}\n{}", commits(&o), story(&a));
@@ -248,6 +254,7 @@ fn a_failed_verdict_commits_the_gate_and_fails_collect() {
     let o = origin(&WRONG_TOML);
     let mut w = walk(&o, 5_100_003, options());
     let a = w.run().unwrap();
+    assert_no_problems(&a);
     assert_eq!(commits(&o).len(), 2, "{:?}\n{}", commits(&o), story(&a));
     let dir = assert_committed_run(&o, 5_100_003, &a);
     let gate = json_at(&o, "main", &format!("{dir}/gate.json"));
@@ -270,6 +277,7 @@ fn a_rerun_of_the_failed_job_replaces_attempt_one_in_a_new_commit() {
     opts.apt_fail = vec!["gcc".into()];
     let mut w = walk(&o, 5_100_004, opts);
     let first = w.run().unwrap();
+    assert_no_problems(&first);
     assert_eq!(
         commits(&o).len(),
         2,
@@ -280,6 +288,7 @@ fn a_rerun_of_the_failed_job_replaces_attempt_one_in_a_new_commit() {
 
     w.options.apt_fail.clear();
     let second = w.rerun_failed().unwrap();
+    assert_no_problems(&second);
     let clang = format!("cell {} clang", cell_id());
     let gcc = format!("cell {} gcc", cell_id());
     assert_eq!(second.job(&clang).attempt, 1, "the successful job is kept");
@@ -333,6 +342,7 @@ fn a_cancelled_run_commits_nothing() {
     opts.cancel_after = Some("run-clang".into());
     let mut w = walk(&o, 5_100_005, opts);
     let a = w.run().unwrap();
+    assert_no_problems(&a);
     assert_eq!(a.conclusion, Conclusion::Cancelled, "{}", story(&a));
     assert_eq!(
         a.job("run-gcc").conclusion,
@@ -376,6 +386,7 @@ fn two_runs_collecting_at_once_both_land() {
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     for a in &attempts {
+        assert_no_problems(a);
         assert_eq!(
             a.job("collect").conclusion,
             Conclusion::Success,

@@ -259,7 +259,7 @@ impl Walk {
             conclusion,
             problems: walked.problems,
         };
-        println!("walk of run {} {}", self.config.run_id, attempt.table());
+        println!("walk of run {}:\n{}", self.config.run_id, attempt.table());
         self.attempts.push(attempt.clone());
         Ok(attempt)
     }
@@ -483,6 +483,20 @@ impl Walk {
         for (index, matrix) in entries.into_iter().enumerate() {
             if let Some(old) = w.kept_entry(job, &matrix) {
                 w.records.push(old);
+                continue;
+            }
+            // `fail-fast`: GitHub cancels the entries still to come once one failed.
+            if job.fail_fast
+                && w.entries(&job.id)
+                    .iter()
+                    .any(|r| r.conclusion == Conclusion::Failure)
+            {
+                w.records.push(not_run(
+                    job,
+                    w.number,
+                    Conclusion::Cancelled,
+                    template.clone(),
+                ));
                 continue;
             }
             let cancelled_mode = w.cancelled && started_before_cancel;

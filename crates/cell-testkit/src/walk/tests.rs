@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use sha2::Digest as _;
+
 use super::{Conclusion, Config, Options, Walk};
 
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -22,25 +24,20 @@ fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
-/// A repository with one commit, its bare origin, and a walk of `workflow` on it.
+/// A repository with two commits, its bare origin, and a walk of `workflow` on it.
 fn walk(tmp: &Path, workflow: &str, options: Options) -> Walk {
     let src = tmp.join("src");
     std::fs::create_dir_all(&src).unwrap();
     std::fs::write(src.join("README"), "hello\n").unwrap();
     git(&src, &["init", "-q", "-b", "main"]);
-    git(&src, &["add", "-A"]);
-    git(
-        &src,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@x.invalid",
-            "commit",
-            "-qm",
-            "init",
-        ],
-    );
+    let commit = |msg: &str| {
+        git(&src, &["add", "-A"]);
+        let id = ["-c", "user.name=t", "-c", "user.email=t@x.invalid"];
+        git(&src, &[&id[..], &["commit", "-qm", msg]].concat());
+    };
+    commit("init");
+    std::fs::write(src.join("second"), "2\n").unwrap();
+    commit("second");
     let sha = git(&src, &["rev-parse", "HEAD"]);
     let bare = tmp.join("origin.git");
     git(
@@ -354,6 +351,27 @@ jobs:
     runs-on: x
     steps:
     - run: head -c 1100000 /dev/zero | tr '\0' x >> "$GITHUB_STEP_SUMMARY"
+  clones:
+    runs-on: x
+    steps:
+    - uses: actions/checkout@v4
+      with: {path: shallow}
+    - uses: actions/checkout@v4
+      with: {path: full, fetch-depth: 0, ref: main}
+    - run: |
+        test "$(git -C shallow rev-parse --is-shallow-repository)" = true
+        test "$(git -C shallow rev-parse HEAD)" = "$GITHUB_SHA"
+        test "$(git -C shallow rev-parse --abbrev-ref HEAD)" = main
+        test "$(git -C full rev-list --count HEAD)" = 2
+        echo "h=${{ hashFiles('full/README', 'full/sec*') }}" >> "$GITHUB_OUTPUT"
+        echo "none=${{ hashFiles('nothing/**') }}" >> "$GITHUB_OUTPUT"
+      id: c
+    outputs: {h: "${{ steps.c.outputs.h }}", none: "${{ steps.c.outputs.none }}"}
+  ff:
+    runs-on: x
+    strategy:
+      matrix: {n: [1, 2]}
+    steps: [{run: exit 1}]
   slow:
     runs-on: x
     timeout-minutes: 0.02
@@ -371,5 +389,31 @@ jobs:
         a.job("slow")
             .log_text()
             .contains("exceeded its timeout-minutes")
+    );
+    let clones = a.job("clones");
+    assert_eq!(
+        clones.conclusion,
+        Conclusion::Success,
+        "{}",
+        clones.log_text()
+    );
+    let mut hashes = sha2::Sha256::new();
+    for content in ["hello\n", "2\n"] {
+        hashes.update(sha2::Sha256::digest(content.as_bytes()));
+    }
+    let want = cell_schema::Sha256::from_bytes(&hashes.finalize()).to_string();
+    assert_eq!(clones.outputs["h"], want);
+    assert_eq!(clones.outputs["none"], "");
+    let ff: Vec<(&str, Conclusion)> = a
+        .jobs("ff")
+        .iter()
+        .map(|j| (j.name.as_str(), j.conclusion))
+        .collect();
+    assert_eq!(
+        ff,
+        [
+            ("ff (1)", Conclusion::Failure),
+            ("ff", Conclusion::Cancelled)
+        ]
     );
 }
