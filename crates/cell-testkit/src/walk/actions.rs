@@ -44,6 +44,8 @@ pub struct Env<'a> {
     pub token: &'a str,
     pub store: &'a Store,
     pub attempt: u32,
+    /// The runner's `HOME`, for a `~` in an artifact path.
+    pub home: &'a Path,
 }
 
 /// How an action step went: its outputs, or why it failed (into the log either way).
@@ -57,6 +59,20 @@ pub fn run(
     log: &mut std::fs::File,
 ) -> Result<Outcome, String> {
     let action = uses.split('@').next().unwrap_or(uses).to_ascii_lowercase();
+    // The artifact actions expand a leading `~` of their paths to the runner's home.
+    let mut with = with.clone();
+    if let Some(path) = with.get_mut("path") {
+        let home = env.home.display().to_string();
+        *path = path
+            .lines()
+            .map(|l| match l.trim().strip_prefix('~') {
+                Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{home}{rest}"),
+                _ => l.to_owned(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    let with = &with;
     let action = action.split('/').take(2).collect::<Vec<_>>().join("/");
     Ok(match action.as_str() {
         "actions/checkout" => checkout(with, env, log),

@@ -7,8 +7,10 @@
 //!   `page` with `Link` headers; `archive_download_url` is `…/actions/artifacts/{aid}/zip`,
 //!   which answers 302 to a blob URL on the same server that refuses an `Authorization`
 //!   header, as the real blob store does;
-//! - `…/runs/{id}/jobs`: the jobs of the latest attempt (`filter=all`: of every attempt), with
-//!   `name` as rendered, `status`, `conclusion`, `started_at`, `completed_at`, `labels`.
+//! - `…/runs/{id}/jobs`: the jobs of the latest attempt (`filter=all`: of every attempt;
+//!   `…/attempts/{n}/jobs`: as attempt `n` shows them), with `name` as rendered, `status`,
+//!   `conclusion`, `started_at`, `completed_at`, `labels`; a job a re-run kept shows with the
+//!   attempt that ran it.
 //!
 //! Every API request must carry `Authorization: Bearer <the run's token>`; others get 401.
 
@@ -178,6 +180,24 @@ fn answer(req: &Request, state: &RunState, store: &Store, token: &str, base: &st
     let runs = format!("/repos/{}/actions/runs/{}", state.repo, state.run_id);
     if path == runs {
         return Response::json(200, &run_json(state, state.attempt, base));
+    }
+    if let Some(n) = path
+        .strip_prefix(&format!("{runs}/attempts/"))
+        .and_then(|r| r.strip_suffix("/jobs"))
+    {
+        // The jobs as attempt `n` shows them: each job's newest record up to that attempt.
+        let n: u32 = n.parse().unwrap_or(0);
+        let upto: Vec<&ApiJob> = state.jobs.iter().filter(|j| j.attempt <= n).collect();
+        let items = upto
+            .iter()
+            .filter(|j| {
+                !upto
+                    .iter()
+                    .any(|o| o.name == j.name && o.attempt > j.attempt)
+            })
+            .map(|j| job_json(state, j))
+            .collect();
+        return page(req, base, "jobs", items);
     }
     if let Some(n) = path.strip_prefix(&format!("{runs}/attempts/")) {
         return match n.parse::<u32>() {

@@ -350,6 +350,17 @@ impl Walked {
     }
 }
 
+/// GitHub's name of a job without `name:`: its id, and a matrix entry's values.
+fn default_name(job: &Job, matrix: &Value) -> String {
+    match matrix.as_object() {
+        Some(m) if !m.is_empty() => {
+            let vals: Vec<String> = m.values().map(expr::to_text).collect();
+            format!("{} ({})", job.id, vals.join(", "))
+        }
+        _ => job.id.clone(),
+    }
+}
+
 fn not_run(job: &Job, attempt: u32, conclusion: Conclusion, name: String) -> JobRecord {
     let t = now();
     JobRecord {
@@ -656,16 +667,7 @@ impl Walk {
         };
         let name = match &job.name {
             Some(n) => render(&ctx, n)?,
-            None if matrix.is_null() => job.id.clone(),
-            None => {
-                let vals: Vec<String> = matrix
-                    .as_object()
-                    .unwrap()
-                    .values()
-                    .map(expr::to_text)
-                    .collect();
-                format!("{} ({})", job.id, vals.join(", "))
-            }
+            None => default_name(job, matrix),
         };
         let labels = match &job.runs_on {
             Value::Array(a) => a
@@ -689,11 +691,13 @@ impl Walk {
         }
         let api_id = 80_000 + seq as u64;
         self.publish_running(&name, &labels, api_id);
-        let minutes: f64 = job
-            .timeout_minutes
-            .as_deref()
-            .map_or(Ok(360.0), str::parse)
-            .map_err(|e| format!("timeout-minutes: {e}"))?;
+        let minutes: f64 = match &job.timeout_minutes {
+            Some(t) => render(&ctx, t)?
+                .trim()
+                .parse()
+                .map_err(|e| format!("jobs.{}.timeout-minutes: {e}", job.id))?,
+            None => 360.0,
+        };
         let log_path = dir.join("log.txt");
         let mut js = JobState {
             env,
@@ -928,6 +932,7 @@ impl Walk {
                 token: &self.token,
                 store: &self.store,
                 attempt: w.number,
+                home: &dir.join("home"),
             };
             return Ok(match actions::run(uses, &with, &env, &mut js.log)? {
                 Ok(outputs) => StepResult { ok: true, outputs },

@@ -301,6 +301,10 @@ jobs:
     steps:
     - env: {X: "${{ needs.ok.outputs.x }}", A: "${{ github.run_attempt }}"}
       run: test "$X" = 1 && test "$A" = 2
+    - env: {T: "${{ github.token }}"}
+      run: |
+        curl -sf -H "Authorization: Bearer $T" "$GITHUB_API_URL/repos/o/r/actions/runs/$GITHUB_RUN_ID/jobs" > jobs.json
+        curl -sf -H "Authorization: Bearer $T" "$GITHUB_API_URL/repos/o/r/actions/runs/$GITHUB_RUN_ID" > run.json
 "#;
 
 #[test]
@@ -330,6 +334,27 @@ fn a_rerun_runs_the_failed_jobs_and_their_dependants_only() {
     );
     let at = |n: &str| second.job(n).attempt;
     assert_eq!((at("ok"), at("flaky"), at("after")), (1, 2, 2));
+    let ws = second.job("after").workspace.clone().unwrap();
+    let read = |f: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(ws.join(f)).unwrap()).unwrap()
+    };
+    let jobs = read("jobs.json");
+    let listed: Vec<(&str, u64)> = jobs["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["name"].as_str().unwrap(),
+                j["run_attempt"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(listed, [("ok", 1), ("flaky", 2), ("after", 2)]);
+    let run = read("run.json");
+    assert_eq!(run["run_attempt"], 2);
+    assert_eq!(run["status"], "in_progress");
+    assert_ne!(run["created_at"], serde_json::Value::Null);
 }
 
 #[test]
