@@ -187,6 +187,8 @@ fn a_clean_run_commits_both_toolchains_and_the_gate() {
     let a = w.run().unwrap();
     assert_no_problems(&a);
     assert_eq!(a.conclusion, Conclusion::Success, "{}", story(&a));
+    // Where a job's time goes (`--nocapture` shows it; the jobs' table is printed by the walk).
+    println!("{}", a.step_table());
     assert_eq!(commits(&o).len(), 2, "{:?}\n{}", commits(&o), story(&a));
     let dir = assert_committed_run(&o, 5_100_001, &a);
     let (jobs, rows) = rows_of(&o, &dir);

@@ -168,6 +168,24 @@ impl Attempt {
         out
     }
 
+    /// Each step of each job that ran: job, step, conclusion and wall seconds.
+    pub fn step_table(&self) -> String {
+        let mut out = String::new();
+        for j in self.jobs.iter().filter(|j| j.attempt == self.number) {
+            for s in &j.steps {
+                let _ = writeln!(
+                    out,
+                    "{:40}  {:60}  {:10}  {:>7.2}",
+                    j.name,
+                    s.name,
+                    s.conclusion.as_str(),
+                    s.seconds
+                );
+            }
+        }
+        out
+    }
+
     /// Every log of a job that did not succeed, for a failure message.
     pub fn failed_logs(&self) -> String {
         let mut out = String::new();

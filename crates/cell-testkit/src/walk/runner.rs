@@ -959,7 +959,19 @@ impl Walk {
             .transpose()?
             .or_else(|| self.workflow.defaults.working_directory.clone());
         let cwd = wd.map_or_else(|| ws.to_path_buf(), |d| ws.join(d));
-        self.exec_script(&script, shell.as_deref(), &cwd, &env, js, dir, ws, w)
+        // A step's `timeout-minutes` shortens the job's deadline for this step only.
+        let job_deadline = js.deadline;
+        if let Some(t) = &step.timeout_minutes {
+            let minutes: f64 = render(t)?
+                .trim()
+                .parse()
+                .map_err(|e| format!("{what}.timeout-minutes: {e}"))?;
+            js.deadline =
+                job_deadline.min(Instant::now() + Duration::from_secs_f64(minutes * 60.0));
+        }
+        let result = self.exec_script(&script, shell.as_deref(), &cwd, &env, js, dir, ws, w);
+        js.deadline = job_deadline;
+        result
     }
 }
 

@@ -402,6 +402,13 @@ jobs:
     timeout-minutes: 0.02
     steps:
     - run: sleep 20
+  slow-step:
+    runs-on: x
+    steps:
+    - run: sleep 20
+      timeout-minutes: 0.02
+    - if: always()
+      run: 'true'
 "#;
     let a = walk(&tmp.path().join("m"), misc, Options::default())
         .run()
@@ -410,6 +417,14 @@ jobs:
     assert!(a.problems[0].contains("supports content up to a size of 1024k"));
     assert_eq!(a.job("slow").conclusion, Conclusion::Failure);
     assert!(a.job("slow").seconds < 10.0);
+    let step = a.job("slow-step");
+    assert_eq!(step.conclusion, Conclusion::Failure);
+    assert!(step.seconds < 10.0);
+    assert_eq!(
+        step.steps[1].conclusion,
+        Conclusion::Success,
+        "the job's deadline is back"
+    );
     assert!(
         a.job("slow")
             .log_text()
