@@ -350,6 +350,23 @@ impl Walked {
     }
 }
 
+/// A literal matrix whose values may be expressions (`os: ${{ fromJSON(…) }}`): each string
+/// value evaluated, one level deep.
+fn matrix_literal(
+    lit: &serde_json::Map<String, Value>,
+    scope: &Scope<'_>,
+) -> Result<Value, String> {
+    let mut out = serde_json::Map::new();
+    for (k, v) in lit {
+        let v = match v {
+            Value::String(s) if s.contains("${{") => expr::render_value(s, scope)?,
+            other => other.clone(),
+        };
+        out.insert(k.clone(), v);
+    }
+    Ok(Value::Object(out))
+}
+
 /// GitHub's name of a job without `name:`: its id, and a matrix entry's values.
 fn default_name(job: &Job, matrix: &Value) -> String {
     match matrix.as_object() {
@@ -465,18 +482,16 @@ impl Walk {
         let entries = match &job.matrix {
             None => vec![Value::Null],
             Some(m) => {
-                let value = match m {
-                    Matrix::Literal(lit) => Value::Object(lit.clone()),
-                    Matrix::Expr(e) => {
-                        let scope = Scope {
-                            contexts: &ctx,
-                            status: Status::OK,
-                            workspace: None,
-                        };
-                        expr::render_value(e, &scope)
-                            .map_err(|e| format!("jobs.{}.strategy.matrix: {e}", job.id))?
-                    }
+                let scope = Scope {
+                    contexts: &ctx,
+                    status: Status::OK,
+                    workspace: None,
                 };
+                let value = match m {
+                    Matrix::Literal(lit) => matrix_literal(lit, &scope),
+                    Matrix::Expr(e) => expr::render_value(e, &scope),
+                }
+                .map_err(|e| format!("jobs.{}.strategy.matrix: {e}", job.id))?;
                 let obj = value.as_object().ok_or_else(|| {
                     format!("jobs.{}.strategy.matrix: not a mapping: {value}", job.id)
                 })?;

@@ -395,7 +395,7 @@ jobs:
   ff:
     runs-on: x
     strategy:
-      matrix: {n: [1, 2]}
+      matrix: {n: "${{ fromJSON('[1, 2]') }}"}
     steps: [{run: exit 1}]
   slow:
     runs-on: x
