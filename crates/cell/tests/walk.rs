@@ -107,8 +107,12 @@ fn walk(o: &Origin, run_id: u64, options: Options) -> Walk {
     Walk::new(config, options).unwrap()
 }
 
+/// `reps` = 3; `WALK_VERBOSE=1` prints every job's log as it ends.
 fn options() -> Options {
-    let mut o = Options::default();
+    let mut o = Options {
+        verbose: std::env::var_os("WALK_VERBOSE").is_some(),
+        ..Options::default()
+    };
     o.inputs.insert("reps".into(), "3".into());
     o
 }

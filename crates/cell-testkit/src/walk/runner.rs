@@ -433,9 +433,8 @@ impl Walk {
             let v = self.options.inputs.get(&i.name).unwrap_or(&i.default);
             m.insert(i.name.clone(), Value::String(v.clone()));
         }
-        for (k, v) in &self.options.inputs {
-            assert!(m.contains_key(k), "the workflow has no input `{k}`");
-            let _ = v;
+        if let Some(k) = self.options.inputs.keys().find(|k| !m.contains_key(*k)) {
+            panic!("the workflow has no input `{k}`");
         }
         Value::Object(m)
     }
