@@ -19,7 +19,8 @@
 //! - [`tiny`]: the tiny C project the CLI tests build and time for real;
 //! - [`planning`]: the projects the planning tests render workflows of;
 //! - [`lint`]: actionlint, check-jsonschema and zizmor on a workflow file;
-//! - [`suites`]: hand-built results of the http and soak suites with fixed figures.
+//! - [`suites`]: hand-built results of the http and soak suites with fixed figures;
+//! - [`walk`]: a generated workflow file run as a GitHub runner would, on this machine.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -35,6 +36,7 @@ pub mod scripted;
 pub mod snippets;
 pub mod suites;
 pub mod tiny;
+pub mod walk;
 
 /// `crates/cell-testkit/fixtures`: results recorded from real runs, frozen.
 pub fn fixtures() -> PathBuf {

@@ -1,0 +1,264 @@
+//! The GitHub REST API of one run, on loopback, built from what the walk produced:
+//!
+//! - `GET /repos/{o}/{r}/actions/runs/{id}` (and `…/attempts/{n}`): `run_attempt`,
+//!   `created_at` (stable across attempts), `run_started_at` (reset per attempt), `head_sha`,
+//!   `status`, `conclusion`;
+//! - `…/runs/{id}/artifacts`: every artifact of every attempt, paginated by `per_page` and
+//!   `page` with `Link` headers; `archive_download_url` is `…/actions/artifacts/{aid}/zip`,
+//!   which answers 302 to a blob URL on the same server that refuses an `Authorization`
+//!   header, as the real blob store does;
+//! - `…/runs/{id}/jobs`: the jobs of the latest attempt (`filter=all`: of every attempt;
+//!   `…/attempts/{n}/jobs`: as attempt `n` shows them), with `name` as rendered, `status`,
+//!   `conclusion`, `started_at`, `completed_at`, `labels`; a job a re-run kept shows with the
+//!   attempt that ran it.
+//!
+//! Every API request must carry `Authorization: Bearer <the run's token>`; others get 401.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+use super::artifacts::Store;
+use crate::http::{Request, Response, Server};
+
+/// One job as the jobs API lists it.
+#[derive(Clone, Debug)]
+pub struct ApiJob {
+    pub id: u64,
+    pub name: String,
+    pub attempt: u32,
+    pub status: String,
+    pub conclusion: Option<String>,
+    pub started_at: String,
+    pub completed_at: Option<String>,
+    pub labels: Vec<String>,
+}
+
+/// The run as the API shows it at this moment.
+#[derive(Clone, Debug)]
+pub struct RunState {
+    pub run_id: u64,
+    pub repo: String,
+    pub sha: String,
+    pub branch: String,
+    pub created_at: String,
+    pub attempt: u32,
+    pub run_started_at: String,
+    pub status: String,
+    pub conclusion: Option<String>,
+    /// Every job of every attempt; the listing picks the latest attempt's.
+    pub jobs: Vec<ApiJob>,
+}
+
+/// The running stand-in.
+pub struct Api {
+    pub server: Server,
+}
+
+fn query(path: &str) -> BTreeMap<String, String> {
+    path.split_once('?')
+        .map(|(_, q)| {
+            q.split('&')
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// One page of `items` under `key`, with GitHub's `Link` header.
+fn page(req: &Request, base: &str, key: &str, items: Vec<Value>) -> Response {
+    let q = query(&req.path);
+    let per = q
+        .get("per_page")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30usize)
+        .clamp(1, 100);
+    let n: usize = q
+        .get("page")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+        .max(1);
+    let total = items.len();
+    let slice: Vec<Value> = items.into_iter().skip((n - 1) * per).take(per).collect();
+    let resp = Response::json(200, &json!({ "total_count": total, key: slice }));
+    let last = total.div_ceil(per).max(1);
+    if n >= last {
+        return resp;
+    }
+    let path = req.path.split('?').next().unwrap_or_default();
+    let mut others: Vec<String> = q
+        .iter()
+        .filter(|(k, _)| *k != "page")
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    others.sort();
+    let url = |p: usize| format!("{base}{path}?{}&page={p}", others.join("&"));
+    resp.header(
+        "link",
+        &format!(
+            "<{}>; rel=\"next\", <{}>; rel=\"last\"",
+            url(n + 1),
+            url(last)
+        ),
+    )
+}
+
+fn run_json(s: &RunState, attempt: u32, base: &str) -> Value {
+    json!({
+        "id": s.run_id,
+        "name": "cell",
+        "path": ".github/workflows/cell.yml",
+        "run_number": 1,
+        "run_attempt": attempt,
+        "event": "workflow_dispatch",
+        "status": s.status,
+        "conclusion": s.conclusion,
+        "head_branch": s.branch,
+        "head_sha": s.sha,
+        "created_at": s.created_at,
+        "updated_at": s.run_started_at,
+        "run_started_at": s.run_started_at,
+        "url": format!("{base}/repos/{}/actions/runs/{}", s.repo, s.run_id),
+        "html_url": format!("https://github.com/{}/actions/runs/{}", s.repo, s.run_id),
+        "repository": { "full_name": s.repo },
+    })
+}
+
+fn job_json(s: &RunState, j: &ApiJob) -> Value {
+    json!({
+        "id": j.id,
+        "run_id": s.run_id,
+        "run_attempt": j.attempt,
+        "head_sha": s.sha,
+        "workflow_name": "cell",
+        "name": j.name,
+        "status": j.status,
+        "conclusion": j.conclusion,
+        "started_at": j.started_at,
+        "completed_at": j.completed_at,
+        "labels": j.labels,
+        "runner_name": "walk",
+        "steps": [],
+    })
+}
+
+fn artifact_json(s: &RunState, a: &super::artifacts::Artifact, base: &str) -> Value {
+    let api = format!("{base}/repos/{}/actions/artifacts/{}", s.repo, a.id);
+    json!({
+        "id": a.id,
+        "node_id": format!("MDg6QXJ0aWZhY3Q{}", a.id),
+        "name": a.name,
+        "size_in_bytes": a.size,
+        "url": api,
+        "archive_download_url": format!("{api}/zip"),
+        "expired": false,
+        "digest": format!("sha256:{}", a.digest),
+        "created_at": a.created_at,
+        "updated_at": a.created_at,
+        "expires_at": "2099-01-01T00:00:00Z",
+        "workflow_run": { "id": s.run_id, "head_branch": s.branch, "head_sha": s.sha },
+    })
+}
+
+fn answer(req: &Request, state: &RunState, store: &Store, token: &str, base: &str) -> Response {
+    let path = req.path.split('?').next().unwrap_or_default();
+    if let Some(id) = path.strip_prefix("/_blob/") {
+        // The blob store: signed URL, no token (GitHub's rejects one).
+        if req.header("authorization").is_some() {
+            return Response::status(400).body("Authorization header on a signed blob URL");
+        }
+        let art = store.list().into_iter().find(|a| a.id.to_string() == id);
+        return art.map_or_else(Response::not_found, |a| {
+            Response::ok(std::fs::read(&a.zip).unwrap()).header("content-type", "application/zip")
+        });
+    }
+    if req.header("authorization") != Some(&format!("Bearer {token}")) {
+        return Response::json(401, &json!({"message": "Bad credentials"}));
+    }
+    let runs = format!("/repos/{}/actions/runs/{}", state.repo, state.run_id);
+    if path == runs {
+        return Response::json(200, &run_json(state, state.attempt, base));
+    }
+    if let Some(n) = path
+        .strip_prefix(&format!("{runs}/attempts/"))
+        .and_then(|r| r.strip_suffix("/jobs"))
+    {
+        // The jobs as attempt `n` shows them: each job's newest record up to that attempt.
+        let n: u32 = n.parse().unwrap_or(0);
+        let upto: Vec<&ApiJob> = state.jobs.iter().filter(|j| j.attempt <= n).collect();
+        let items = upto
+            .iter()
+            .filter(|j| {
+                !upto
+                    .iter()
+                    .any(|o| o.name == j.name && o.attempt > j.attempt)
+            })
+            .map(|j| job_json(state, j))
+            .collect();
+        return page(req, base, "jobs", items);
+    }
+    if let Some(n) = path.strip_prefix(&format!("{runs}/attempts/")) {
+        return match n.parse::<u32>() {
+            Ok(n) if (1..=state.attempt).contains(&n) => {
+                Response::json(200, &run_json(state, n, base))
+            }
+            _ => Response::not_found(),
+        };
+    }
+    if path == format!("{runs}/artifacts") {
+        let items = store
+            .list()
+            .iter()
+            .map(|a| artifact_json(state, a, base))
+            .collect();
+        return page(req, base, "artifacts", items);
+    }
+    if path == format!("{runs}/jobs") {
+        let all = query(&req.path).get("filter").is_some_and(|f| f == "all");
+        let items = state
+            .jobs
+            .iter()
+            .filter(|j| all || latest(state, j))
+            .map(|j| job_json(state, j))
+            .collect();
+        return page(req, base, "jobs", items);
+    }
+    let arts = format!("/repos/{}/actions/artifacts/", state.repo);
+    if let Some(id) = path
+        .strip_prefix(&arts)
+        .and_then(|r| r.strip_suffix("/zip"))
+    {
+        return match store.list().iter().find(|a| a.id.to_string() == id) {
+            Some(a) => Response::redirect(&format!("{base}/_blob/{}?sig=short-lived", a.id)),
+            None => Response::not_found(),
+        };
+    }
+    Response::json(404, &json!({"message": "Not Found"}))
+}
+
+/// Whether `j` is the newest record of its job name (the latest attempt's view).
+fn latest(state: &RunState, j: &ApiJob) -> bool {
+    !state
+        .jobs
+        .iter()
+        .any(|o| o.name == j.name && o.id != j.id && o.attempt > j.attempt)
+}
+
+impl Api {
+    /// Serves `state` and `store` until dropped.
+    pub fn start(state: Arc<Mutex<RunState>>, store: Arc<Store>, token: String) -> Self {
+        let server = Server::new();
+        let base = server.base();
+        server.handle(move |req| {
+            let snapshot = state.lock().unwrap().clone();
+            answer(req, &snapshot, &store, &token, &base)
+        });
+        Self { server }
+    }
+
+    pub fn base(&self) -> String {
+        self.server.base()
+    }
+}

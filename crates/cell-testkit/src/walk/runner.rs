@@ -1,0 +1,1202 @@
+//! Runs a workflow's attempts: jobs in `needs` order, each job's `if:` (default `success()`)
+//! against its needs' results, matrices expanded and their entries run one after the other,
+//! and in each job the steps in order, as the GitHub runner does:
+//!
+//! - a `run:` step is a script file run by `bash --noprofile --norc -eo pipefail {0}` (the
+//!   workflow's `defaults.run.shell: bash`; `sh` is `sh -e {0}`), in a clean environment: the
+//!   runner's variables (`GITHUB_*`, `RUNNER_*`, `CI`), the workflow's, job's and step's `env`,
+//!   what earlier steps wrote to `$GITHUB_ENV`, and `PATH` = the stand-ins, what earlier steps
+//!   wrote to `$GITHUB_PATH` (newest first), this machine's `PATH`;
+//! - `$GITHUB_OUTPUT` and `$GITHUB_ENV` are read as `name=value` lines and `name<<DELIM`
+//!   heredocs (a missing delimiter fails the step, as on GitHub); a `$GITHUB_STEP_SUMMARY`
+//!   over 1 MiB is recorded as a problem (GitHub refuses to upload it);
+//! - `continue-on-error` turns a failed outcome into a successful conclusion;
+//!   `timeout-minutes` (job and step) kills the step;
+//! - a job's result for `needs.<id>.result` is `failure` if any entry failed, `cancelled` if
+//!   any was cancelled, `skipped` if none ran, else `success`; its outputs are the entries'
+//!   outputs, the last non-empty value winning.
+//!
+//! Cancel ([`super::Options::cancel_after`]): once that job ends, `cancelled()` is true for
+//! the rest; a job whose `if:` then holds (`always()`) runs, the others are cancelled.
+//! "Re-run failed jobs" ([`Walk::rerun_failed`]): the failed and cancelled jobs (matrix entries)
+//! and every job that needs one of them run again as the next attempt; the others keep their
+//! earlier outcome and outputs.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::api::{Api, ApiJob, RunState};
+use super::artifacts::Store;
+use super::expr::{self, Scope, Status};
+use super::workflow::{Job, Matrix, Step, Workflow, expand_matrix};
+use super::{Attempt, Conclusion, Config, JobRecord, Options, StepRecord, Walk, actions, standins};
+
+/// GitHub's limit on one step's summary.
+pub const SUMMARY_LIMIT: usize = 1024 * 1024;
+
+/// Concurrency groups shared by walks: a job with `concurrency:` holds its group while it
+/// runs, and a second one waits (`cancel-in-progress: false`).
+#[derive(Default, Debug)]
+pub struct Groups {
+    held: Mutex<BTreeSet<String>>,
+    freed: Condvar,
+}
+
+impl Groups {
+    fn acquire(&self, group: &str) {
+        let mut held = self.held.lock().unwrap();
+        while held.contains(group) {
+            held = self.freed.wait(held).unwrap();
+        }
+        held.insert(group.to_owned());
+    }
+
+    fn release(&self, group: &str) {
+        self.held.lock().unwrap().remove(group);
+        self.freed.notify_all();
+    }
+}
+
+fn now() -> String {
+    cell_schema::time::format_utc(cell_schema::time::now_secs())
+}
+
+/// `name=value` lines and `name<<DELIM` heredocs of an environment file.
+pub fn parse_env_file(text: &str) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let heredoc = line.split_once("<<").filter(|(k, _)| !k.contains('='));
+        if let Some((name, delim)) = heredoc {
+            let mut value = Vec::new();
+            loop {
+                match lines.next() {
+                    Some(l) if l == delim => break,
+                    Some(l) => value.push(l),
+                    None => return Err(format!("Matching delimiter not found '{delim}'")),
+                }
+            }
+            out.push((name.to_owned(), value.join("\n")));
+        } else if let Some((k, v)) = line.split_once('=') {
+            out.push((k.to_owned(), v.to_owned()));
+        } else {
+            return Err(format!("Invalid format '{line}'"));
+        }
+    }
+    Ok(out)
+}
+
+/// What one job (matrix entry) carries from step to step.
+struct JobState {
+    env: BTreeMap<String, String>,
+    github_env: BTreeMap<String, String>,
+    path: Vec<String>,
+    steps: serde_json::Map<String, Value>,
+    failed: bool,
+    /// Cancelled while it ran: `success()` is false, `always()` steps still run.
+    cancelled: bool,
+    log: std::fs::File,
+    summary: String,
+    deadline: Instant,
+}
+
+/// A job's result over its entries.
+fn aggregate(entries: &[&JobRecord]) -> Conclusion {
+    let has = |c| entries.iter().any(|r| r.conclusion == c);
+    if has(Conclusion::Failure) {
+        Conclusion::Failure
+    } else if has(Conclusion::Cancelled) {
+        Conclusion::Cancelled
+    } else if entries.iter().all(|r| r.conclusion == Conclusion::Skipped) {
+        Conclusion::Skipped
+    } else {
+        Conclusion::Success
+    }
+}
+
+fn contexts(pairs: &[(&str, Value)]) -> serde_json::Map<String, Value> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), v.clone()))
+        .collect()
+}
+
+impl Walk {
+    /// Sets up a run: parses the workflow, lets the origin serve any commit by id (as GitHub
+    /// does), installs the stand-ins and starts the API stand-in.
+    pub fn new(config: Config, options: Options) -> Result<Self, String> {
+        let workflow = Workflow::parse(&config.workflow)?;
+        let ok = Command::new("git")
+            .arg("--git-dir")
+            .arg(&config.origin)
+            .args(["config", "uploadpack.allowAnySHA1InWant", "true"])
+            .status()
+            .map_err(|e| e.to_string())?;
+        if !ok.success() {
+            return Err(format!("{}: not a git repository", config.origin.display()));
+        }
+        let base = config.dir.join(format!("run-{}", config.run_id));
+        let standins_dir = base.join("standins");
+        std::fs::create_dir_all(&standins_dir).map_err(|e| e.to_string())?;
+        let system_path = std::env::var("PATH").unwrap_or_default();
+        let standins = standins::install(&standins_dir, &config.cell_bin, &system_path);
+        let store = Arc::new(Store::new(&base.join("artifacts")));
+        let token = format!("ghs_walk{}Token0123456789", config.run_id);
+        let branch = config
+            .git_ref
+            .strip_prefix("refs/heads/")
+            .unwrap_or("")
+            .to_owned();
+        let state = Arc::new(Mutex::new(RunState {
+            run_id: config.run_id,
+            repo: config.repository.clone(),
+            sha: config.sha.clone(),
+            branch,
+            created_at: now(),
+            attempt: 0,
+            run_started_at: now(),
+            status: "queued".into(),
+            conclusion: None,
+            jobs: Vec::new(),
+        }));
+        let api = Api::start(Arc::clone(&state), Arc::clone(&store), token.clone());
+        Ok(Self {
+            workflow,
+            config,
+            options,
+            token,
+            store,
+            state,
+            api,
+            standins,
+            seq: std::sync::atomic::AtomicUsize::new(0),
+            attempts: Vec::new(),
+        })
+    }
+
+    /// The API stand-in's base URL (`GITHUB_API_URL`).
+    pub fn api_url(&self) -> String {
+        self.api.base()
+    }
+
+    /// Every artifact the run uploaded so far.
+    pub fn artifacts(&self) -> Vec<super::artifacts::Artifact> {
+        self.store.list()
+    }
+
+    /// Attempt 1.
+    pub fn run(&mut self) -> Result<Attempt, String> {
+        assert!(
+            self.attempts.is_empty(),
+            "run() is attempt 1; use rerun_failed()"
+        );
+        self.attempt(false)
+    }
+
+    /// The next attempt, re-running the failed and cancelled jobs and their dependants.
+    pub fn rerun_failed(&mut self) -> Result<Attempt, String> {
+        assert!(!self.attempts.is_empty(), "nothing to re-run before run()");
+        self.attempt(true)
+    }
+
+    fn attempt(&mut self, rerun: bool) -> Result<Attempt, String> {
+        let number = self.attempts.len() as u32 + 1;
+        let previous = if rerun {
+            self.attempts.last().map(|a| a.jobs.clone())
+        } else {
+            None
+        };
+        standins::set_fail_lists(
+            self.standins.parent().unwrap(),
+            &self.options.apt_fail,
+            &self.options.download_fail,
+        );
+        {
+            let mut s = self.state.lock().unwrap();
+            s.attempt = number;
+            s.run_started_at = now();
+            s.status = "in_progress".into();
+            s.conclusion = None;
+        }
+        let mut walked = Walked {
+            number,
+            previous,
+            records: Vec::new(),
+            rerun: BTreeSet::new(),
+            cancelled: false,
+            ended_at_cancel: BTreeSet::new(),
+            problems: Vec::new(),
+        };
+        let order: Vec<Job> = self.workflow.ordered()?.into_iter().cloned().collect();
+        for job in &order {
+            self.walk_job(job, &mut walked)?;
+        }
+        let all: Vec<&JobRecord> = walked.records.iter().collect();
+        // A cancelled run is `cancelled`, whatever its jobs did after.
+        let conclusion = match aggregate(&all) {
+            _ if walked.cancelled => Conclusion::Cancelled,
+            Conclusion::Skipped => Conclusion::Success,
+            c => c,
+        };
+        {
+            let mut s = self.state.lock().unwrap();
+            s.status = "completed".into();
+            s.conclusion = Some(conclusion.as_str().into());
+        }
+        let attempt = Attempt {
+            number,
+            jobs: walked.records,
+            conclusion,
+            problems: walked.problems,
+        };
+        println!("walk of run {}:\n{}", self.config.run_id, attempt.table());
+        self.attempts.push(attempt.clone());
+        Ok(attempt)
+    }
+}
+
+/// One attempt in progress.
+struct Walked {
+    number: u32,
+    previous: Option<Vec<JobRecord>>,
+    records: Vec<JobRecord>,
+    /// Jobs of which this attempt ran an entry again (re-runs only).
+    rerun: BTreeSet<String>,
+    cancelled: bool,
+    /// The jobs that had ended when the run was cancelled: a job needing only these was
+    /// already running on GitHub (in parallel), so it is cancelled while it runs.
+    ended_at_cancel: BTreeSet<String>,
+    problems: Vec<String>,
+}
+
+impl Walked {
+    fn entries(&self, id: &str) -> Vec<&JobRecord> {
+        self.records.iter().filter(|r| r.id == id).collect()
+    }
+
+    /// `needs` as the expression context: each need's result and outputs.
+    fn needs_context(&self, job: &Job) -> Value {
+        let mut needs = serde_json::Map::new();
+        for n in &job.needs {
+            let entries = self.entries(n);
+            let mut outputs = serde_json::Map::new();
+            for e in &entries {
+                for (k, v) in &e.outputs {
+                    if !v.is_empty() || !outputs.contains_key(k) {
+                        outputs.insert(k.clone(), Value::String(v.clone()));
+                    }
+                }
+            }
+            let result = aggregate(&entries).as_str();
+            needs.insert(n.clone(), json!({ "result": result, "outputs": outputs }));
+        }
+        Value::Object(needs)
+    }
+
+    /// (all ancestors succeeded, some ancestor failed) of the job `id`, itself included.
+    fn chain(&self, wf: &Workflow, id: &str) -> (bool, bool) {
+        let result = aggregate(&self.entries(id));
+        let job = wf.job(id).unwrap();
+        let (mut ok, mut failed) = (result == Conclusion::Success, result == Conclusion::Failure);
+        for n in &job.needs {
+            let (o, f) = self.chain(wf, n);
+            ok &= o;
+            failed |= f;
+        }
+        (ok, failed)
+    }
+
+    fn job_status(&self, wf: &Workflow, job: &Job, cancelled: bool) -> Status {
+        let chains: Vec<(bool, bool)> = job.needs.iter().map(|n| self.chain(wf, n)).collect();
+        Status {
+            success: !cancelled && chains.iter().all(|c| c.0),
+            failure: chains.iter().any(|c| c.1),
+            cancelled,
+        }
+    }
+
+    /// The earlier attempt's records of `job` when a re-run keeps them: none of its needs ran
+    /// again and none of its entries failed or was cancelled.
+    fn kept(&self, job: &Job) -> Option<Vec<JobRecord>> {
+        let prev = self.previous.as_ref()?;
+        if job.needs.iter().any(|n| self.rerun.contains(n)) {
+            return None;
+        }
+        let old: Vec<JobRecord> = prev.iter().filter(|r| r.id == job.id).cloned().collect();
+        let fine =
+            |r: &JobRecord| matches!(r.conclusion, Conclusion::Success | Conclusion::Skipped);
+        (!old.is_empty() && old.iter().all(fine)).then_some(old)
+    }
+
+    /// An earlier successful record of one matrix entry a re-run keeps.
+    fn kept_entry(&self, job: &Job, matrix: &Value) -> Option<JobRecord> {
+        let prev = self.previous.as_ref()?;
+        if job.needs.iter().any(|n| self.rerun.contains(n)) {
+            return None;
+        }
+        prev.iter()
+            .find(|r| r.id == job.id && &r.matrix == matrix && r.conclusion == Conclusion::Success)
+            .cloned()
+    }
+}
+
+/// A literal matrix whose values may be expressions (`os: ${{ fromJSON(…) }}`): each string
+/// value evaluated, one level deep.
+fn matrix_literal(
+    lit: &serde_json::Map<String, Value>,
+    scope: &Scope<'_>,
+) -> Result<Value, String> {
+    let mut out = serde_json::Map::new();
+    for (k, v) in lit {
+        let v = match v {
+            Value::String(s) if s.contains("${{") => expr::render_value(s, scope)?,
+            other => other.clone(),
+        };
+        out.insert(k.clone(), v);
+    }
+    Ok(Value::Object(out))
+}
+
+/// GitHub's name of a job without `name:`: its id, and a matrix entry's values.
+fn default_name(job: &Job, matrix: &Value) -> String {
+    match matrix.as_object() {
+        Some(m) if !m.is_empty() => {
+            let vals: Vec<String> = m.values().map(expr::to_text).collect();
+            format!("{} ({})", job.id, vals.join(", "))
+        }
+        _ => job.id.clone(),
+    }
+}
+
+fn not_run(job: &Job, attempt: u32, conclusion: Conclusion, name: String) -> JobRecord {
+    let t = now();
+    JobRecord {
+        id: job.id.clone(),
+        name,
+        matrix: Value::Null,
+        attempt,
+        conclusion,
+        outputs: BTreeMap::new(),
+        steps: Vec::new(),
+        seconds: 0.0,
+        started_at: t.clone(),
+        completed_at: t,
+        labels: Vec::new(),
+        log: None,
+        workspace: None,
+        summary: String::new(),
+        api_id: 0,
+    }
+}
+
+impl Walk {
+    fn github_context(&self, attempt: u32, job: &str, workspace: &Path) -> Value {
+        let c = &self.config;
+        json!({
+            "run_id": c.run_id.to_string(),
+            "run_attempt": attempt.to_string(),
+            "run_number": "1",
+            "sha": c.sha,
+            "ref": c.git_ref,
+            "ref_name": c.git_ref.rsplit('/').next().unwrap_or_default(),
+            "ref_type": "branch",
+            "head_ref": "",
+            "base_ref": "",
+            "token": self.token,
+            "repository": c.repository,
+            "repository_owner": c.repository.split('/').next().unwrap_or_default(),
+            "workspace": workspace.display().to_string(),
+            "event_name": self.options.event_name,
+            "event": {"inputs": self.inputs()},
+            "actor": "walk",
+            "job": job,
+            "workflow": self.workflow.name,
+            "server_url": "https://github.com",
+            "api_url": self.api_url(),
+            "action_path": "",
+        })
+    }
+
+    fn inputs(&self) -> Value {
+        let mut m = serde_json::Map::new();
+        for i in &self.workflow.inputs {
+            let v = self.options.inputs.get(&i.name).unwrap_or(&i.default);
+            m.insert(i.name.clone(), Value::String(v.clone()));
+        }
+        if let Some(k) = self.options.inputs.keys().find(|k| !m.contains_key(*k)) {
+            panic!("the workflow has no input `{k}`");
+        }
+        Value::Object(m)
+    }
+
+    /// One job of the attempt: kept, skipped, cancelled, or its entries run.
+    fn walk_job(&self, job: &Job, w: &mut Walked) -> Result<(), String> {
+        if let Some(old) = w.kept(job) {
+            w.records.extend(old);
+            return Ok(());
+        }
+        let needs = w.needs_context(job);
+        let ws = self.config.dir.join("no-workspace");
+        let ctx = contexts(&[
+            ("github", self.github_context(w.number, &job.id, &ws)),
+            ("needs", needs.clone()),
+            ("inputs", self.inputs()),
+            ("vars", json!({})),
+        ]);
+        let decide = |status: Status| -> Result<bool, String> {
+            let scope = Scope {
+                contexts: &ctx,
+                status,
+                workspace: None,
+            };
+            expr::eval_if(job.condition.as_deref().unwrap_or(""), &scope)
+                .map_err(|e| format!("jobs.{}.if: {e}", job.id))
+        };
+        let template = job.name.clone().unwrap_or_else(|| job.id.clone());
+        // A job whose needs had all ended before the cancel was already running.
+        let was_running = w.cancelled
+            && job.needs.iter().all(|n| w.ended_at_cancel.contains(n))
+            && decide(w.job_status(&self.workflow, job, false))?;
+        let started_before_cancel = !w.cancelled || was_running;
+        if !was_running && !decide(w.job_status(&self.workflow, job, w.cancelled))? {
+            let c = if w.cancelled {
+                Conclusion::Cancelled
+            } else {
+                Conclusion::Skipped
+            };
+            w.records.push(not_run(job, w.number, c, template));
+            self.publish(&w.records);
+            return Ok(());
+        }
+        let entries = match &job.matrix {
+            None => vec![Value::Null],
+            Some(m) => {
+                let scope = Scope {
+                    contexts: &ctx,
+                    status: Status::OK,
+                    workspace: None,
+                };
+                let value = match m {
+                    Matrix::Literal(lit) => matrix_literal(lit, &scope),
+                    Matrix::Expr(e) => expr::render_value(e, &scope),
+                }
+                .map_err(|e| format!("jobs.{}.strategy.matrix: {e}", job.id))?;
+                let obj = value.as_object().ok_or_else(|| {
+                    format!("jobs.{}.strategy.matrix: not a mapping: {value}", job.id)
+                })?;
+                expand_matrix(obj)?
+            }
+        };
+        if entries.is_empty() {
+            w.problems
+                .push(format!("jobs.{}: the matrix has no entries", job.id));
+            w.records
+                .push(not_run(job, w.number, Conclusion::Failure, template));
+            return Ok(());
+        }
+        let total = entries.len();
+        for (index, matrix) in entries.into_iter().enumerate() {
+            if let Some(old) = w.kept_entry(job, &matrix) {
+                w.records.push(old);
+                continue;
+            }
+            // `fail-fast`: GitHub cancels the entries still to come once one failed.
+            if job.fail_fast
+                && w.entries(&job.id)
+                    .iter()
+                    .any(|r| r.conclusion == Conclusion::Failure)
+            {
+                w.records.push(not_run(
+                    job,
+                    w.number,
+                    Conclusion::Cancelled,
+                    template.clone(),
+                ));
+                continue;
+            }
+            let cancelled_mode = w.cancelled && started_before_cancel;
+            if let Some((id, barrier)) = &self.options.before_job
+                && *id == job.id
+                && index == 0
+            {
+                barrier.wait();
+            }
+            let rec = self.run_entry(job, &matrix, (index, total), &needs, cancelled_mode, w)?;
+            w.rerun.insert(job.id.clone());
+            let stop = self
+                .options
+                .cancel_after
+                .as_ref()
+                .is_some_and(|c| *c == rec.id || *c == rec.name);
+            w.records.push(rec);
+            self.publish(&w.records);
+            if stop && !w.cancelled {
+                w.cancelled = true;
+                w.ended_at_cancel = w.records.iter().map(|r| r.id.clone()).collect();
+                if index + 1 < total {
+                    w.ended_at_cancel.remove(&job.id);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Shows the attempt's jobs so far to the API stand-in.
+    fn publish(&self, records: &[JobRecord]) {
+        let mut s = self.state.lock().unwrap();
+        let attempt = s.attempt;
+        s.jobs.retain(|j| j.attempt != attempt);
+        let mut kept: Vec<ApiJob> = Vec::new();
+        for (i, r) in records.iter().enumerate() {
+            let job = ApiJob {
+                id: if r.api_id == 0 {
+                    90_000 + u64::from(attempt) * 1000 + i as u64
+                } else {
+                    r.api_id
+                },
+                name: r.name.clone(),
+                attempt: r.attempt,
+                status: "completed".into(),
+                conclusion: Some(r.conclusion.as_str().into()),
+                started_at: r.started_at.clone(),
+                completed_at: Some(r.completed_at.clone()),
+                labels: r.labels.clone(),
+            };
+            if r.attempt == attempt {
+                kept.push(job);
+            }
+        }
+        s.jobs.extend(kept);
+    }
+
+    /// Adds the job now running to the jobs API (`in_progress`).
+    fn publish_running(&self, name: &str, labels: &[String], id: u64) {
+        let mut s = self.state.lock().unwrap();
+        let attempt = s.attempt;
+        s.jobs.push(ApiJob {
+            id,
+            name: name.to_owned(),
+            attempt,
+            status: "in_progress".into(),
+            conclusion: None,
+            started_at: now(),
+            completed_at: None,
+            labels: labels.to_vec(),
+        });
+    }
+}
+
+impl Walk {
+    /// A fresh runner directory for one entry (workspace, temp, home, tool cache) and the
+    /// expression contexts of its job.
+    fn prepare_entry(
+        &self,
+        job: &Job,
+        matrix: &Value,
+        (index, total): (usize, usize),
+        needs: &Value,
+        seq: usize,
+        number: u32,
+    ) -> Result<(PathBuf, PathBuf, serde_json::Map<String, Value>), String> {
+        let dir = self.config.dir.join(format!(
+            "run-{}/a{}/{seq:02}-{}",
+            self.config.run_id, number, job.id
+        ));
+        let repo_name = self.config.repository.rsplit('/').next().unwrap_or("repo");
+        let ws = dir.join("work").join(repo_name);
+        for d in [
+            &ws,
+            &dir.join("temp"),
+            &dir.join("home"),
+            &dir.join("tool-cache"),
+        ] {
+            std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+        }
+        let ctx = contexts(&[
+            ("github", self.github_context(number, &job.id, &ws)),
+            ("needs", needs.clone()),
+            ("inputs", self.inputs()),
+            ("vars", json!({})),
+            ("secrets", json!({ "GITHUB_TOKEN": self.token })),
+            (
+                "matrix",
+                if matrix.is_null() {
+                    json!({})
+                } else {
+                    matrix.clone()
+                },
+            ),
+            (
+                "strategy",
+                json!({"fail-fast": job.fail_fast, "job-index": index, "job-total": total, "max-parallel": 1}),
+            ),
+            (
+                "runner",
+                json!({"os": "Linux", "arch": "X64", "name": "walk", "environment": "github-hosted",
+                "temp": dir.join("temp").display().to_string(),
+                "tool_cache": dir.join("tool-cache").display().to_string()}),
+            ),
+            ("job", json!({"status": "success"})),
+            ("env", json!({})),
+            ("steps", json!({})),
+        ]);
+        Ok((dir, ws, ctx))
+    }
+
+    /// Runs one matrix entry of `job` on a fresh runner directory (`cancelled`: the run was
+    /// cancelled while it ran).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the entry and the attempt, spelled out"
+    )]
+    fn run_entry(
+        &self,
+        job: &Job,
+        matrix: &Value,
+        (index, total): (usize, usize),
+        needs: &Value,
+        cancelled: bool,
+        w: &mut Walked,
+    ) -> Result<JobRecord, String> {
+        let seq = self.seq.fetch_add(1, Ordering::SeqCst);
+        let (dir, ws, mut ctx) =
+            self.prepare_entry(job, matrix, (index, total), needs, seq, w.number)?;
+        let render = |ctx: &serde_json::Map<String, Value>, text: &str| {
+            let scope = Scope {
+                contexts: ctx,
+                status: Status::OK,
+                workspace: Some(&ws),
+            };
+            expr::render(text, &scope).map_err(|e| format!("jobs.{}: {e}", job.id))
+        };
+        let name = match &job.name {
+            Some(n) => render(&ctx, n)?,
+            None => default_name(job, matrix),
+        };
+        let labels = match &job.runs_on {
+            Value::Array(a) => a
+                .iter()
+                .map(|v| render(&ctx, &expr::to_text(v)))
+                .collect::<Result<Vec<_>, _>>()?,
+            v => vec![render(&ctx, &expr::to_text(v))?],
+        };
+        let mut env = BTreeMap::new();
+        for (k, v) in self.workflow.env.iter().chain(&job.env) {
+            ctx.insert("env".into(), json!(env));
+            env.insert(k.clone(), render(&ctx, v)?);
+        }
+        ctx.insert("env".into(), json!(env));
+        let group = match &job.concurrency {
+            Some(c) if self.options.groups.is_some() => Some(render(&ctx, &c.group)?),
+            _ => None,
+        };
+        if let (Some(g), Some(groups)) = (&group, &self.options.groups) {
+            groups.acquire(g);
+        }
+        let api_id = 80_000 + seq as u64;
+        self.publish_running(&name, &labels, api_id);
+        let minutes: f64 = match &job.timeout_minutes {
+            Some(t) => render(&ctx, t)?
+                .trim()
+                .parse()
+                .map_err(|e| format!("jobs.{}.timeout-minutes: {e}", job.id))?,
+            None => 360.0,
+        };
+        let log_path = dir.join("log.txt");
+        let mut js = JobState {
+            env,
+            github_env: BTreeMap::new(),
+            path: Vec::new(),
+            steps: serde_json::Map::new(),
+            failed: false,
+            cancelled,
+            log: std::fs::File::create(&log_path).map_err(|e| e.to_string())?,
+            summary: String::new(),
+            deadline: Instant::now() + Duration::from_secs_f64(minutes * 60.0),
+        };
+        let started_at = now();
+        let t0 = Instant::now();
+        let mut steps = Vec::new();
+        for (i, step) in job.steps.iter().enumerate() {
+            steps.push(self.run_step(job, step, i, &mut ctx, &mut js, &dir, &ws, w)?);
+        }
+        if let (Some(g), Some(groups)) = (&group, &self.options.groups) {
+            groups.release(g);
+        }
+        ctx.insert("steps".into(), Value::Object(js.steps.clone()));
+        let mut outputs = BTreeMap::new();
+        for (k, v) in &job.outputs {
+            outputs.insert(k.clone(), render(&ctx, v)?);
+        }
+        let failed_job = js.failed && job.continue_on_error.as_deref() != Some("true");
+        let rec = JobRecord {
+            id: job.id.clone(),
+            name,
+            matrix: matrix.clone(),
+            attempt: w.number,
+            conclusion: if cancelled {
+                Conclusion::Cancelled
+            } else if failed_job {
+                Conclusion::Failure
+            } else {
+                Conclusion::Success
+            },
+            outputs,
+            steps,
+            seconds: t0.elapsed().as_secs_f64(),
+            started_at,
+            completed_at: now(),
+            labels,
+            log: Some(log_path),
+            workspace: Some(ws),
+            summary: js.summary,
+            api_id,
+        };
+        if self.options.verbose {
+            println!(
+                "===== {} ({})\n{}",
+                rec.name,
+                rec.conclusion.as_str(),
+                rec.log_text()
+            );
+        }
+        Ok(rec)
+    }
+}
+
+/// How one step went before `continue-on-error`: success, outputs, env and path additions.
+#[derive(Default)]
+struct StepResult {
+    ok: bool,
+    outputs: Vec<(String, String)>,
+}
+
+impl Walk {
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the step executor's whole state, spelled out"
+    )]
+    fn run_step(
+        &self,
+        job: &Job,
+        step: &Step,
+        index: usize,
+        ctx: &mut serde_json::Map<String, Value>,
+        js: &mut JobState,
+        dir: &Path,
+        ws: &Path,
+        w: &mut Walked,
+    ) -> Result<StepRecord, String> {
+        let mut env_ctx = js.env.clone();
+        env_ctx.extend(js.github_env.clone());
+        ctx.insert("env".into(), json!(env_ctx));
+        ctx.insert("steps".into(), Value::Object(js.steps.clone()));
+        let status = Status {
+            success: !js.failed && !js.cancelled,
+            failure: js.failed,
+            cancelled: w.cancelled,
+        };
+        ctx.insert(
+            "job".into(),
+            json!({"status": if js.failed { "failure" } else { "success" }}),
+        );
+        let scope = Scope {
+            contexts: ctx,
+            status,
+            workspace: Some(ws),
+        };
+        let what = format!("jobs.{}.steps[{index}]", job.id);
+        let name = match (&step.name, &step.run, &step.uses) {
+            (Some(n), _, _) => expr::render(n, &scope).map_err(|e| format!("{what}.name: {e}"))?,
+            (None, Some(r), _) => format!("Run {}", r.lines().next().unwrap_or_default()),
+            (None, None, Some(u)) => format!("Run {u}"),
+            (None, None, None) => unreachable!("a step has run or uses"),
+        };
+        let cond = step.condition.as_deref().unwrap_or("");
+        let runs = match expr::eval_if(cond, &scope) {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = writeln!(js.log, "##[error]{what}.if: {e}");
+                js.failed = true;
+                false
+            }
+        };
+        let t0 = Instant::now();
+        let _ = writeln!(
+            js.log,
+            "##[group]{name}{}",
+            if runs { "" } else { " (skipped)" }
+        );
+        let result = if runs {
+            self.step_body(step, &what, ctx, js, dir, ws, w)?
+        } else {
+            StepResult::default()
+        };
+        let coe = match &step.continue_on_error {
+            Some(c) => {
+                let scope = Scope {
+                    contexts: ctx,
+                    status,
+                    workspace: Some(ws),
+                };
+                expr::truthy(&expr::render_value(c, &scope).map_err(|e| format!("{what}: {e}"))?)
+                    || c.trim() == "true"
+            }
+            None => false,
+        };
+        let outcome = match (runs, result.ok) {
+            (false, _) => Conclusion::Skipped,
+            (true, true) => Conclusion::Success,
+            (true, false) => Conclusion::Failure,
+        };
+        let conclusion = if outcome == Conclusion::Failure && coe {
+            Conclusion::Success
+        } else {
+            outcome
+        };
+        if conclusion == Conclusion::Failure {
+            js.failed = true;
+        }
+        let _ = writeln!(
+            js.log,
+            "##[endgroup] {} ({:.2} s)",
+            outcome.as_str(),
+            t0.elapsed().as_secs_f64()
+        );
+        if let Some(id) = &step.id {
+            let outputs: serde_json::Map<String, Value> = result
+                .outputs
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect();
+            js.steps.insert(
+                id.clone(),
+                json!({"outcome": outcome.as_str(), "conclusion": conclusion.as_str(), "outputs": outputs}),
+            );
+        }
+        Ok(StepRecord {
+            name,
+            id: step.id.clone(),
+            outcome,
+            conclusion,
+            seconds: t0.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// A running step: its `env` rendered, then the script or the action.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the step executor's whole state, spelled out"
+    )]
+    fn step_body(
+        &self,
+        step: &Step,
+        what: &str,
+        ctx: &mut serde_json::Map<String, Value>,
+        js: &mut JobState,
+        dir: &Path,
+        ws: &Path,
+        w: &mut Walked,
+    ) -> Result<StepResult, String> {
+        let status = Status {
+            success: !js.failed,
+            failure: js.failed,
+            cancelled: w.cancelled,
+        };
+        let mut env = js.env.clone();
+        env.extend(js.github_env.clone());
+        for (k, v) in &step.env {
+            ctx.insert("env".into(), json!(env));
+            let scope = Scope {
+                contexts: ctx,
+                status,
+                workspace: Some(ws),
+            };
+            let value = expr::render(v, &scope).map_err(|e| format!("{what}.env.{k}: {e}"))?;
+            env.insert(k.clone(), value);
+        }
+        ctx.insert("env".into(), json!(env));
+        let scope = Scope {
+            contexts: ctx,
+            status,
+            workspace: Some(ws),
+        };
+        let render = |t: &str| expr::render(t, &scope).map_err(|e| format!("{what}: {e}"));
+        if let Some(uses) = &step.uses {
+            let mut with = BTreeMap::new();
+            for (k, v) in &step.with {
+                with.insert(k.clone(), render(v)?);
+            }
+            let env = actions::Env {
+                origin: &self.config.origin,
+                workspace: ws,
+                sha: &self.config.sha,
+                git_ref: &self.config.git_ref,
+                repository: &self.config.repository,
+                token: &self.token,
+                store: &self.store,
+                attempt: w.number,
+                home: &dir.join("home"),
+            };
+            return Ok(match actions::run(uses, &with, &env, &mut js.log)? {
+                Ok(outputs) => StepResult { ok: true, outputs },
+                Err(e) => {
+                    let _ = writeln!(js.log, "##[error]{e}");
+                    StepResult::default()
+                }
+            });
+        }
+        let script = render(step.run.as_deref().unwrap_or_default())?;
+        let shell = step
+            .shell
+            .clone()
+            .or_else(|| {
+                self.workflow
+                    .job(&job_id(what))
+                    .and_then(|j| j.defaults.shell.clone())
+            })
+            .or_else(|| self.workflow.defaults.shell.clone());
+        let wd = step
+            .working_directory
+            .as_deref()
+            .map(render)
+            .transpose()?
+            .or_else(|| self.workflow.defaults.working_directory.clone());
+        let cwd = wd.map_or_else(|| ws.to_path_buf(), |d| ws.join(d));
+        // A step's `timeout-minutes` shortens the job's deadline for this step only.
+        let job_deadline = js.deadline;
+        if let Some(t) = &step.timeout_minutes {
+            let minutes: f64 = render(t)?
+                .trim()
+                .parse()
+                .map_err(|e| format!("{what}.timeout-minutes: {e}"))?;
+            js.deadline =
+                job_deadline.min(Instant::now() + Duration::from_secs_f64(minutes * 60.0));
+        }
+        let result = self.exec_script(&script, shell.as_deref(), &cwd, &env, js, dir, ws, w);
+        js.deadline = job_deadline;
+        result
+    }
+}
+
+/// The job id in a `jobs.<id>.steps[i]` path.
+fn job_id(what: &str) -> String {
+    what.trim_start_matches("jobs.")
+        .split(".steps")
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+impl Walk {
+    /// The runner's own variables for a step, with its environment files.
+    fn runner_env(
+        &self,
+        ws: &Path,
+        dir: &Path,
+        files: &Path,
+        w: &Walked,
+        job: &str,
+    ) -> Vec<(String, String)> {
+        let c = &self.config;
+        let d = |p: &Path| p.display().to_string();
+        let mut v: Vec<(&str, String)> = vec![
+            ("CI", "true".into()),
+            ("GITHUB_ACTIONS", "true".into()),
+            ("GITHUB_WORKSPACE", d(ws)),
+            ("GITHUB_RUN_ID", c.run_id.to_string()),
+            ("GITHUB_RUN_ATTEMPT", w.number.to_string()),
+            ("GITHUB_RUN_NUMBER", "1".into()),
+            ("GITHUB_REPOSITORY", c.repository.clone()),
+            (
+                "GITHUB_REPOSITORY_OWNER",
+                c.repository.split('/').next().unwrap_or_default().into(),
+            ),
+            ("GITHUB_SHA", c.sha.clone()),
+            ("GITHUB_REF", c.git_ref.clone()),
+            (
+                "GITHUB_REF_NAME",
+                c.git_ref.rsplit('/').next().unwrap_or_default().into(),
+            ),
+            ("GITHUB_REF_TYPE", "branch".into()),
+            ("GITHUB_EVENT_NAME", self.options.event_name.clone()),
+            ("GITHUB_API_URL", self.api_url()),
+            ("GITHUB_SERVER_URL", "https://github.com".into()),
+            ("GITHUB_ACTOR", "walk".into()),
+            ("GITHUB_JOB", job.into()),
+            ("GITHUB_WORKFLOW", self.workflow.name.clone()),
+            ("RUNNER_OS", "Linux".into()),
+            ("RUNNER_ARCH", "X64".into()),
+            ("RUNNER_NAME", "walk".into()),
+            ("RUNNER_ENVIRONMENT", "github-hosted".into()),
+            ("RUNNER_TEMP", d(&dir.join("temp"))),
+            ("RUNNER_TOOL_CACHE", d(&dir.join("tool-cache"))),
+            ("HOME", d(&dir.join("home"))),
+            ("LANG", "C.UTF-8".into()),
+        ];
+        for f in ["output", "env", "path", "step_summary", "state"] {
+            let name = match f {
+                "output" => "GITHUB_OUTPUT",
+                "env" => "GITHUB_ENV",
+                "path" => "GITHUB_PATH",
+                "step_summary" => "GITHUB_STEP_SUMMARY",
+                _ => "GITHUB_STATE",
+            };
+            v.push((name, d(&files.join(f))));
+        }
+        v.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+    }
+
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the step executor's whole state, spelled out"
+    )]
+    fn exec_script(
+        &self,
+        script: &str,
+        shell: Option<&str>,
+        cwd: &Path,
+        env: &BTreeMap<String, String>,
+        js: &mut JobState,
+        dir: &Path,
+        ws: &Path,
+        w: &mut Walked,
+    ) -> Result<StepResult, String> {
+        let n = self.seq.fetch_add(1, Ordering::SeqCst);
+        let files = dir.join(format!("temp/_runner_file_commands/{n}"));
+        std::fs::create_dir_all(&files).map_err(|e| e.to_string())?;
+        for f in ["output", "env", "path", "step_summary", "state"] {
+            std::fs::write(files.join(f), "").map_err(|e| e.to_string())?;
+        }
+        let script_path: PathBuf = dir.join(format!("temp/_step_{n}.sh"));
+        std::fs::write(&script_path, script).map_err(|e| e.to_string())?;
+        let file = script_path.display().to_string();
+        let argv: Vec<String> = match shell.unwrap_or("bash") {
+            "bash" => ["bash", "--noprofile", "--norc", "-eo", "pipefail", &file]
+                .map(String::from)
+                .to_vec(),
+            "sh" => ["sh", "-e", &file].map(String::from).to_vec(),
+            custom => custom
+                .split_whitespace()
+                .map(|a| a.replace("{0}", &file))
+                .collect(),
+        };
+        let system_path = std::env::var("PATH").unwrap_or_default();
+        let mut path: Vec<String> = vec![self.standins.display().to_string()];
+        path.extend(js.path.iter().rev().cloned());
+        path.push(system_path);
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..])
+            .env_clear()
+            .envs(env)
+            .env("PATH", path.join(":"));
+        // The runner directory is `<seq>-<job id>`.
+        let dir_name = dir.file_name().unwrap().to_string_lossy();
+        let job = dir_name.split_once('-').map_or("", |(_, id)| id).to_owned();
+        cmd.envs(self.runner_env(ws, dir, &files, w, &job));
+        let log = js.log.try_clone().map_err(|e| e.to_string())?;
+        let log2 = js.log.try_clone().map_err(|e| e.to_string())?;
+        cmd.current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log2);
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = writeln!(
+                    js.log,
+                    "##[error]{}: {e} (working directory {})",
+                    argv[0],
+                    cwd.display()
+                );
+                return Ok(StepResult::default());
+            }
+        };
+        let code = loop {
+            if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
+                break s.code();
+            }
+            if Instant::now() > js.deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                let _ = writeln!(js.log, "##[error]The job has exceeded its timeout-minutes.");
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        if code != Some(0) {
+            let _ = writeln!(
+                js.log,
+                "##[error]Process completed with exit code {}.",
+                code.unwrap_or(-1)
+            );
+        }
+        let read = |f: &str| std::fs::read_to_string(files.join(f)).unwrap_or_default();
+        let mut result = StepResult {
+            ok: code == Some(0),
+            outputs: Vec::new(),
+        };
+        match parse_env_file(&read("output"))
+            .and_then(|o| parse_env_file(&read("env")).map(|e| (o, e)))
+        {
+            Ok((outputs, envs)) => {
+                result.outputs = outputs;
+                js.github_env.extend(envs);
+            }
+            Err(e) => {
+                let _ = writeln!(js.log, "##[error]Unable to process file command: {e}");
+                result.ok = false;
+            }
+        }
+        js.path.extend(
+            read("path")
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(str::to_owned),
+        );
+        let summary = read("step_summary");
+        if summary.len() > SUMMARY_LIMIT {
+            w.problems.push(format!(
+                "{}: $GITHUB_STEP_SUMMARY upload aborted, supports content up to a size of 1024k, got {}k",
+                dir.display(),
+                summary.len() / 1024
+            ));
+        } else {
+            js.summary.push_str(&summary);
+        }
+        Ok(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_files_with_heredocs() {
+        let got = parse_env_file("a=1\nb<<EOF\nx\ny=z\nEOF\n\nc=\n").unwrap();
+        assert_eq!(
+            got,
+            [
+                ("a".into(), "1".into()),
+                ("b".into(), "x\ny=z".into()),
+                ("c".into(), String::new())
+            ]
+        );
+        assert!(
+            parse_env_file("b<<EOF\nx\n")
+                .unwrap_err()
+                .contains("delimiter")
+        );
+    }
+}
