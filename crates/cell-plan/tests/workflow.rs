@@ -392,7 +392,7 @@ fn rust_toolchain_always_gets_its_toolchain_input() {
     // rustup is on every runner: the pinned action's one input becomes a rustup call
     // (zizmor's superfluous-actions), and Rust is installed once per job.
     let text = render(&format!("{BASE}{}{RUST}", hosted(&["ubuntu-24.04"])));
-    assert!(text.contains("    - name: install rust 1.95.0 (rustup)\n      env:\n        RUST: 1.95.0\n      run: |\n        rustup toolchain install \"$RUST\" --profile minimal --no-self-update\n"), "{text}");
+    assert!(text.contains("    - name: install rust 1.95.0 (rustup)\n      env:\n        RUST: 1.95.0\n      run: |\n        if ! rustup toolchain list | grep -q \"^$RUST-\"; then rustup toolchain install \"$RUST\" --profile minimal --no-self-update; fi\n"), "{text}");
     assert!(!text.contains("dtolnay/rust-toolchain@"));
     let rust_job = yaml(&text)["jobs"]["run-rust"]["steps"].clone();
     let installs = rust_job

@@ -11,6 +11,7 @@
 //!   loopback, and for any URL containing an entry of the `download-fail` list; loopback URLs
 //!   go to the real program.
 //! - `cargo`: see [`CARGO`].
+//! - `rustup`: see [`RUSTUP`].
 
 use std::path::{Path, PathBuf};
 
@@ -109,6 +110,21 @@ echo "walk stand-in cargo: only \`cargo build -p cell\` is stood in for, not: ca
 exit 101
 "#;
 
+/// Why `rustup` is stood in for: the build job installs the pinned Rust with rustup, as a
+/// setup action would; like the setup actions, the walk takes the Rust already here (the one
+/// that built the cell under test) instead of downloading one into the runner's fresh `HOME`,
+/// and never changes this machine's default toolchain. `toolchain list` names the asked-for
+/// toolchain as installed.
+pub const RUSTUP: &str = r#"#!/bin/bash
+# walk stand-in for rustup: see `RUSTUP` in crates/cell-testkit/src/walk/standins.rs.
+case "$1 $2" in
+  "toolchain list") echo "${RUST:-stable}-walk (default)"; exit 0 ;;
+  "toolchain install"|"default "*) exit 0 ;;
+esac
+echo "walk stand-in rustup: not stood in for: rustup $*" >&2
+exit 1
+"#;
+
 fn write_exec(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
     #[cfg(unix)]
@@ -131,6 +147,7 @@ pub fn install(dir: &Path, cell_bin: &Path, system_path: &str) -> PathBuf {
     write_exec(&bin.join("sudo"), &fill(SUDO));
     write_exec(&bin.join("apt-get"), &fill(APT_GET));
     write_exec(&bin.join("cargo"), &fill(CARGO));
+    write_exec(&bin.join("rustup"), RUSTUP);
     for tool in ["curl", "wget"] {
         write_exec(&bin.join(tool), &fill(&DOWNLOAD.replace("@TOOL@", tool)));
     }
