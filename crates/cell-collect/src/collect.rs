@@ -45,6 +45,10 @@ pub struct Collected {
     pub cells: Vec<MergedCell>,
     /// The run record.
     pub record: RunRecord,
+    /// What trips the gate among what is missing: jobs that failed (or timed out) without a
+    /// result, artifacts that fail their digest or do not unpack. Each also in
+    /// `record.missing`; an expired artifact or a skipped job is missing without tripping.
+    pub tripped: Vec<String>,
 }
 
 /// Why collecting failed.
@@ -103,7 +107,12 @@ pub fn collect(
     opts: &Options,
 ) -> Result<Collected, CollectError> {
     let staging = tempfile::tempdir().map_err(io("creating a staging directory"))?;
-    let (mut record, jobs, missing) = match source {
+    let Gathered {
+        mut record,
+        jobs,
+        missing,
+        tripped,
+    } = match source {
         Source::Api { github, repo } => from_api(github, repo, run_id, staging.path())?,
         Source::Dir(dir) => from_dir(run_id, dir, opts.date.as_deref())?,
     };
@@ -127,6 +136,7 @@ pub fn collect(
         name,
         cells,
         record,
+        tripped,
     })
 }
 
@@ -144,7 +154,18 @@ fn refuse_scripted(jobs: &[JobInput]) -> Result<(), CollectError> {
     }
 }
 
-type Gathered = (RunRecord, Vec<JobInput>, BTreeMap<CellId, Vec<MissingJob>>);
+/// What a source yields before the merge.
+struct Gathered {
+    record: RunRecord,
+    jobs: Vec<JobInput>,
+    missing: BTreeMap<CellId, Vec<MissingJob>>,
+    tripped: Vec<String>,
+}
+
+/// A job conclusion that means the job itself failed (not skipped, not cancelled).
+fn failed_conclusion(c: &str) -> bool {
+    matches!(c, "failure" | "timed_out" | "startup_failure")
+}
 
 fn from_api(
     github: &Github,
@@ -155,13 +176,12 @@ fn from_api(
     let run = github.run(repo, run_id)?;
     let artifacts = github.artifacts(repo, run_id)?;
     let jobs = github.jobs(repo, run_id)?;
-    let ours: Vec<_> = artifacts
-        .iter()
-        .filter(|a| a.name.starts_with("cell-"))
-        .collect();
+    let (ours, mut missing_lines) = our_artifacts(&artifacts);
 
     let unpacked = staging.join("artifacts");
-    let mut missing_lines = download_all(github, &ours, staging, &unpacked)?;
+    let lost = download_all(github, &ours, staging, &unpacked)?;
+    let mut tripped: Vec<String> = lost.iter().filter(|l| l.1).map(|l| l.0.clone()).collect();
+    missing_lines.extend(lost.into_iter().map(|l| l.0));
     missing_lines.sort();
 
     let mut inputs = if unpacked.exists() {
@@ -176,28 +196,7 @@ fn from_api(
             b.attempt,
         ))
     });
-    // Jobs named `cell <cell-id> <toolchain>` with no result are missing, with their conclusion.
-    let have: Vec<(CellId, ToolchainName)> = inputs
-        .iter()
-        .map(|j| (j.result.cell().id.clone(), j.result.name()))
-        .collect();
-    let mut missing: BTreeMap<CellId, Vec<MissingJob>> = BTreeMap::new();
-    for j in &jobs {
-        let mut words = j.name.split(' ');
-        if let (Some("cell"), Some(cell), Some(tc), None) =
-            (words.next(), words.next(), words.next(), words.next())
-        {
-            let key = (CellId::from(cell), ToolchainName::from(tc));
-            if !have.contains(&key) {
-                let conclusion = j.conclusion.clone().unwrap_or_else(|| j.status.clone());
-                missing_lines.push(format!("job `{}` left no result ({conclusion})", j.name));
-                missing.entry(key.0).or_default().push(MissingJob {
-                    toolchain: key.1,
-                    conclusion,
-                });
-            }
-        }
-    }
+    let missing = missing_jobs(&jobs, &mut inputs, &mut missing_lines, &mut tripped);
     if inputs.is_empty() && missing_lines.is_empty() {
         return Err(CollectError::Empty(format!(
             "in run {run_id} of {repo}: it has no `cell-*` artifacts"
@@ -237,44 +236,113 @@ fn from_api(
         jobs: run_jobs,
         missing: missing_lines,
     };
-    Ok((record, inputs, missing))
+    Ok(Gathered {
+        record,
+        jobs: inputs,
+        missing,
+        tripped,
+    })
+}
+
+/// Our artifacts: named `cell-<cell-id>-<job>-a<N>` and one safe path segment (a name from
+/// the API becomes a directory); any other `cell-` name is listed as missing, not unpacked.
+fn our_artifacts(
+    artifacts: &[crate::github::Artifact],
+) -> (Vec<&crate::github::Artifact>, Vec<String>) {
+    let mut ours = Vec::new();
+    let mut refused = Vec::new();
+    for a in artifacts.iter().filter(|a| a.name.starts_with("cell-")) {
+        let safe = cell_schema::store::segment(&a.name) == a.name;
+        if safe && cell_schema::store::artifact_attempt(&a.name).is_some() {
+            ours.push(a);
+        } else {
+            refused.push(format!(
+                "artifact `{}` is not named cell-<cell-id>-<job>-a<attempt>: skipped",
+                cell_schema::escape::one_line(&a.name)
+            ));
+        }
+    }
+    (ours, refused)
+}
+
+/// Jobs named `cell <cell-id> <toolchain>` whose latest attempt left no result are missing,
+/// with their conclusion; an older attempt's result of such a job is dropped, not merged as
+/// if it were this attempt's. A job that failed trips the gate.
+fn missing_jobs(
+    jobs: &[crate::github::Job],
+    inputs: &mut Vec<JobInput>,
+    lines: &mut Vec<String>,
+    tripped: &mut Vec<String>,
+) -> BTreeMap<CellId, Vec<MissingJob>> {
+    let mut missing: BTreeMap<CellId, Vec<MissingJob>> = BTreeMap::new();
+    for j in jobs {
+        let mut words = j.name.split(' ');
+        let (Some("cell"), Some(cell), Some(tc), None) =
+            (words.next(), words.next(), words.next(), words.next())
+        else {
+            continue;
+        };
+        let key = (CellId::from(cell), ToolchainName::from(tc));
+        let is_key = |i: &JobInput| i.result.cell().id == key.0 && i.result.name() == key.1;
+        let newest = inputs.iter().filter(|i| is_key(i)).map(|i| i.attempt).max();
+        let latest = j.run_attempt.unwrap_or(1);
+        if newest.is_some_and(|n| n >= latest) {
+            continue;
+        }
+        inputs.retain(|i| !is_key(i));
+        let conclusion = j.conclusion.clone().unwrap_or_else(|| j.status.clone());
+        let line = format!("job `{}` left no result ({conclusion})", j.name);
+        if failed_conclusion(&conclusion) {
+            tripped.push(line.clone());
+        }
+        lines.push(line);
+        missing.entry(key.0).or_default().push(MissingJob {
+            toolchain: key.1,
+            conclusion,
+        });
+    }
+    missing
 }
 
 /// Downloads and unpacks artifacts, a few at a time, each into `unpacked/<name>/`. Returns
-/// the integrity failures (expired, digest mismatch) as lines; any other error is fatal.
+/// the artifacts that could not be had, as lines, each with whether it trips the gate (a
+/// digest mismatch, an archive that does not unpack); an expired or unreachable artifact is
+/// missing without tripping. Only the deadline and a client that cannot start are fatal: one
+/// bad artifact never costs the others.
 fn download_all(
     github: &Github,
     ours: &[&crate::github::Artifact],
     staging: &Path,
     unpacked: &Path,
-) -> Result<Vec<String>, CollectError> {
+) -> Result<Vec<(String, bool)>, CollectError> {
     let zips = staging.join("zips");
     std::fs::create_dir_all(&zips).map_err(io("creating the staging directory"))?;
     let downloaded = github.download_all(ours.iter().copied(), &zips, 4);
-    let mut failures = Vec::new();
+    let mut lost = Vec::new();
     for (a, (_, result)) in ours.iter().zip(downloaded) {
         match result {
             Ok(_) => {}
-            Err(e) if e.is_integrity() => {
-                failures.push(e.to_string());
+            Err(e @ (GithubError::Deadline { .. } | GithubError::Setup { .. })) => {
+                return Err(e.into());
+            }
+            Err(e) => {
+                let tripped = matches!(e, GithubError::Digest { .. });
+                lost.push((e.to_string(), tripped));
                 continue;
             }
-            Err(e) => return Err(e.into()),
         }
         let zip = zips.join(format!("{}.zip", a.id));
         let opts = cell_fetch::UnpackOptions::default();
-        cell_fetch::unpack(
+        if let Err(e) = cell_fetch::unpack(
             &zip,
             cell_fetch::ArchiveKind::Zip,
             &unpacked.join(&a.name),
             &opts,
-        )
-        .map_err(|e| CollectError::Read {
-            path: zip.clone(),
-            msg: format!("artifact `{}`: {e}", a.name),
-        })?;
+        ) {
+            lost.push((format!("artifact `{}`: {e}", a.name), true));
+        }
     }
-    Ok(failures)
+    Ok(lost)
 }
 
 fn from_dir(run_id: RunId, dir: &Path, date: Option<&str>) -> Result<Gathered, CollectError> {
@@ -324,7 +392,12 @@ fn from_dir(run_id: RunId, dir: &Path, date: Option<&str>) -> Result<Gathered, C
         total_s: 0.0,
         missing: Vec::new(),
     };
-    Ok((record, inputs, BTreeMap::new()))
+    Ok(Gathered {
+        record,
+        jobs: inputs,
+        missing: BTreeMap::new(),
+        tripped: Vec::new(),
+    })
 }
 
 /// Every job `results.json` under `dir` (at most four levels down), with its attempt: from

@@ -321,6 +321,12 @@ pub fn push(
             &["rev-parse", "--abbrev-ref", "HEAD"],
         )?,
     };
+    if branch == "HEAD" {
+        return Err(GitError::Step {
+            what: "pushing".into(),
+            detail: "the checkout is on no branch (a detached HEAD, e.g. a tag's run): name the branch to push to (cell commit --branch B)".into(),
+        });
+    }
     let env = push_env(repo, remote);
     let mut rng = SplitMix64::new(seed);
     let refspec = format!("HEAD:refs/heads/{branch}");

@@ -171,6 +171,10 @@ pub struct Job {
     /// Runner labels.
     #[serde(default)]
     pub labels: Vec<String>,
+    /// The attempt of the run this record is from (a job kept from an earlier attempt keeps
+    /// its number).
+    #[serde(default)]
+    pub run_attempt: Option<u32>,
 }
 
 impl Job {

@@ -225,7 +225,13 @@ fn matrix_job(
     timeout_minutes: u32,
     steps: Vec<Step>,
 ) -> Job {
-    let selected = format!("needs.plan.outputs.{} != ''", job.id);
+    // `!cancelled()` and plan's success instead of the implied `success()`: a failed build of
+    // another platform must not skip this job's cells; a job whose own platform's build
+    // failed fails at the download, and collect lists it.
+    let selected = format!(
+        "!cancelled() && needs.plan.result == 'success' && needs.plan.outputs.{} != ''",
+        job.id
+    );
     let mut needs = vec!["plan".to_owned()];
     for p in platforms_of(cells) {
         needs.push(side::build_job_id(&p));
@@ -533,7 +539,7 @@ fn mirrored_step(name: String, dir: &str, fetch: &str) -> Step {
             "while IFS= read -r URL; do",
             &format!("  status=0; {fetch} || status=$?"),
             "  if [ \"$status\" = 0 ]; then break; fi",
-            "  if [ \"$status\" = 1 ]; then echo \"::error::$URL served an archive whose SHA-256 is not the pinned one\"; exit 1; fi",
+            "  if [ \"$status\" = 1 ]; then echo \"::error::$URL served an archive that is not the pinned one, or not a safe one (see above)\"; exit 1; fi",
             "  echo \"::warning::$URL could not be fetched; trying the next URL\"",
             "  rm -rf \"$dir\"",
             "done <<< \"$URLS\"",

@@ -351,10 +351,12 @@ fn collect_steps(results_branch: Option<&str>) -> Vec<Step> {
         Step::run(
             "fail the job when a job failed or the gate tripped",
             &[
-                "echo \"::error::collect: $COLLECT, gate: $GATE (the results are committed; see the step summary)\"",
+                "if [ -n \"$RUN_DIR\" ]; then where=\"$RUN_DIR is committed\"; else where=\"nothing was written\"; fi",
+                "echo \"::error::collect: $COLLECT, gate: $GATE ($where; see the step summary)\"",
                 "exit 1",
             ],
         )
+        .env("RUN_DIR", expr("steps.collect.outputs.run-dir"))
         .when("steps.collect.outcome == 'failure' || steps.gate.outcome == 'failure'")
         .comment("After the commit, so the record lands either way; the job's status still says a job failed or the gate tripped.")
         .env("COLLECT", expr("steps.collect.outcome"))

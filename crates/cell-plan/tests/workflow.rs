@@ -667,7 +667,7 @@ fn soak_jobs_run_on_schedule_and_by_hand_for_the_soak_plus_an_hour() {
         assert_eq!(
             job["if"].as_str(),
             Some(
-                format!("(github.event_name == 'schedule' || github.event_name == 'workflow_dispatch') && needs.plan.outputs.{id} != ''")
+                format!("(github.event_name == 'schedule' || github.event_name == 'workflow_dispatch') && !cancelled() && needs.plan.result == 'success' && needs.plan.outputs.{id} != ''")
                     .as_str()
             )
         );
@@ -679,7 +679,10 @@ fn soak_jobs_run_on_schedule_and_by_hand_for_the_soak_plus_an_hour() {
         );
     }
     let http = &doc["jobs"]["http-c"];
-    assert_eq!(http["if"].as_str(), Some("needs.plan.outputs.http-c != ''"));
+    assert_eq!(
+        http["if"].as_str(),
+        Some("!cancelled() && needs.plan.result == 'success' && needs.plan.outputs.http-c != ''")
+    );
     // 45 minutes of installing and building, plus 2 tools × 5 runs × (10 s start + 2 s warm-up
     // + 10 s load + 5 s stop + 10 s drain) = 370 s, rounded up to 7 minutes.
     assert_eq!(http["timeout-minutes"].as_u64(), Some(52));

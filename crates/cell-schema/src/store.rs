@@ -433,7 +433,13 @@ pub fn write_run_dir(
         let old = results.join(format!(".{name}.old-{}", std::process::id()));
         std::fs::rename(&dest, &old).map_err(io_at(&dest))?;
         // The gate's verdict was about the old content: it does not carry over.
-        std::fs::rename(stage.keep(), &dest).map_err(io_at(&dest))?;
+        let staged = stage.keep();
+        if let Err(e) = std::fs::rename(&staged, &dest) {
+            // Put the old run back: a failed replace leaves what was there, and no stage.
+            let _ = std::fs::rename(&old, &dest);
+            let _ = std::fs::remove_dir_all(&staged);
+            return Err(io_at(&dest)(e));
+        }
         std::fs::remove_dir_all(&old).map_err(io_at(&old))?;
         return Ok(Written::Replaced);
     }

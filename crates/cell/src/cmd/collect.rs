@@ -242,7 +242,8 @@ fn client(args: &CollectArgs, cli: &Cli) -> Result<Github, GithubError> {
     Github::from_env(settings)
 }
 
-/// 1 when a collected job failed or a job left no result (each named), else 0.
+/// 1 when a collected job failed, a job failed without a result, or an artifact failed its
+/// digest (each named); else 0, a partial run included (what is missing is listed above).
 fn exit_of(collected: &cell_collect::Collected, cli: &Cli) -> Exit {
     let failed: Vec<String> = collected
         .cells
@@ -250,18 +251,17 @@ fn exit_of(collected: &cell_collect::Collected, cli: &Cli) -> Exit {
         .filter(|c| c.result.verdict.status == Status::Failed)
         .map(|c| c.result.cell.id.to_string())
         .collect();
-    let missing = &collected.record.missing;
-    if failed.is_empty() && missing.is_empty() {
+    if failed.is_empty() && collected.tripped.is_empty() {
         return Exit::Ok;
     }
     if !cli.quiet {
         if !failed.is_empty() {
             eprintln!("a job failed in: {} (written; exit 1)", failed.join(", "));
         }
-        if !missing.is_empty() {
+        for t in &collected.tripped {
             eprintln!(
-                "{} job(s) left no result (written as a partial run; exit 1)",
-                missing.len()
+                "failed: {} (the rest is written; exit 1)",
+                escape::terminal(t)
             );
         }
     }

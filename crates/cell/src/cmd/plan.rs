@@ -149,11 +149,13 @@ fn matrix(args: &PlanArgs, plan: &cell_model::Plan) -> anyhow::Result<Exit> {
 
 /// The `reps` input as `cell run --reps` takes it: blank, or a whole number from 1 to 100000.
 fn check_reps(reps: &str) -> anyhow::Result<()> {
-    let reps = reps.trim();
+    // Not trimmed: the jobs pass the input to `cell run --reps` as it is.
+    let digits = !reps.is_empty() && reps.bytes().all(|b| b.is_ascii_digit());
     if reps.is_empty()
-        || reps
-            .parse::<u32>()
-            .is_ok_and(|n| (1..=100_000).contains(&n))
+        || (digits
+            && reps
+                .parse::<u32>()
+                .is_ok_and(|n| (1..=100_000).contains(&n)))
     {
         return Ok(());
     }
