@@ -184,11 +184,18 @@ fn from_api(
     missing_lines.extend(lost.into_iter().map(|l| l.0));
     missing_lines.sort();
 
-    let mut inputs = if unpacked.exists() {
-        discover(&unpacked)?
-    } else {
-        Vec::new()
-    };
+    let mut inputs = Vec::new();
+    for a in ours.iter().filter(|a| unpacked.join(&a.name).is_dir()) {
+        match read_artifact(&unpacked.join(&a.name), &a.name, run.run_attempt) {
+            Ok(job) => inputs.push(job),
+            Err(e) => {
+                let line = format!("artifact `{}`: {e}", a.name);
+                tripped.push(line.clone());
+                missing_lines.push(line);
+            }
+        }
+    }
+    missing_lines.sort();
     inputs.sort_by(|a, b| {
         (&a.result.cell().id, a.result.name(), a.attempt).cmp(&(
             &b.result.cell().id,
@@ -352,8 +359,8 @@ fn from_dir(run_id: RunId, dir: &Path, date: Option<&str>) -> Result<Gathered, C
             msg: "not a directory".into(),
         });
     }
-    let mut inputs = discover(dir)?;
-    if inputs.is_empty() {
+    let (mut inputs, failures) = discover(dir)?;
+    if inputs.is_empty() && failures.is_empty() {
         return Err(CollectError::Empty(format!("under {}", dir.display())));
     }
     inputs.sort_by(|a, b| {
@@ -390,42 +397,158 @@ fn from_dir(run_id: RunId, dir: &Path, date: Option<&str>) -> Result<Gathered, C
         artifacts: Vec::new(),
         jobs: Vec::new(),
         total_s: 0.0,
-        missing: Vec::new(),
+        missing: failures.clone(),
     };
     Ok(Gathered {
         record,
         jobs: inputs,
         missing: BTreeMap::new(),
-        tripped: Vec::new(),
+        tripped: failures,
     })
 }
 
+/// Why an artifact's content is not the one job its name says.
+#[derive(Debug, thiserror::Error)]
+pub enum ArtifactError {
+    /// No job result in it.
+    #[error("holds no results.json")]
+    Empty,
+    /// More than one results file: an artifact is one job.
+    #[error("holds {0} results.json files; an artifact is exactly one job")]
+    Several(usize),
+    /// A results file that cannot be read.
+    #[error("{path}: {error}")]
+    Unreadable {
+        /// Its path inside the artifact.
+        path: String,
+        /// Why (not JSON, a newer schema, a missing field).
+        error: cell_schema::SchemaError,
+    },
+    /// A merged cell result, not a job's.
+    #[error("holds a merged cell result, not a job's")]
+    NotAJob,
+    /// The job inside is another than the name says.
+    #[error("holds the job `{inside}`, not the one its name says")]
+    Mismatch {
+        /// The artifact name the job inside would have.
+        inside: String,
+    },
+    /// An attempt the run has not had.
+    #[error("is from attempt {attempt}, but the run has had {run} attempt(s)")]
+    FutureAttempt {
+        /// The artifact's attempt.
+        attempt: u32,
+        /// The run's attempts.
+        run: u32,
+    },
+}
+
+/// The one job an artifact unpacked at `dir` holds, checked against its `name`
+/// (`cell-<cell-id>-<job>-a<attempt>`) and, when known, the run's attempts. Anything else is
+/// refused by name: one job's artifact can never carry or replace another's results.
+pub fn read_artifact(
+    dir: &Path,
+    name: &str,
+    run_attempts: Option<u32>,
+) -> Result<JobInput, ArtifactError> {
+    let mut files = Vec::new();
+    walk(dir, 0, &mut |p| {
+        files.push(p.to_owned());
+        Ok(())
+    })
+    .map_err(|_| ArtifactError::Empty)?;
+    let path = match files.as_slice() {
+        [] => return Err(ArtifactError::Empty),
+        [one] => one,
+        many => return Err(ArtifactError::Several(many.len())),
+    };
+    let shown = path.strip_prefix(dir).unwrap_or(path).display().to_string();
+    let unreadable = |error| ArtifactError::Unreadable {
+        path: shown.clone(),
+        error,
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| unreadable(cell_schema::SchemaError::Parse(serde::de::Error::custom(e))))?;
+    let file = cell_schema::read_results(&text).map_err(unreadable)?;
+    let result = AnyJob::from_file(file).ok_or(ArtifactError::NotAJob)?;
+    let attempt = cell_schema::store::artifact_attempt(name).unwrap_or(0);
+    let inside = cell_schema::store::job_artifact(
+        result.cell().id.as_str(),
+        result.name().as_str(),
+        &attempt.to_string(),
+    );
+    if inside != name {
+        return Err(ArtifactError::Mismatch { inside });
+    }
+    if let Some(run) = run_attempts
+        && attempt > run
+    {
+        return Err(ArtifactError::FutureAttempt { attempt, run });
+    }
+    Ok(JobInput { result, attempt })
+}
+
 /// Every job `results.json` under `dir` (at most four levels down), with its attempt: from
-/// the nearest folder named like an artifact (`…-a<N>`), else the job's own record, else 1.
-pub fn discover(dir: &Path) -> Result<Vec<JobInput>, CollectError> {
+/// the folder named like an artifact (`cell-<cell-id>-<job>-a<N>`) it sits in, else the job's
+/// own record, else 1. A file that cannot be read, a job in a folder named for another job,
+/// or artifact folders nested in each other come back as failures, by path, never dropped
+/// silently; a merged cell's results.json is not a job and is passed over.
+pub fn discover(dir: &Path) -> Result<(Vec<JobInput>, Vec<String>), CollectError> {
     let mut out = Vec::new();
+    let mut failures = Vec::new();
     walk(dir, 0, &mut |path| {
+        let shown = path.strip_prefix(dir).unwrap_or(path).display().to_string();
         let text =
             std::fs::read_to_string(path).map_err(io(format!("reading {}", path.display())))?;
-        // A merged cell's results.json (or anything else) under the directory is not a job.
-        let Some(result) = cell_schema::read_results(&text)
-            .ok()
-            .and_then(AnyJob::from_file)
-        else {
+        let file = match cell_schema::read_results(&text) {
+            Ok(f) => f,
+            Err(e) => {
+                failures.push(format!("{shown}: {e}"));
+                return Ok(());
+            }
+        };
+        let Some(result) = AnyJob::from_file(file) else {
             return Ok(());
         };
-        let from_folder = path
-            .ancestors()
-            .skip(1)
-            .take(3)
-            .find_map(|a| cell_schema::store::artifact_attempt(a.file_name()?.to_str()?));
-        let attempt = from_folder
-            .or(result.github().map(|g| g.run_attempt))
-            .unwrap_or(1);
+        // `download-artifact` puts each artifact in a folder of its name, and the upload kept
+        // one of that name inside: the same name twice is one artifact; two names are not.
+        let mut folders: Vec<&str> = path
+            .parent()
+            .into_iter()
+            .flat_map(Path::ancestors)
+            .take_while(|a| a.starts_with(dir) && *a != dir)
+            .filter_map(|a| a.file_name()?.to_str())
+            .filter(|n| cell_schema::store::artifact_attempt(n).is_some())
+            .collect();
+        folders.dedup();
+        let attempt = match folders.as_slice() {
+            [] => result.github().map_or(1, |g| g.run_attempt),
+            [one] => {
+                let attempt = cell_schema::store::artifact_attempt(one).unwrap_or(1);
+                let inside = cell_schema::store::job_artifact(
+                    result.cell().id.as_str(),
+                    result.name().as_str(),
+                    &attempt.to_string(),
+                );
+                if inside != *one {
+                    failures.push(format!(
+                        "{shown}: holds the job `{inside}`, not the one its folder says"
+                    ));
+                    return Ok(());
+                }
+                attempt
+            }
+            _ => {
+                failures.push(format!(
+                    "{shown}: artifact folders nested in each other; an artifact is exactly one job"
+                ));
+                return Ok(());
+            }
+        };
         out.push(JobInput { result, attempt });
         Ok(())
     })?;
-    Ok(out)
+    Ok((out, failures))
 }
 
 fn walk(

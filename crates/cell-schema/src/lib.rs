@@ -997,7 +997,7 @@ pub enum SchemaError {
     Parse(#[from] serde_json::Error),
     /// Written by a newer `cell`.
     #[error(
-        "schema_version {found} is newer than this cell understands ({SCHEMA_VERSION}): upgrade cell"
+        "written by a newer cell (schema_version {found}; this cell reads up to {SCHEMA_VERSION}): upgrade cell"
     )]
     TooNew {
         /// The version the file declares.

@@ -318,6 +318,10 @@ pub enum StoreError {
         .0.display()
     )]
     Exists(PathBuf),
+    /// A path built from a name that is not one safe segment (`[A-Za-z0-9._-]`, not starting
+    /// with `.`): nothing was written.
+    #[error("`{}`: a name in this path is not one safe segment ([A-Za-z0-9._-], not starting with `.`); nothing was written", crate::escape::one_line(.0))]
+    BadName(String),
     /// A later attempt of the run is already there: an older one never replaces it.
     #[error(
         "{}: holds {newer}, newer than what this collect has; nothing was changed (a later attempt's collect already wrote it)",
@@ -352,6 +356,14 @@ fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
 
 /// Writes `files` under `dir`, each atomically.
 pub fn write_files(dir: &Path, files: &[Output]) -> Result<(), StoreError> {
+    // Every part of every path is one safe segment: a name from a results file (a cell id,
+    // a toolchain) can never climb out of `dir`.
+    if let Some(f) = files
+        .iter()
+        .find(|f| f.path.split('/').any(|seg| segment(seg) != seg))
+    {
+        return Err(StoreError::BadName(f.path.clone()));
+    }
     for f in files {
         let path = f.path.split('/').fold(dir.to_path_buf(), |p, s| p.join(s));
         crate::write_atomic(&path, &f.bytes).map_err(io_at(&path))?;

@@ -39,7 +39,7 @@ fn a_newer_schema_version_is_refused() {
     let err = cell_schema::read_results(r#"{"schema_version": 2, "kind": "job"}"#).unwrap_err();
     assert!(
         err.to_string()
-            .contains("schema_version 2 is newer than this cell understands (1): upgrade cell"),
+            .contains("written by a newer cell (schema_version 2; this cell reads up to 1): upgrade cell"),
         "{err}"
     );
     assert!(cell_schema::read_results(r#"{"kind": "job"}"#).is_err());

@@ -1047,3 +1047,184 @@ fn a_job_that_failed_in_the_latest_attempt_drops_its_older_result() {
     assert_eq!(merged["missing"][0]["toolchain"], "gcc");
     assert!(!tmp.path().join("escaped").exists() && !repo.join("escaped").exists());
 }
+
+/// Rewrites one job's results.json under `jobs` (the folder whose name ends in `-<tc>-a1`).
+fn tamper(jobs: &Path, tc: &str, edit: impl Fn(&mut serde_json::Value)) -> PathBuf {
+    let dir = std::fs::read_dir(jobs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .ends_with(&format!("-{tc}-a1"))
+        })
+        .unwrap();
+    let path = dir.join("results.json");
+    let mut v = read_json(&path);
+    edit(&mut v);
+    std::fs::write(&path, serde_json::to_string(&v).unwrap()).unwrap();
+    path
+}
+
+/// Every file under `dir` (the collect lock aside), for "nothing was written".
+fn all_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() && !p.is_symlink() {
+                todo.push(p);
+            } else if !p.ends_with(".git/cell-collect.lock") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Regression: `cell.id = "x/../../<run>/<cell>"` or `toolchain = "../../evil_tc"` inside a
+/// job's results.json climbed out of results/ and replaced committed files. Now a path part
+/// that is not one safe segment writes nothing (exit 2), wherever the job sits.
+#[test]
+fn a_name_inside_a_results_file_cannot_write_outside_results() {
+    for (field, value) in [
+        ("cell", "x/../../escaped/linux-x86_64-local"),
+        ("toolchain", "../../../../evil_tc"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let local = local_run(tmp.path());
+        let jobs = tmp.path().join("jobs");
+        // Not in an artifact-named folder: the store itself must refuse the path.
+        let plain = jobs.join("plain");
+        std::fs::create_dir_all(&plain).unwrap();
+        let src = local
+            .jobs
+            .iter()
+            .find(|j| j.to_str().unwrap().ends_with("-gcc-a1"))
+            .unwrap();
+        let mut v = read_json(&src.join("results.json"));
+        if field == "cell" {
+            v["cell"]["id"] = value.into();
+        } else {
+            v["toolchain"] = value.into();
+        }
+        std::fs::write(
+            plain.join("results.json"),
+            serde_json::to_string(&v).unwrap(),
+        )
+        .unwrap();
+        let repo = tmp.path().join("repo");
+        new_repo(&repo);
+        let before = all_files(tmp.path());
+        from_dir_cmd(&repo, &jobs)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("not one safe segment"));
+        assert_eq!(
+            all_files(tmp.path()),
+            before,
+            "{field}: something was written"
+        );
+    }
+}
+
+/// Regression: an artifact carrying a nested `cell-…-clang-a99/results.json` replaced the
+/// clang job's rows. Now nested artifact folders, or a job in a folder named for another, are
+/// failures by path: the run is partial, exit 1, and clang's rows are attempt 1's.
+#[test]
+fn one_artifact_cannot_replace_another_jobs_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = local_run(tmp.path());
+    let jobs = tmp.path().join("jobs");
+    copy_jobs(&local.jobs, &jobs, |_| 1);
+    let clang = local
+        .jobs
+        .iter()
+        .find(|j| j.to_str().unwrap().ends_with("-clang-a1"))
+        .unwrap();
+    let gcc = jobs.join(
+        local
+            .jobs
+            .iter()
+            .find(|j| j.to_str().unwrap().ends_with("-gcc-a1"))
+            .unwrap()
+            .file_name()
+            .unwrap(),
+    );
+    let clang_name = clang
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .replace("-a1", "-a99");
+    let nested = gcc.join(&clang_name);
+    std::fs::create_dir_all(&nested).unwrap();
+    std::fs::copy(clang.join("results.json"), nested.join("results.json")).unwrap();
+    // And a folder named for gcc that holds clang's job.
+    let liar = jobs.join(
+        gcc.file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .replace("-a1", "-a7"),
+    );
+    std::fs::create_dir_all(&liar).unwrap();
+    std::fs::copy(clang.join("results.json"), liar.join("results.json")).unwrap();
+    let repo = tmp.path().join("repo");
+    new_repo(&repo);
+    from_dir_cmd(&repo, &jobs)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("nested in each other"))
+        .stderr(predicates::str::contains("not the one its folder says"));
+    let dir = repo.join("results").join(format!("2026-12-01-{RUN}"));
+    assert_eq!(
+        job_attempts(&dir, &local.cell_id),
+        [("clang".into(), 1), ("gcc".into(), 1)]
+    );
+    assert_eq!(read_json(&dir.join("run.json"))["run"]["partial"], true);
+}
+
+/// A results.json written by a newer cell, or not JSON at all, is a named failure of that
+/// job: the run is written partial, the job named, exit 1 (it used to vanish with exit 0).
+#[test]
+fn an_unreadable_results_file_makes_the_run_partial_naming_the_job() {
+    for (case, newer) in [("newer schema", true), ("not JSON", false)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let local = local_run(tmp.path());
+        let jobs = tmp.path().join("jobs");
+        copy_jobs(&local.jobs, &jobs, |_| 1);
+        let path = tamper(&jobs, "gcc", |v| v["schema_version"] = 999.into());
+        if !newer {
+            std::fs::write(&path, "{ this is not json").unwrap();
+        }
+        let repo = tmp.path().join("repo");
+        new_repo(&repo);
+        let expect = if newer {
+            "written by a newer cell"
+        } else {
+            "not a cell results file"
+        };
+        from_dir_cmd(&repo, &jobs)
+            .assert()
+            .code(1)
+            .stderr(predicates::str::contains(expect))
+            .stderr(predicates::str::contains("-gcc-a1/results.json"));
+        let dir = repo.join("results").join(format!("2026-12-01-{RUN}"));
+        let run = read_json(&dir.join("run.json"));
+        assert_eq!(run["run"]["partial"], true, "{case}");
+        assert!(
+            run["missing"].to_string().contains(expect),
+            "{case}: {run:#}"
+        );
+        assert_eq!(
+            job_attempts(&dir, &local.cell_id),
+            [("clang".into(), 1)],
+            "{case}"
+        );
+    }
+}
