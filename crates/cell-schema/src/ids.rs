@@ -5,13 +5,44 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Declares a string newtype with the traits every identifier needs.
+/// The longest identifier a results file may carry.
+pub const MAX_ID_LEN: usize = 128;
+
+/// Whether `s` may be an identifier read from a file: `[A-Za-z0-9._+-]`, at most
+/// [`MAX_ID_LEN`] bytes, not empty, not starting with `.` or `-`, no `..`. Every identifier
+/// becomes a path part, a table cell or a line of output somewhere: nothing else gets in.
+pub fn is_safe_id(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= MAX_ID_LEN
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'+'))
+        && !s.starts_with(['.', '-'])
+        && !s.contains("..")
+}
+
+/// Declares a string newtype with the traits every identifier needs; reading one from a
+/// file refuses anything [`is_safe_id`] does not accept.
 macro_rules! string_id {
     ($(#[$meta:meta])* $name:ident) => {
         $(#[$meta])*
-        #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+        #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]
         #[serde(transparent)]
         pub struct $name(String);
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                if is_safe_id(&s) {
+                    Ok(Self(s))
+                } else {
+                    Err(serde::de::Error::custom(format!(
+                        "`{}` is not a valid {}: use letters, digits, `.`, `_`, `+` and `-` (not first `.` or `-`, no `..`, at most {MAX_ID_LEN} bytes)",
+                        crate::escape::one_line(&s.chars().take(MAX_ID_LEN).collect::<String>()),
+                        stringify!($name)
+                    )))
+                }
+            }
+        }
 
         impl $name {
             /// Wraps a string; validation belongs to the config resolver, not here.

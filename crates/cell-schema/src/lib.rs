@@ -6,7 +6,7 @@
 #![deny(missing_docs)]
 
 pub mod escape;
-mod ids;
+pub mod ids;
 pub mod store;
 mod suite;
 pub mod time;

@@ -38,8 +38,9 @@ fn docs_copies_are_current() {
 fn a_newer_schema_version_is_refused() {
     let err = cell_schema::read_results(r#"{"schema_version": 2, "kind": "job"}"#).unwrap_err();
     assert!(
-        err.to_string()
-            .contains("written by a newer cell (schema_version 2; this cell reads up to 1): upgrade cell"),
+        err.to_string().contains(
+            "written by a newer cell (schema_version 2; this cell reads up to 1): upgrade cell"
+        ),
         "{err}"
     );
     assert!(cell_schema::read_results(r#"{"kind": "job"}"#).is_err());
