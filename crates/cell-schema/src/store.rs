@@ -710,7 +710,7 @@ pub fn load_history(results: &Path) -> Result<History, StoreError> {
         if p.is_dir() && !name.starts_with('.') && RunDirName::parse(&name).is_ok() {
             let (run, skipped) = read_run(&p, false)?;
             // A run all of whose cells were left out is no run of the history.
-            if !(run.cells.is_empty() && !skipped.is_empty()) {
+            if !run.cells.is_empty() || skipped.is_empty() {
                 history.runs.push(run);
             }
             history.skipped.extend(skipped);

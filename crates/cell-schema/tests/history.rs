@@ -41,11 +41,14 @@ fn the_recorded_history_holds_no_impossible_value() {
     assert!(h.skipped.is_empty(), "{:?}", h.skipped);
 }
 
+/// What a case is called, how it spoils a cell, and what a problem must say.
+type Case = (&'static str, fn(&mut CellResult), &'static str);
+
 /// Issue 12: a ratio of 0, a negative ratio, `lo > hi` and negative times were used as a
 /// baseline. Each is a problem naming where it sits.
 #[test]
 fn impossible_values_are_named_where_they_sit() {
-    let cases: [(&str, fn(&mut CellResult), &str); 7] = [
+    let cases: [Case; 7] = [
         (
             "zero",
             |c| ratio(c).median = 0.0,

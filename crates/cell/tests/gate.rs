@@ -295,10 +295,6 @@ fn stderr(a: &assert_cmd::assert::Assert) -> String {
 /// pinned or the newest, is exit 2 naming it; `--strict` refuses any bad file; the judged run
 /// itself must hold.
 #[test]
-#[expect(
-    clippy::too_many_lines,
-    reason = "one history, spoiled file by file, in the order the cases build on each other"
-)]
 fn a_corrupt_file_in_history_is_a_notice_unless_it_is_the_baseline() {
     let tmp = tempfile::tempdir().unwrap();
     let root = project(tmp.path(), VERSIONS, &GCC_TOML);
