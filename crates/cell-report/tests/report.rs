@@ -173,7 +173,7 @@ fn history(dir: &Path) {
 fn build() -> Report {
     let tmp = tempfile::tempdir().unwrap();
     history(tmp.path());
-    let runs = load_history(tmp.path()).unwrap();
+    let runs = load_history(tmp.path()).unwrap().runs;
     Report::build(&runs)
 }
 

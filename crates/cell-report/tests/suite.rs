@@ -245,7 +245,7 @@ fn file<'a>(files: &'a [Output], path: &str) -> &'a str {
 fn the_report_shows_the_newest_suites_with_their_charts() {
     let tmp = tempfile::tempdir().unwrap();
     history(tmp.path());
-    let r = Report::build(&load_history(tmp.path()).unwrap());
+    let r = Report::build(&load_history(tmp.path()).unwrap().runs);
     let files = report::render(&r);
     let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(
@@ -305,7 +305,7 @@ fn the_report_shows_the_newest_suites_with_their_charts() {
 fn snapshot_every_file_of_the_suite_report() {
     let tmp = tempfile::tempdir().unwrap();
     history(tmp.path());
-    let r = Report::build(&load_history(tmp.path()).unwrap());
+    let r = Report::build(&load_history(tmp.path()).unwrap().runs);
     for f in report::render(&r) {
         insta::assert_snapshot!(
             format!("report_{}", f.path.replace('/', "_")),

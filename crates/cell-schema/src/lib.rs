@@ -10,6 +10,7 @@ pub mod ids;
 pub mod store;
 mod suite;
 pub mod time;
+pub mod validate;
 mod write;
 
 use std::collections::BTreeMap;

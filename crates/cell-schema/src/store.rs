@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::validate::{self, Problem};
 use crate::{AnyJob, CellId, CellResult, Facts, RunRecord, SchemaError, ServerName, ToolchainName};
 
 /// A job's or a cell's results.
@@ -304,6 +305,14 @@ pub enum StoreError {
         /// Why it cannot be read (not a results file, or a newer schema).
         error: SchemaError,
     },
+    /// A results file whose values no measurement can produce.
+    #[error("{}: {}; fix or remove the file", path.display(), impossible_lines(problems))]
+    Impossible {
+        /// The results file.
+        path: PathBuf,
+        /// Every impossible value in it.
+        problems: Vec<Problem>,
+    },
     /// A directory that is not a run dir.
     #[error("{}: {error}", path.display())]
     NotARun {
@@ -543,16 +552,105 @@ impl HistoryRun {
     }
 }
 
+/// Why one `<cell-id>/results.json` cannot serve as history.
+#[derive(Debug, thiserror::Error)]
+pub enum Unusable {
+    /// The file cannot be read (permissions, not UTF-8).
+    #[error("cannot be read: {0}")]
+    Io(std::io::Error),
+    /// Not JSON, not a cell results file, a newer schema, a missing or duplicate field.
+    #[error("{0}")]
+    Bad(SchemaError),
+    /// It parses, but holds values no measurement can produce.
+    #[error("{}", impossible_lines(.0))]
+    Impossible(Vec<Problem>),
+}
+
+fn impossible_lines(problems: &[Problem]) -> String {
+    const SHOWN: usize = 3;
+    let mut s: Vec<String> = problems
+        .iter()
+        .take(SHOWN)
+        .map(ToString::to_string)
+        .collect();
+    if problems.len() > SHOWN {
+        s.push(format!("and {} more", problems.len() - SHOWN));
+    }
+    s.join("; ")
+}
+
+impl Unusable {
+    fn into_store_error(self, path: PathBuf) -> StoreError {
+        match self {
+            Self::Io(error) => StoreError::Io { path, error },
+            Self::Bad(error) => StoreError::Bad { path, error },
+            Self::Impossible(problems) => StoreError::Impossible { path, problems },
+        }
+    }
+}
+
+/// A results file of the history that was left out, and why.
+#[derive(Debug)]
+pub struct SkippedFile {
+    /// The file.
+    pub path: PathBuf,
+    /// The run dir it sits in.
+    pub run: RunDirName,
+    /// The name of its cell dir (the cell id it would have had).
+    pub cell: String,
+    /// Why it was left out.
+    pub reason: Unusable,
+}
+
+impl SkippedFile {
+    /// `skipped <path>: <reason>; fix or remove the file`: the line commands print.
+    pub fn notice(&self) -> String {
+        format!(
+            "skipped {}: {}; fix or remove the file",
+            self.path.display(),
+            self.reason
+        )
+    }
+}
+
+/// Every readable run of a results dir, oldest first, and the files left out.
+#[derive(Debug, Default)]
+pub struct History {
+    /// The runs, each with the cells that could be read and passed [`validate::cell_result`].
+    pub runs: Vec<HistoryRun>,
+    /// Every `<cell-id>/results.json` left out, in the order of the runs.
+    pub skipped: Vec<SkippedFile>,
+}
+
 fn read_text(path: &Path) -> Result<String, StoreError> {
     std::fs::read_to_string(path).map_err(io_at(path))
 }
 
-/// Reads one run dir: every `<cell-id>/results.json` under it, and `run.json`.
-pub fn load_run(dir: &Path) -> Result<HistoryRun, StoreError> {
-    read_run(dir, true)
+/// One cell's `results.json`, readable and possible.
+fn read_cell_file(file: &Path) -> Result<CellResult, Unusable> {
+    let text = std::fs::read_to_string(file).map_err(Unusable::Io)?;
+    let cell = crate::read_cell(&text).map_err(Unusable::Bad)?;
+    let problems = validate::cell_result(&cell);
+    if problems.is_empty() {
+        Ok(cell)
+    } else {
+        Err(Unusable::Impossible(problems))
+    }
 }
 
-fn read_run(dir: &Path, with_record: bool) -> Result<HistoryRun, StoreError> {
+/// Reads one run dir: every `<cell-id>/results.json` under it, and `run.json`. Any file that
+/// cannot be read or holds impossible values is an error naming it: the run is judged or
+/// rewritten, so all of it must hold.
+pub fn load_run(dir: &Path) -> Result<HistoryRun, StoreError> {
+    let (run, mut skipped) = read_run(dir, true)?;
+    match skipped.drain(..).next() {
+        Some(s) => Err(s.reason.into_store_error(s.path)),
+        None => Ok(run),
+    }
+}
+
+/// One run dir, with the cell files that cannot serve left out and returned beside it.
+fn read_run(dir: &Path, with_record: bool) -> Result<(HistoryRun, Vec<SkippedFile>), StoreError> {
     let file_name = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     let name = RunDirName::parse(file_name).map_err(|error| StoreError::NotARun {
         path: dir.to_owned(),
@@ -566,16 +664,26 @@ fn read_run(dir: &Path, with_record: bool) -> Result<HistoryRun, StoreError> {
         .collect();
     subdirs.sort();
     let mut cells = BTreeMap::new();
+    let mut skipped = Vec::new();
     for sub in subdirs {
         let file = sub.join(RESULTS_JSON);
         if !file.is_file() {
             continue;
         }
-        let cell = crate::read_cell(&read_text(&file)?).map_err(|error| StoreError::Bad {
-            path: file.clone(),
-            error,
-        })?;
-        cells.insert(cell.cell.id.clone(), cell);
+        match read_cell_file(&file) {
+            Ok(cell) => {
+                cells.insert(cell.cell.id.clone(), cell);
+            }
+            Err(reason) => skipped.push(SkippedFile {
+                cell: sub
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                path: file,
+                run: name.clone(),
+                reason,
+            }),
+        }
     }
     let record_path = dir.join(RUN_JSON);
     let record = if with_record && record_path.is_file() {
@@ -587,21 +695,24 @@ fn read_run(dir: &Path, with_record: bool) -> Result<HistoryRun, StoreError> {
     } else {
         None
     };
-    Ok(HistoryRun {
+    let run = HistoryRun {
         dir: dir.to_owned(),
         name,
         cells,
         record,
-    })
+    };
+    Ok((run, skipped))
 }
 
 /// Every run under `results`, oldest first. Directories whose names are not run names
-/// (dot-directories of an interrupted write, stray folders) are skipped.
-pub fn load_history(results: &Path) -> Result<Vec<HistoryRun>, StoreError> {
+/// (dot-directories of an interrupted write, stray folders) are passed over; a cell's
+/// `results.json` that cannot be read or holds impossible values is left out of its run and
+/// listed in [`History::skipped`] with the reason, so one bad file never costs the others.
+pub fn load_history(results: &Path) -> Result<History, StoreError> {
+    let mut history = History::default();
     if !results.exists() {
-        return Ok(Vec::new());
+        return Ok(history);
     }
-    let mut runs = Vec::new();
     for e in std::fs::read_dir(results)
         .map_err(io_at(results))?
         .filter_map(Result::ok)
@@ -609,11 +720,19 @@ pub fn load_history(results: &Path) -> Result<Vec<HistoryRun>, StoreError> {
         let p = e.path();
         let name = e.file_name().to_string_lossy().into_owned();
         if p.is_dir() && !name.starts_with('.') && RunDirName::parse(&name).is_ok() {
-            runs.push(read_run(&p, false)?);
+            let (run, skipped) = read_run(&p, false)?;
+            // A run all of whose cells were left out is no run of the history.
+            if !run.cells.is_empty() || skipped.is_empty() {
+                history.runs.push(run);
+            }
+            history.skipped.extend(skipped);
         }
     }
-    runs.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(runs)
+    history.runs.sort_by(|a, b| a.name.cmp(&b.name));
+    history
+        .skipped
+        .sort_by(|a, b| (&a.run, &a.path).cmp(&(&b.run, &b.path)));
+    Ok(history)
 }
 
 /// The commit checked out at `dir`, as `git rev-parse HEAD` prints it; `None` outside a git

@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use cell_schema::store::HistoryRun;
+use cell_schema::store::{History, HistoryRun, SkippedFile};
 use cell_schema::{
     CellResult, Clock, GateCell, GateKind, GateRatio, GateReport, GateStatus, GateSummary,
     GateVerdict, JobSummary, Phase, RatioCi, RowResult, SCHEMA_VERSION,
@@ -31,6 +31,66 @@ pub enum GateError {
         .0.display()
     )]
     Scripted(std::path::PathBuf),
+    /// The run the gate would compare a cell against is a file the store left out.
+    #[error(
+        "{}: it is the baseline of cell {cell} (run {run}), and it cannot be used: {reason}; fix or remove the file, or pin another baseline with --baseline",
+        path.display()
+    )]
+    SkippedBaseline {
+        /// The results file.
+        path: std::path::PathBuf,
+        /// The cell it would be the baseline of.
+        cell: String,
+        /// Its run, `<date>-<run-id>`.
+        run: String,
+        /// Why the store left it out.
+        reason: String,
+    },
+}
+
+/// Judges `run` against a history the store read with some files left out: a left-out file
+/// that would be a cell's baseline is an error ([`GateError::SkippedBaseline`]); any other
+/// is a notice of the cell it belongs to (when the run has that cell). The baseline is the
+/// pinned run when one is (`--baseline`, `BASELINE`), else the newest other run holding the
+/// cell: a left-out file newer than every readable run of its cell would have been it.
+pub fn gate_history(
+    run: &HistoryRun,
+    history: &History,
+    config: &GateConfig,
+) -> Result<GateReport, GateError> {
+    let others = |r: &cell_schema::store::RunDirName| r.id() != run.name.id();
+    for s in history.skipped.iter().filter(|s| others(&s.run)) {
+        let Some(id) = run.cells.keys().find(|id| id.as_str() == s.cell) else {
+            continue;
+        };
+        let is_baseline = match &config.baseline {
+            Some(pinned) => &s.run.to_string() == pinned,
+            None => !history
+                .runs
+                .iter()
+                .any(|h| others(&h.name) && h.name > s.run && h.cells.contains_key(id)),
+        };
+        if is_baseline {
+            return Err(skipped_baseline(s));
+        }
+    }
+    let mut report = gate(run, &history.runs, config)?;
+    for s in history.skipped.iter().filter(|s| others(&s.run)) {
+        if let Some(c) = report.cells.iter_mut().find(|c| c.cell.as_str() == s.cell) {
+            c.notices.push(s.notice());
+        }
+    }
+    report.summary = summarize(&report.cells);
+    Ok(report)
+}
+
+fn skipped_baseline(s: &SkippedFile) -> GateError {
+    GateError::SkippedBaseline {
+        path: s.path.clone(),
+        cell: s.cell.clone(),
+        run: s.run.to_string(),
+        reason: s.reason.to_string(),
+    }
 }
 
 fn gate_ratio(r: &RatioCi) -> GateRatio {

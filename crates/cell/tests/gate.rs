@@ -9,7 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use cell_testkit::scripted::Timings;
-use common::{GCC_TOML, cell, project, read_json};
+use common::{Corruption, GCC_TOML, cell, corrupt, project, read_json};
 use predicates::prelude::*;
 
 const VERSIONS: &str = "REPS=13\nDROP=1\nREPS_MAX=13\nPHASES=mix,fib\nTOOTH_PHASE=mix\nTOOTH_MIN=2\nREFERENCE=c-fast\nTOLERANCE=0.05\nCI_TARGET=0.01\n";
@@ -283,4 +283,129 @@ fn calibrate_writes_the_noise_floor_the_gate_reads() {
         .stdout(predicate::str::contains(
             "this machine's A/A noise on mix (cpu time) is ±20.00%",
         ));
+}
+
+fn stderr(a: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8_lossy(&a.get_output().stderr).into_owned()
+}
+
+/// Issue 12: one bad file in history stopped `cell gate`, and impossible values (a ratio of
+/// 0 or below, `lo > hi`, negative times) were used as a baseline. Now a bad file in an older
+/// run that is not the baseline is a notice and the gate judges as usual; a bad baseline,
+/// pinned or the newest, is exit 2 naming it; `--strict` refuses any bad file; the judged run
+/// itself must hold.
+#[test]
+fn a_corrupt_file_in_history_is_a_notice_unless_it_is_the_baseline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = project(tmp.path(), VERSIONS, &GCC_TOML);
+    let history = tmp.path().join("history");
+    std::fs::create_dir_all(&history).unwrap();
+    let scratch = tmp.path().join("scratch");
+    let mut committed = Vec::new();
+    for seed in [1, 2] {
+        let run = local(&root, &scratch, &timings(seed));
+        let to = history.join(run.file_name().unwrap());
+        std::fs::rename(&run, &to).unwrap();
+        committed.push(to);
+    }
+    let (old, base) = (&committed[0], &committed[1]);
+    let base_name = base.file_name().unwrap().to_str().unwrap().to_owned();
+    let old_name = old.file_name().unwrap().to_str().unwrap().to_owned();
+    let judged = local(&root, &scratch, &timings(3));
+    let (old_file, base_file) = (cell_json(old), cell_json(base));
+    let (old_bytes, base_bytes) = (
+        std::fs::read(&old_file).unwrap(),
+        std::fs::read(&base_file).unwrap(),
+    );
+    let gate_with = |extra: &[&str]| {
+        cell()
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .env_remove("BASELINE")
+            .args(["gate", "--allow-scripted"])
+            .args(extra)
+            .arg(&judged)
+            .arg("--root")
+            .arg(&root)
+            .arg("--history")
+            .arg(&history)
+            .assert()
+    };
+    for how in Corruption::ALL {
+        std::fs::write(&old_file, &old_bytes).unwrap();
+        std::fs::write(&base_file, &base_bytes).unwrap();
+        let reason = corrupt(&old_file, how);
+        let named = old_file.display().to_string();
+
+        // In an older run that is not the baseline: a notice, and the normal verdict.
+        let a = gate_with(&[]).success();
+        let (out, err) = (stdout(&a), stderr(&a));
+        let notice = format!("notice: skipped {named}: ");
+        let line = err
+            .lines()
+            .find(|l| l.starts_with(&notice))
+            .unwrap_or_else(|| panic!("{how:?}: no notice:\n{err}"));
+        assert!(
+            line.contains(&reason) && line.ends_with("fix or remove the file"),
+            "{how:?}: {line}"
+        );
+        assert!(
+            out.contains(&format!("against {base_name}")),
+            "{how:?}:\n{out}"
+        );
+        let report = read_json(&judged.join("gate.json"));
+        let c = &report["cells"][0];
+        assert_eq!(c["baseline"], base_name.as_str());
+        assert!(
+            c["verdicts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|v| v["status"] == "pass"),
+            "{how:?}:\n{out}"
+        );
+        assert!(
+            c["notices"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|n| n.as_str().unwrap().contains(&named)),
+            "{how:?}: gate.json notices: {}",
+            c["notices"]
+        );
+
+        // Pinned to the spoiled run: it is the baseline, so exit 2 naming it.
+        gate_with(&["--baseline", &old_name]).code(2).stderr(
+            predicate::str::contains(named.as_str())
+                .and(predicate::str::contains("baseline"))
+                .and(predicate::str::contains("fix or remove the file")),
+        );
+        // Pinned to the good one: the spoiled older run does not matter.
+        gate_with(&["--baseline", &base_name]).success();
+
+        // --strict: any bad file is an error naming it.
+        gate_with(&["--strict"]).code(2).stderr(
+            predicate::str::contains(named.as_str()).and(predicate::str::contains(reason.as_str())),
+        );
+
+        // The newest older run spoiled: it is the baseline, exit 2 naming it (never a quiet
+        // fallback to the run before it).
+        std::fs::write(&old_file, &old_bytes).unwrap();
+        let reason = corrupt(&base_file, how);
+        gate_with(&[]).code(2).stderr(
+            predicate::str::contains(base_file.display().to_string())
+                .and(predicate::str::contains(reason.as_str()))
+                .and(predicate::str::contains("baseline of cell"))
+                .and(predicate::str::contains("fix or remove the file")),
+        );
+    }
+
+    // The judged run itself spoiled: exit 2 naming its file.
+    std::fs::write(&base_file, &base_bytes).unwrap();
+    let own = cell_json(&judged);
+    let reason = corrupt(&own, Corruption::NegativeRatio);
+    gate_with(&[]).code(2).stderr(
+        predicate::str::contains(own.display().to_string())
+            .and(predicate::str::contains(reason.as_str())),
+    );
 }

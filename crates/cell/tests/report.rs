@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use cell_testkit::scripted::Timings;
-use common::{GCC_TOML, VERSIONS, cell, project, read_json};
+use common::{Corruption, GCC_TOML, VERSIONS, cell, corrupt, project, read_json};
 use predicates::prelude::*;
 
 /// Two scripted runs of the tiny project (clang + gcc), copied into `<tmp>/history` the way
@@ -347,4 +347,82 @@ fn an_unreadable_results_file_exits_2_naming_the_file() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(file.display().to_string()));
+}
+
+/// The results file of the one cell of run dir `run`.
+fn only_cell_file(run: &Path) -> PathBuf {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(run)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("results.json"))
+        .filter(|f| f.is_file())
+        .collect();
+    assert_eq!(files.len(), 1, "{}", run.display());
+    files.remove(0)
+}
+
+fn run_dirs(history: &Path) -> Vec<PathBuf> {
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(history)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    runs.sort();
+    runs
+}
+
+/// Issue 12: one bad file in an old run stopped `cell report` for every cell, without saying
+/// to fix or remove it. Now it is left out, named with the reason, and the report written.
+#[test]
+fn a_corrupt_file_in_an_old_run_is_named_and_the_report_is_still_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let history = two_run_history(tmp.path());
+    let runs = run_dirs(&history);
+    let (old, new) = (&runs[0], &runs[1]);
+    let file = only_cell_file(old);
+    let pristine = std::fs::read(&file).unwrap();
+    for how in Corruption::ALL {
+        std::fs::write(&file, &pristine).unwrap();
+        let reason = corrupt(&file, how);
+        let out = tmp.path().join(format!("out-{how:?}"));
+        let a = cell()
+            .args(["report", "--history"])
+            .arg(&history)
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success();
+        let stderr = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+        let notice = format!("notice: skipped {}: ", file.display());
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with(&notice))
+            .unwrap_or_else(|| panic!("{how:?}: no notice naming the file:\n{stderr}"));
+        assert!(line.contains(&reason), "{how:?}: {line}\nwants {reason}");
+        assert!(line.ends_with("; fix or remove the file"), "{line}");
+        // Written, from the good run only.
+        let report = read_json(&out.join("report.json"));
+        let names: Vec<&str> = report["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["name"].as_str().unwrap())
+            .collect();
+        let newest = new.file_name().unwrap().to_str().unwrap();
+        assert_eq!(names, [newest], "{how:?}");
+        assert!(out.join("index.html").is_file());
+
+        // --strict: the same file is an error naming it, and nothing is written.
+        let strict = tmp.path().join(format!("strict-{how:?}"));
+        cell()
+            .args(["report", "--strict", "--history"])
+            .arg(&history)
+            .arg("--out")
+            .arg(&strict)
+            .assert()
+            .code(2)
+            .stderr(
+                predicate::str::contains(file.display().to_string())
+                    .and(predicate::str::contains(reason.as_str())),
+            );
+        assert!(!strict.exists(), "--strict wrote a report");
+    }
 }

@@ -32,6 +32,10 @@ pub struct GateArgs {
     /// Accept runs of the scripted test executor (the test suite's; never a measurement).
     #[arg(long, hide = true)]
     pub allow_scripted: bool,
+    /// Refuse a history with any file that cannot be read or holds impossible values (by
+    /// default such a file is a notice, and an error only when it is the baseline).
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// Runs `cell gate`.
@@ -53,10 +57,10 @@ pub fn run(args: &GateArgs, cli: &Cli) -> anyhow::Result<Exit> {
             .parent()
             .map_or_else(|| PathBuf::from("."), PathBuf::from)
     });
-    let history = store::load_history(&history_dir)?;
+    let history = super::load_history(&history_dir, args.strict)?;
     let mut cfg = GateConfig::from_plan(&plan, args.baseline.clone(), run.cells.keys())?;
     cfg.allow_scripted = args.allow_scripted;
-    let mut report = cell_verdict::gate(&run, &history, &cfg)?;
+    let mut report = cell_verdict::gate_history(&run, &history, &cfg)?;
     report.config_rev.clone_from(&args.config_rev);
     store::write_gate(&run_dir, &report).context("writing gate.json")?;
     print_report(&report, cli)?;

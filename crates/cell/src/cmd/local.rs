@@ -163,13 +163,13 @@ fn run_one(
 /// The gate against earlier local runs in the same `--out`, with the inputs `cell gate` takes,
 /// its report written beside the run.
 fn gate(plan: &Plan, out: &Path, run_dir: &Path) -> anyhow::Result<GateReport> {
-    let history = store::load_history(out)?;
+    let history = super::load_history(out, false)?;
     let this = store::load_run(run_dir)?;
     let mut config = GateConfig::from_plan(plan, None, this.cells.keys())?;
     // A scripted run (tests only) may be judged against the runs before it in --out; a real
     // run keeps the gate's refusal of any scripted run in its history.
     config.allow_scripted = this.scripted();
-    let report = cell_verdict::gate(&this, &history, &config)?;
+    let report = cell_verdict::gate_history(&this, &history, &config)?;
     store::write_gate(run_dir, &report).context("writing gate.json")?;
     Ok(report)
 }
@@ -191,7 +191,7 @@ fn print(cells: &[MergedCell], report: &GateReport, cli: &Cli) {
 /// The report over every local run in `out`, as `cell report` would write it.
 fn write_report(out: &Path) -> anyhow::Result<PathBuf> {
     let history = store::load_history(out)?;
-    let page = cell_report::report::Report::build(&history);
+    let page = cell_report::report::Report::build(&history.runs);
     let report_dir = out.join(store::REPORT_DIR);
     cell_report::report::write(&page, &report_dir).context("writing the report")?;
     Ok(report_dir)

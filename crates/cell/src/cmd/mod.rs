@@ -12,6 +12,7 @@ pub mod run;
 pub mod suite;
 
 use anyhow::Context as _;
+use cell_schema::store;
 
 use crate::cli::{Cli, Command, SchemaKind};
 use crate::exit::Exit;
@@ -39,6 +40,28 @@ pub fn dispatch(cli: &Cli) -> anyhow::Result<Exit> {
             Ok(Exit::Ok)
         }
     }
+}
+
+/// Reads the history under `dir`. A file the store left out is a notice on stderr naming it;
+/// with `strict` (`--strict`), any such file is an error naming every one.
+pub fn load_history(dir: &std::path::Path, strict: bool) -> anyhow::Result<store::History> {
+    let history = store::load_history(dir).context("reading the history")?;
+    if strict && !history.skipped.is_empty() {
+        let files: Vec<String> = history
+            .skipped
+            .iter()
+            .map(|s| format!("  {}: {}", s.path.display(), s.reason))
+            .collect();
+        anyhow::bail!(
+            "--strict: {} history file(s) cannot be used; fix or remove each:\n{}",
+            files.len(),
+            files.join("\n")
+        );
+    }
+    for s in &history.skipped {
+        eprintln!("notice: {}", s.notice());
+    }
+    Ok(history)
 }
 
 /// Loads and resolves the plan under `--root`.

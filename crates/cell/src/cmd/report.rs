@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use cell_report::report::{self, Report};
-use cell_schema::store::load_history;
 use clap::Args;
 
 use crate::cli::{Cli, Format};
@@ -20,14 +19,21 @@ pub struct ReportArgs {
     /// Where the report is written (created if missing; files of the same name replaced).
     #[arg(long, value_name = "DIR", default_value = "report")]
     pub out: PathBuf,
+    /// Refuse a history with any file that cannot be read or holds impossible values (by
+    /// default such a file is left out of the report and named in a notice).
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// Runs `cell report`.
 pub fn run(args: &ReportArgs, cli: &Cli) -> anyhow::Result<Exit> {
-    let runs = load_history(&args.history).context("reading the history")?;
+    let history = super::load_history(&args.history, args.strict)?;
+    let runs = history.runs;
     let cells: usize = runs.iter().map(|r| r.cells.len()).sum();
     if cells == 0 {
-        let why = if args.history.exists() {
+        let why = if !history.skipped.is_empty() {
+            "holds no cell result that can be used (every one was skipped, see the notices above)"
+        } else if args.history.exists() {
             "holds no run with a cell result"
         } else {
             "does not exist"

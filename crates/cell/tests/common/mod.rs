@@ -32,3 +32,77 @@ pub fn assert_valid(kind: &str, value: &serde_json::Value) {
         errors.join("\n")
     );
 }
+
+/// A way to spoil a cell's `results.json`, as a bad commit or a hand edit would.
+#[derive(Clone, Copy, Debug)]
+pub enum Corruption {
+    /// Not JSON at all.
+    NotJson,
+    /// `schema_version` 999.
+    NewerSchema,
+    /// A row's ratio of 0.
+    ZeroRatio,
+    /// A row's ratio of -1.
+    NegativeRatio,
+    /// A row's interval with `lo > hi`.
+    LoAboveHi,
+    /// A negative time of a timed run.
+    NegativeTime,
+}
+
+impl Corruption {
+    /// Every way.
+    pub const ALL: [Self; 6] = [
+        Self::NotJson,
+        Self::NewerSchema,
+        Self::ZeroRatio,
+        Self::NegativeRatio,
+        Self::LoAboveHi,
+        Self::NegativeTime,
+    ];
+}
+
+/// Spoils the cell `results.json` at `file` and returns what the reason must say.
+pub fn corrupt(file: &std::path::Path, how: Corruption) -> String {
+    let mut j = read_json(file);
+    let rows = j["rows"].as_object_mut().expect("a cell with rows");
+    let (row, cell_row) = rows.iter_mut().next().expect("a row");
+    let phases = cell_row["phases"].as_object_mut().expect("phases");
+    let (phase, p) = phases
+        .iter_mut()
+        .find(|(_, p)| p["ratio"].is_object())
+        .expect("a phase with a ratio");
+    let at = format!("row {row} on phase {phase}");
+    let wall = &mut p["ratio"]["wall"];
+    let expect = match how {
+        Corruption::NotJson => {
+            std::fs::write(file, "{\"schema_version\": 1, \"kind\": \"cell\"").unwrap();
+            return "not a cell results file".into();
+        }
+        Corruption::NewerSchema => {
+            j["schema_version"] = 999.into();
+            "schema_version 999 is newer".to_owned()
+        }
+        Corruption::ZeroRatio => {
+            wall["median"] = 0.into();
+            format!("wall ratio of {at} is 0 (impossible)")
+        }
+        Corruption::NegativeRatio => {
+            wall["median"] = (-1).into();
+            format!("wall ratio of {at} is -1 (impossible)")
+        }
+        Corruption::LoAboveHi => {
+            let hi = wall["hi"].as_f64().unwrap();
+            wall["lo"] = (hi + 1.0).into();
+            format!("wall ratio of {at} is")
+                + &format!(" {}", wall["median"].as_f64().unwrap())
+                + " with interval"
+        }
+        Corruption::NegativeTime => {
+            p["runs"][0]["wall_s"] = (-0.5).into();
+            format!("wall time of {at}, round")
+        }
+    };
+    std::fs::write(file, serde_json::to_string_pretty(&j).unwrap()).unwrap();
+    expect
+}

@@ -1,0 +1,145 @@
+//! Values no measurement can produce: the checks a results file passes before anything
+//! compares against it or draws it. A file that parses but fails them is not history: the
+//! store reports it by path and leaves it out (see [`crate::store::load_history`]).
+//!
+//! Impossible means impossible, not unusual: a ratio at or below 0, or not finite; an
+//! interval whose bounds do not hold its median (`lo ≤ median ≤ hi`); a negative or
+//! non-finite time; a row of a job the cell has no summary (and so no reference) for, or a
+//! ratio on a phase its job's reference never measured.
+
+use std::fmt;
+
+use crate::{CellResult, JobSummary, RatioCi, RowResult, Summary};
+
+/// One impossible value, with where it sits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem(String);
+
+impl Problem {
+    /// What is wrong, one line (`ratio of row rust-O2 on phase run is -1 (impossible)`).
+    pub fn message(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Every impossible value of a cell's results, in file order; empty when it may be used.
+pub fn cell_result(cell: &CellResult) -> Vec<Problem> {
+    let mut out = Vec::new();
+    for (tc, job) in &cell.jobs {
+        job_summary(&format!("job {tc}"), job, &mut out);
+    }
+    for (name, row) in &cell.rows {
+        let what = format!("row {name}");
+        let Some(job) = cell.jobs.get(&row.job) else {
+            out.push(Problem(format!(
+                "{what} names job {}, which has no summary and so no reference (impossible)",
+                row.job
+            )));
+            row_result(&what, &row.row, &mut out);
+            continue;
+        };
+        for (phase, pr) in &row.row.phases {
+            if pr.ratio.is_some() && !job.reference.phases.contains_key(phase) {
+                out.push(Problem(format!(
+                    "{what} has a ratio on phase {phase}, which the reference {} of job {} never measured (impossible)",
+                    job.protocol.reference, row.job
+                )));
+            }
+        }
+        row_result(&what, &row.row, &mut out);
+    }
+    for (tc, s) in &cell.cost.jobs_s {
+        seconds(&format!("cost of job {tc}"), *s, &mut out);
+    }
+    seconds("total cost", cell.cost.total_s, &mut out);
+    out
+}
+
+fn job_summary(what: &str, job: &JobSummary, out: &mut Vec<Problem>) {
+    row_result(
+        &format!("reference {} ({what})", job.protocol.reference),
+        &job.reference,
+        out,
+    );
+    if let Some(c) = &job.control {
+        row_result(
+            &format!("control {} ({what})", job.protocol.control),
+            c,
+            out,
+        );
+    }
+    if let Some(r) = job.tooth.as_ref().and_then(|t| t.ratio.as_ref()) {
+        ratio(&format!("tooth ratio ({what})"), r, out);
+    }
+    let cost = &job.cost;
+    for (name, s) in [
+        ("probe_s", cost.probe_s),
+        ("build_s", cost.build_s),
+        ("timing_s", cost.timing_s),
+        ("total_s", cost.total_s),
+    ] {
+        seconds(&format!("cost {name} ({what})"), s, out);
+    }
+}
+
+fn row_result(what: &str, row: &RowResult, out: &mut Vec<Problem>) {
+    seconds(&format!("compile time of {what}"), row.build.compile_s, out);
+    for (phase, pr) in &row.phases {
+        let at = format!("{what} on phase {phase}");
+        if let Some(r) = &pr.ratio {
+            ratio(&format!("cpu ratio of {at}"), &r.cpu, out);
+            ratio(&format!("wall ratio of {at}"), &r.wall, out);
+        }
+        if let Some(s) = &pr.stats {
+            summary(&format!("cpu time of {at}"), &s.cpu, out);
+            summary(&format!("wall time of {at}"), &s.wall, out);
+        }
+        for run in &pr.runs {
+            let of = format!("{at}, round {} seq {}", run.round, run.seq);
+            seconds(&format!("wall time of {of}"), run.wall_s, out);
+            seconds(&format!("cpu time of {of}"), run.cpu_s, out);
+        }
+    }
+}
+
+fn ratio(what: &str, r: &RatioCi, out: &mut Vec<Problem>) {
+    for (name, v) in [
+        ("", r.median),
+        (" lower bound", r.lo),
+        (" upper bound", r.hi),
+    ] {
+        if !(v.is_finite() && v > 0.0) {
+            out.push(Problem(format!("{what}{name} is {v} (impossible)")));
+            return;
+        }
+    }
+    if !(r.lo <= r.median && r.median <= r.hi) {
+        out.push(Problem(format!(
+            "{what} is {} with interval [{}, {}]: lo ≤ median ≤ hi does not hold (impossible)",
+            r.median, r.lo, r.hi
+        )));
+    }
+}
+
+fn summary(what: &str, s: &Summary, out: &mut Vec<Problem>) {
+    for (name, v) in [
+        ("min", s.min),
+        ("median", s.median),
+        ("max", s.max),
+        ("MAD", s.mad),
+    ] {
+        seconds(&format!("{name} {what}"), v, out);
+    }
+}
+
+fn seconds(what: &str, v: f64, out: &mut Vec<Problem>) {
+    if !(v.is_finite() && v >= 0.0) {
+        out.push(Problem(format!("{what} is {v} s (impossible)")));
+    }
+}
