@@ -48,8 +48,27 @@ impl VersionsEnv {
             msg,
         };
         let mut entries: BTreeMap<String, Entry> = BTreeMap::new();
-        for (i, raw) in text.lines().enumerate() {
+        // A BOM some editors write is not part of the first key.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        for (i, raw) in text.split_terminator('\n').enumerate() {
             let line = i + 1;
+            if raw.ends_with('\r') {
+                return Err(err(
+                    line,
+                    format!(
+                        "line {line} ends in CR: save the file with LF line endings (sh would keep the CR in the value)"
+                    ),
+                ));
+            }
+            if let Some(bad) = raw.chars().find(|c| matches!(c, '\r' | '\0')) {
+                return Err(err(
+                    line,
+                    format!(
+                        "the line holds `{}`: remove it (sh and this parser would read it differently)",
+                        bad.escape_default()
+                    ),
+                ));
+            }
             let trimmed = raw.trim();
             if trimmed.is_empty() || trimmed.starts_with('#') {
                 continue;
@@ -130,7 +149,7 @@ impl VersionsEnv {
     }
 }
 
-fn is_key(key: &str) -> bool {
+pub(crate) fn is_key(key: &str) -> bool {
     let mut chars = key.chars();
     chars
         .next()
