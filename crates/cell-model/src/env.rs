@@ -201,4 +201,20 @@ mod tests {
         );
         assert!(parse("A=$HOME\n").unwrap_err().contains("`$`"));
     }
+
+    #[test]
+    fn a_bom_is_stripped_and_cr_and_nul_are_refused() {
+        let env = parse("\u{feff}REPS=11\n").unwrap();
+        assert_eq!(env.get("REPS"), Some("11"));
+        let crlf = parse("A=1\nB=2\r\n").unwrap_err();
+        assert!(
+            crlf.starts_with(
+                "versions.env:2: line 2 ends in CR: save the file with LF line endings"
+            ),
+            "{crlf}"
+        );
+        assert!(parse("# a\rb\n").unwrap_err().contains("`\\r`"));
+        assert!(parse("# a\0b\n").unwrap_err().contains("`\\u{0}`"));
+        assert!(parse("A=x\0\n").is_err());
+    }
 }
