@@ -48,8 +48,27 @@ impl VersionsEnv {
             msg,
         };
         let mut entries: BTreeMap<String, Entry> = BTreeMap::new();
-        for (i, raw) in text.lines().enumerate() {
+        // A BOM some editors write is not part of the first key.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        for (i, raw) in text.split_terminator('\n').enumerate() {
             let line = i + 1;
+            if raw.ends_with('\r') {
+                return Err(err(
+                    line,
+                    format!(
+                        "line {line} ends in CR: save the file with LF line endings (sh would keep the CR in the value)"
+                    ),
+                ));
+            }
+            if let Some(bad) = raw.chars().find(|c| matches!(c, '\r' | '\0')) {
+                return Err(err(
+                    line,
+                    format!(
+                        "the line holds `{}`: remove it (sh and this parser would read it differently)",
+                        bad.escape_default()
+                    ),
+                ));
+            }
             let trimmed = raw.trim();
             if trimmed.is_empty() || trimmed.starts_with('#') {
                 continue;
@@ -130,7 +149,7 @@ impl VersionsEnv {
     }
 }
 
-fn is_key(key: &str) -> bool {
+pub(crate) fn is_key(key: &str) -> bool {
     let mut chars = key.chars();
     chars
         .next()
@@ -181,5 +200,21 @@ mod tests {
                 .starts_with("versions.env:1: `A ` is not a key")
         );
         assert!(parse("A=$HOME\n").unwrap_err().contains("`$`"));
+    }
+
+    #[test]
+    fn a_bom_is_stripped_and_cr_and_nul_are_refused() {
+        let env = parse("\u{feff}REPS=11\n").unwrap();
+        assert_eq!(env.get("REPS"), Some("11"));
+        let crlf = parse("A=1\nB=2\r\n").unwrap_err();
+        assert!(
+            crlf.starts_with(
+                "versions.env:2: line 2 ends in CR: save the file with LF line endings"
+            ),
+            "{crlf}"
+        );
+        assert!(parse("# a\rb\n").unwrap_err().contains("`\\r`"));
+        assert!(parse("# a\0b\n").unwrap_err().contains("`\\u{0}`"));
+        assert!(parse("A=x\0\n").is_err());
     }
 }

@@ -7,6 +7,7 @@ pub mod env;
 mod error;
 pub mod raw;
 pub mod runners;
+mod safe;
 mod settings;
 mod suite;
 pub mod template;
@@ -19,6 +20,8 @@ pub use cell_schema::{
 };
 pub use env::VersionsEnv;
 pub use error::{ConfigError, FieldError, LookupError, NameError, TarballError};
+use safe::Kind;
+pub use safe::{Kind as ValueKind, UnsafeValue};
 pub use settings::{DEFAULTS, Settings};
 pub use suite::{DEFAULT_OHA_KEY, Expect, HttpDef, LOAD_TOOLS, Server, SoakDef};
 pub use template::{Arg, Piece, TemplateError, Vars};
@@ -239,7 +242,9 @@ impl Plan {
             path: toml_path.clone(),
             error,
         })?;
-        let raw: raw::RawConfig = toml::from_str(&text).map_err(|e| ConfigError::Toml {
+        // A BOM some editors write is not part of the first key.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        let raw: raw::RawConfig = toml::from_str(text).map_err(|e| ConfigError::Toml {
             path: toml_path.clone(),
             msg: e.to_string().trim_end().to_owned(),
         })?;
@@ -255,6 +260,7 @@ impl Plan {
         raw: raw::RawConfig,
     ) -> Result<Self, ConfigError> {
         let at = |e: FieldError| e.in_file(toml_path);
+        check_no_empty_value(&env)?;
         let settings = Settings::from_env(&env)?;
         let expect = expected_answers(&raw.expect, &settings.phases).map_err(at)?;
         let mut toolchains = resolve_toolchains(raw.toolchains, &env).map_err(at)?;
@@ -291,6 +297,7 @@ impl Plan {
             soak,
         };
         plan.check_env_keys()?;
+        plan.check_pin_values()?;
         plan.check_tarballs().map_err(at)?;
         Ok(plan)
     }
@@ -439,6 +446,7 @@ impl Plan {
 /// Validates `[workflow]`: five-field cron lines, no empty pattern, the Rust key it names.
 fn resolve_workflow(env: &VersionsEnv, raw: raw::RawWorkflow) -> Result<WorkflowDef, FieldError> {
     for (i, cron) in raw.schedule.iter().enumerate() {
+        safe_field(&format!("workflow.schedule[{i}]"), Kind::Cron, cron)?;
         let fields = cron.split_whitespace().count();
         if fields != 5 {
             return Err(FieldError::new(
@@ -455,6 +463,9 @@ fn resolve_workflow(env: &VersionsEnv, raw: raw::RawWorkflow) -> Result<Workflow
                 format!("workflow.{name}[{i}]"),
                 "empty pattern: write a glob such as \"cell/**\"",
             ));
+        }
+        for (i, pattern) in list.iter().enumerate() {
+            safe_field(&format!("workflow.{name}[{i}]"), Kind::Glob, pattern)?;
         }
     }
     let rust_key = raw
@@ -537,6 +548,15 @@ fn expected_answers(
 
 /// The value of the `versions.env` key that `field` names.
 fn env_value(env: &VersionsEnv, field: &str, key: &str) -> Result<String, FieldError> {
+    if !env::is_key(key) {
+        return Err(FieldError::new(
+            field,
+            format!(
+                "`{}` is not a versions.env key: name one of letters, digits and _ (e.g. GO_VERSION)",
+                cell_schema::escape::one_line(key)
+            ),
+        ));
+    }
     env.get(key).map(str::to_owned).ok_or_else(|| {
         FieldError::new(
             field,
@@ -578,6 +598,12 @@ fn resolve_toolchain(
             "a toolchain needs at least one tool",
         ));
     }
+    if let Some(bad) = raw.tools.keys().find(|tn| check_name(tn).is_err()) {
+        return Err(FieldError::new(
+            f(&format!("tools.{bad}")),
+            NameError(bad.clone()).to_string(),
+        ));
+    }
     let tools = raw
         .tools
         .into_iter()
@@ -610,15 +636,20 @@ fn resolve_install(
     pin_keys: &mut Vec<String>,
 ) -> Result<Install, FieldError> {
     Ok(match raw {
-        raw::RawInstall::Apt { package, version } => Install::Apt {
-            package,
-            version: optional_pin(env, &format!("{field}.apt.version"), version, pin_keys)?,
-        },
+        raw::RawInstall::Apt { package, version } => {
+            safe_field(&format!("{field}.apt.package"), Kind::AptPackage, &package)?;
+            Install::Apt {
+                package,
+                version: optional_pin(env, &format!("{field}.apt.version"), version, pin_keys)?,
+            }
+        }
         raw::RawInstall::Setup {
             action,
             input,
             version,
         } => {
+            safe_field(&format!("{field}.setup.action"), Kind::Action, &action)?;
+            safe_field(&format!("{field}.setup.input"), Kind::InputName, &input)?;
             pin_keys.push(version.clone());
             Install::Setup {
                 action,
@@ -1020,6 +1051,90 @@ impl Plan {
         }
         Ok(())
     }
+}
+
+/// A string of `cell/cell.toml` that the workflow is written with, checked for its kind.
+fn safe_field(field: &str, kind: Kind, value: &str) -> Result<(), FieldError> {
+    safe::check(kind, value).map_err(|e| FieldError::new(field, e.to_string()))
+}
+
+/// No `versions.env` key is set to nothing: a pin would reach the workflow empty (and install
+/// whatever is newest), a threshold would not parse. `BASELINE=` alone means "the newest run".
+fn check_no_empty_value(env: &VersionsEnv) -> Result<(), ConfigError> {
+    for (key, entry) in &env.entries {
+        if entry.value.is_empty() && key != "BASELINE" {
+            return Err(ConfigError::Line {
+                path: env.path.clone(),
+                line: entry.line,
+                msg: format!(
+                    "{key} is empty: write its value after `=` (a setting may be left out to take its default)"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+impl Plan {
+    /// Every pin the workflow is written with is a value of its kind: the versions a
+    /// toolchain, the Rust of cell and oha install, the URLs and digests of tarballs.
+    fn check_pin_values(&self) -> Result<(), ConfigError> {
+        let mut kinds: Vec<(&str, Kind)> = vec![(self.workflow.rust_key.as_str(), Kind::Version)];
+        if let Some(h) = &self.http {
+            kinds.push((&h.oha_key, Kind::Version));
+        }
+        for tc in self.toolchains.values() {
+            // An install's version key, when it has one, is the first of its pin keys.
+            let version_kind = match &tc.install {
+                Install::Apt {
+                    version: Some(_), ..
+                } => Some(Kind::AptVersion),
+                Install::Setup { .. }
+                | Install::Tarball {
+                    version: Some(_), ..
+                } => Some(Kind::Version),
+                _ => None,
+            };
+            if let Some(kind) = version_kind {
+                kinds.extend(tc.pin_keys.first().map(|k| (k.as_str(), kind)));
+            }
+            if let Install::Tarball {
+                url_key,
+                sha256_key,
+                ..
+            } = &tc.install
+            {
+                kinds.push((url_key, Kind::Url));
+                let digests = self
+                    .env
+                    .entries
+                    .iter()
+                    .filter(|(k, _)| per_arch_of(k, sha256_key));
+                for (key, entry) in digests {
+                    cell_schema::Sha256::parse(&entry.value)
+                        .map_err(|e| self.env.error_at(key, format!("{key}: {e}")))?;
+                }
+            }
+        }
+        for (base, kind) in kinds {
+            for (key, entry) in self
+                .env
+                .entries
+                .iter()
+                .filter(|(k, _)| *k == base || (kind == Kind::Url && per_arch_of(k, base)))
+            {
+                safe::check(kind, &entry.value)
+                    .map_err(|e| self.env.error_at(key, format!("{key}: {e}")))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `key` is `base` or `base` for one architecture (`<base>_X86_64`, `<base>_AARCH64`).
+fn per_arch_of(key: &str, base: &str) -> bool {
+    key.strip_prefix(base)
+        .is_some_and(|rest| rest.is_empty() || matches!(rest, "_X86_64" | "_AARCH64"))
 }
 
 /// Levenshtein distance, for "did you mean".

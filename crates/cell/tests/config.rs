@@ -189,3 +189,339 @@ fn a_port_in_a_workload_row_is_refused() {
         "{port} belongs to servers of [http], not workload rows",
     ));
 }
+
+// --- Issue 12, item 8: nothing from outside can rewrite the record. ---
+
+const WORKFLOW: &str = ".github/workflows/cell.yml";
+
+/// A copy of this repository's config (its source dirs created), `versions.env` and
+/// `cell/cell.toml` passed through `env` and `toml`.
+fn repo_copy(
+    dir: &std::path::Path,
+    env: impl Fn(String) -> String,
+    toml: impl Fn(String) -> String,
+) -> std::path::PathBuf {
+    let root = dir.join("proj");
+    std::fs::create_dir_all(root.join("cell")).unwrap();
+    let repo = common::repo_root();
+    let text = std::fs::read_to_string(repo.join("cell/cell.toml")).unwrap();
+    for line in text.lines() {
+        if let Some(src) = line
+            .strip_prefix("source = \"")
+            .and_then(|s| s.strip_suffix('"'))
+        {
+            std::fs::create_dir_all(root.join("bench/workload").join(src)).unwrap();
+            std::fs::create_dir_all(root.join("bench/http").join(src)).unwrap();
+        }
+    }
+    let versions = std::fs::read_to_string(repo.join("versions.env")).unwrap();
+    std::fs::write(root.join("versions.env"), env(versions)).unwrap();
+    std::fs::write(root.join("cell/cell.toml"), toml(text)).unwrap();
+    root
+}
+
+/// The 1-based line of `versions.env` that starts with `prefix`.
+fn line_of(prefix: &str) -> usize {
+    let text = std::fs::read_to_string(common::repo_root().join("versions.env")).unwrap();
+    text.lines().position(|l| l.starts_with(prefix)).unwrap() + 1
+}
+
+/// `cell plan` on the edited copy exits 2 with `msg` on stderr and writes no workflow.
+fn plan_refuses(env: impl Fn(String) -> String, toml: impl Fn(String) -> String, msg: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = repo_copy(tmp.path(), env, toml);
+    cell()
+        .arg("plan")
+        .current_dir(&root)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(msg));
+    assert!(
+        !root.join(WORKFLOW).exists(),
+        "a refused config must not write a workflow"
+    );
+}
+
+/// `cell plan` on the edited copy succeeds and writes what it writes for the repository.
+fn plan_writes_the_committed_workflow(
+    env: impl Fn(String) -> String,
+    toml: impl Fn(String) -> String,
+) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = repo_copy(tmp.path(), env, toml);
+    cell().arg("plan").current_dir(&root).assert().success();
+    assert_eq!(
+        std::fs::read(root.join(WORKFLOW)).unwrap(),
+        std::fs::read(common::repo_root().join(WORKFLOW)).unwrap()
+    );
+}
+
+fn same(s: String) -> String {
+    s
+}
+
+/// One `cell.toml` string replaced, once.
+fn swap(from: &'static str, to: &'static str) -> impl Fn(String) -> String {
+    move |s: String| {
+        assert!(s.contains(from), "cell.toml has no {from}");
+        s.replacen(from, to, 1)
+    }
+}
+
+/// One `versions.env` line replaced.
+fn set(key: &'static str, line: &'static str) -> impl Fn(String) -> String {
+    move |s: String| {
+        s.lines()
+            .map(|l| {
+                if l.starts_with(&format!("{key}=")) {
+                    line.to_owned()
+                } else {
+                    l.to_owned()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n"
+    }
+}
+
+/// CRLF line endings used to pass the parser (`str::lines` drops the CR) and then break `sh`,
+/// which keeps the CR in every value it sources.
+#[test]
+fn a_crlf_versions_env_is_refused_naming_the_line() {
+    plan_refuses(
+        |s| s.replace('\n', "\r\n"),
+        same,
+        "versions.env:1: line 1 ends in CR: save the file with LF line endings",
+    );
+    let go = line_of("GO_VERSION=");
+    plan_refuses(
+        |s| s.replace("GO_VERSION=1.26.7\n", "GO_VERSION=1.26.7\r\n"),
+        same,
+        &format!("versions.env:{go}: line {go} ends in CR"),
+    );
+}
+
+/// A UTF-8 BOM was reported as part of the first key; it is stripped now.
+#[test]
+fn a_bom_before_versions_env_is_stripped() {
+    plan_writes_the_committed_workflow(|s| format!("\u{feff}{s}"), same);
+    // One that starts a key, not a file, is still no key.
+    plan_refuses(
+        |s| s.replace("REPS=11", "REPS=11\n\u{feff}DROP2=1"),
+        same,
+        "is not a key",
+    );
+}
+
+/// The same BOM at the head of cell/cell.toml.
+#[test]
+fn a_bom_before_cell_toml_is_stripped() {
+    plan_writes_the_committed_workflow(same, |s| format!("\u{feff}{s}"));
+}
+
+/// `GO_VERSION=` was accepted and wrote `go-version: ''` into the workflow.
+#[test]
+fn an_empty_pin_is_refused_naming_the_key_and_line() {
+    let go = line_of("GO_VERSION=");
+    plan_refuses(
+        set("GO_VERSION", "GO_VERSION="),
+        same,
+        &format!("versions.env:{go}: GO_VERSION is empty: write its value after `=`"),
+    );
+    let zig = line_of("ZIG_SHA256_AARCH64=");
+    plan_refuses(
+        set("ZIG_SHA256_AARCH64", "ZIG_SHA256_AARCH64="),
+        same,
+        &format!("versions.env:{zig}: ZIG_SHA256_AARCH64 is empty"),
+    );
+}
+
+/// An empty threshold is refused by name before it is parsed as a number.
+#[test]
+fn an_empty_threshold_is_refused_naming_the_key_and_line() {
+    let line = line_of("TOLERANCE=");
+    plan_refuses(
+        set("TOLERANCE", "TOLERANCE="),
+        same,
+        &format!("versions.env:{line}: TOLERANCE is empty"),
+    );
+}
+
+/// An apt package was written into `env:` and `name:` as it stood.
+#[test]
+fn an_expression_in_an_apt_package_is_refused_naming_the_field() {
+    plan_refuses(
+        same,
+        swap(
+            "package = \"clang\"",
+            "package = \"clang ${{ secrets.GITHUB_TOKEN }}\"",
+        ),
+        "toolchains.clang.install.apt.package: `clang ${{ secrets.GITHUB_TOKEN }}` holds `${{`",
+    );
+}
+
+/// Debian policy: lower-case letters, digits, `+`, `-`, `.`; at least two characters.
+#[test]
+fn an_apt_package_outside_debian_policy_is_refused_naming_the_field() {
+    plan_refuses(
+        same,
+        swap("package = \"gcc\"", "package = \"gcc;id\""),
+        "toolchains.gcc.install.apt.package: `gcc;id` is not a Debian package name",
+    );
+}
+
+/// A setup action's input name became a key of `with:`.
+#[test]
+fn an_expression_in_a_setup_input_is_refused_naming_the_field() {
+    plan_refuses(
+        same,
+        swap(
+            "input = \"go-version\"",
+            "input = \"${{ github.event.head_commit.message }}\"",
+        ),
+        "toolchains.go.install.setup.input: `${{ github.event.head_commit.message }}` holds `${{`",
+    );
+}
+
+/// The action of a setup install is `owner/repo`.
+#[test]
+fn a_setup_action_that_is_not_owner_repo_is_refused_naming_the_field() {
+    plan_refuses(
+        same,
+        swap(
+            "action = \"actions/setup-go\"",
+            "action = \"actions/setup-go@${{ x }}\"",
+        ),
+        "toolchains.go.install.setup.action: `actions/setup-go@${{ x }}` holds `${{`",
+    );
+}
+
+/// A version from versions.env that sh takes literally but is no version (`,`, a leading `-`).
+#[test]
+fn a_pin_that_is_not_a_version_is_refused_naming_the_line() {
+    let go = line_of("GO_VERSION=");
+    plan_refuses(
+        set("GO_VERSION", "GO_VERSION=--help"),
+        same,
+        &format!("versions.env:{go}: GO_VERSION: `--help` is not a version"),
+    );
+    let oha = line_of("OHA_VERSION=");
+    plan_refuses(
+        set("OHA_VERSION", "OHA_VERSION=1.16.0,2"),
+        same,
+        &format!("versions.env:{oha}: OHA_VERSION: `1.16.0,2` is not a version"),
+    );
+}
+
+/// A `$` never reaches a value: sh would expand it, GitHub would evaluate `${{`.
+#[test]
+fn an_expression_in_versions_env_is_refused_naming_the_line() {
+    let rust = line_of("RUST_VERSION=");
+    plan_refuses(
+        set("RUST_VERSION", "RUST_VERSION=${{github.token}}"),
+        same,
+        &format!("versions.env:{rust}: RUST_VERSION: the value has `$`"),
+    );
+}
+
+/// A tarball URL is http(s) and URL-safe; a digest is 64 hex digits, on every architecture.
+#[test]
+fn a_tarball_url_or_digest_of_the_wrong_kind_is_refused_naming_the_line() {
+    let url = line_of("ZIG_URL_AARCH64=");
+    plan_refuses(
+        set("ZIG_URL_AARCH64", "ZIG_URL_AARCH64=file:///etc/passwd"),
+        same,
+        &format!(
+            "versions.env:{url}: ZIG_URL_AARCH64: `file:///etc/passwd` is not an http:// or https:// URL"
+        ),
+    );
+    let sha = line_of("ZIG_SHA256_X86_64=");
+    plan_refuses(
+        set("ZIG_SHA256_X86_64", "ZIG_SHA256_X86_64=abc"),
+        same,
+        &format!("versions.env:{sha}: ZIG_SHA256_X86_64: "),
+    );
+}
+
+/// The triggers: cron lines, branches and paths of the push filter.
+#[test]
+fn an_expression_in_a_workflow_trigger_is_refused_naming_the_field() {
+    plan_refuses(
+        same,
+        swap("\"cell/**\"", "\"cell/${{ github.token }}\""),
+        "workflow.paths[1]: `cell/${{ github.token }}` holds `${{`",
+    );
+    plan_refuses(
+        same,
+        swap("branches = [\"main\"]", "branches = [\"main\", \"a b\"]"),
+        "workflow.branches[1]: `a b` is not a pattern of letters",
+    );
+    plan_refuses(
+        same,
+        swap("\"17 4 * * 1\"", "\"17 4 * * ${{ x }}\""),
+        "workflow.schedule[0]: `17 4 * * ${{ x }}` holds `${{`",
+    );
+}
+
+/// `cell run` and `cell local` resolve the same plan, so they refuse what `cell plan` does.
+#[test]
+fn run_and_local_refuse_what_plan_refuses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = repo_copy(
+        tmp.path(),
+        same,
+        swap("package = \"clang\"", "package = \"${{ github.token }}\""),
+    );
+    let out = tmp.path().join("out");
+    for args in [
+        &["run", "--cell", "local", "--toolchain", "clang", "--out"][..],
+        &["local", "--out"][..],
+    ] {
+        cell()
+            .args(args)
+            .arg(&out)
+            .arg("--root")
+            .arg(&root)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "toolchains.clang.install.apt.package: `${{ github.token }}` holds `${{`",
+            ));
+        assert!(!out.exists(), "{args:?} wrote {}", out.display());
+    }
+}
+
+/// `--date notadate` wrote `results/notadate-<id>/`, which gate and report never list.
+#[test]
+fn a_collect_date_that_is_not_a_calendar_day_is_refused_naming_the_flag() {
+    let tmp = tempfile::tempdir().unwrap();
+    let from = tmp.path().join("artifacts");
+    std::fs::create_dir_all(&from).unwrap();
+    let results = tmp.path().join("results");
+    for date in [
+        "notadate",
+        "2026-02-30",
+        "2026-13-01",
+        "26-01-01",
+        "2026-01-01x",
+    ] {
+        cell()
+            .args(["collect", "7", "--date", date, "--from-dir"])
+            .arg(&from)
+            .arg("--results")
+            .arg(&results)
+            .assert()
+            .code(2)
+            .stderr(
+                predicate::str::contains("--date").and(predicate::str::contains(
+                    "write a calendar date as YYYY-MM-DD",
+                )),
+            );
+        assert!(
+            !results.exists(),
+            "--date {date} wrote {}",
+            results.display()
+        );
+    }
+}

@@ -36,7 +36,7 @@ pub struct CollectArgs {
     #[arg(long, default_value = "results")]
     pub results: PathBuf,
     /// With --from-dir: the run's date (YYYY-MM-DD); default the earliest job's start date.
-    #[arg(long)]
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = run_date)]
     pub date: Option<String>,
     /// Overwrite an existing run dir whose content differs, whatever attempts it holds
     /// (without it, only a collect of attempts at least as new replaces it).
@@ -69,6 +69,34 @@ pub struct CollectArgs {
     /// Seconds a request may receive nothing before it is retried (tests shorten it).
     #[arg(long, hide = true, value_name = "SECONDS", default_value_t = 60)]
     pub idle_timeout: u64,
+}
+
+/// A `--date` that is not a calendar day: the run dir would be named so that gate and report
+/// never find it.
+#[derive(Debug)]
+pub struct BadDate;
+
+impl std::fmt::Display for BadDate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("write a calendar date as YYYY-MM-DD, e.g. 2026-03-09")
+    }
+}
+
+impl std::error::Error for BadDate {}
+
+/// `--date`: `YYYY-MM-DD` of a day the calendar has (no 2026-02-30).
+fn run_date(s: &str) -> Result<String, BadDate> {
+    let ts = format!("{s}T00:00:00Z");
+    let days = cell_schema::time::parse_utc(&ts)
+        .filter(|_| s.len() == 10)
+        .ok_or(BadDate)?
+        .div_euclid(86_400);
+    let (y, m, d) = cell_schema::time::civil_from_days(days);
+    if format!("{y:04}-{m:02}-{d:02}") == s {
+        Ok(s.to_owned())
+    } else {
+        Err(BadDate)
+    }
 }
 
 /// Runs `cell collect`.
