@@ -79,9 +79,33 @@ pub fn one_line(s: &str) -> String {
         .join(" ")
 }
 
-/// Text for a terminal: ANSI escape sequences removed, other control characters but tab and
-/// line feed shown as `\u{..}`, so a name cannot move the cursor or recolour the screen.
+/// Text for a terminal (and a runner's log): ANSI escape sequences removed, other control
+/// characters but tab and line feed shown as `\u{..}`, so a name cannot move the cursor or
+/// recolour the screen; a line that would start with `::` has its first `:` written `%3A`,
+/// so a name cannot issue a workflow command on a GitHub runner.
 pub fn terminal(s: &str) -> String {
+    let shown = strip_controls(s);
+    if !shown.contains("::") {
+        return shown;
+    }
+    let mut out = String::with_capacity(shown.len());
+    for (i, line) in shown.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let body = line.trim_start();
+        if body.starts_with("::") {
+            out.push_str(&line[..line.len() - body.len()]);
+            out.push_str("%3A");
+            out.push_str(&body[1..]);
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+fn strip_controls(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
@@ -148,5 +172,9 @@ mod tests {
         assert_eq!(terminal("red \u{1b}[31mX\u{1b}[0m"), "red X");
         assert_eq!(terminal("t\u{1b}]0;title\u{7}x"), "tx");
         assert_eq!(terminal("a\u{8}b\tc\n"), "a\\u{8}b\tc\n");
+        assert_eq!(
+            terminal("row x\n::warning::pwned\n  ::error::too\nok :: fine"),
+            "row x\n%3A:warning::pwned\n  %3A:error::too\nok :: fine"
+        );
     }
 }

@@ -17,7 +17,10 @@ fn main() -> ExitCode {
     match cmd::dispatch(&cli) {
         Ok(code) => code.into(),
         Err(err) => {
-            eprintln!("Error: {err:#}");
+            eprintln!(
+                "Error: {}",
+                cell_schema::escape::terminal(&format!("{err:#}"))
+            );
             exit::Exit::Infra.into()
         }
     }

@@ -251,7 +251,7 @@ fn print_cells(collected: &cell_collect::Collected, dir: &Path, cli: &Cli) {
         );
     } else {
         let cells: Vec<_> = collected.cells.iter().map(|c| c.result.clone()).collect();
-        print!("{}", cell_report::text_summary(&cells));
+        print!("{}", escape::terminal(&cell_report::text_summary(&cells)));
     }
 }
 

@@ -76,7 +76,7 @@ pub fn run(args: &GateArgs, cli: &Cli) -> anyhow::Result<Exit> {
 pub fn print_report(report: &GateReport, cli: &Cli) -> anyhow::Result<()> {
     match cli.format {
         Format::Json => print!("{}", cell_schema::to_json(report)),
-        Format::Human => print!("{}", human(report)),
+        Format::Human => print!("{}", cell_schema::escape::terminal(&human(report))),
     }
     if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
         print!("{}", annotations(report, 10));

@@ -182,8 +182,14 @@ fn print(cells: &[MergedCell], report: &GateReport, cli: &Cli) {
             cell_schema::to_json(&serde_json::json!({ "cells": results, "gate": report }))
         ),
         Format::Human => {
-            print!("{}", cell_report::text_summary(&results));
-            print!("{}", cell_report::gate::human(report));
+            print!(
+                "{}",
+                cell_schema::escape::terminal(&cell_report::text_summary(&results))
+            );
+            print!(
+                "{}",
+                cell_schema::escape::terminal(&cell_report::gate::human(report))
+            );
         }
     }
 }

@@ -34,7 +34,10 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<Exit> {
     super::write_job(&args.out, &result)?;
     match cli.format {
         Format::Json => print!("{}", cell_schema::to_json(&result)),
-        Format::Human => print!("{}", cell_report::any_job_text(&result)),
+        Format::Human => print!(
+            "{}",
+            cell_schema::escape::terminal(&cell_report::any_job_text(&result))
+        ),
     }
     if !cli.quiet {
         eprintln!(
