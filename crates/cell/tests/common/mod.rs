@@ -81,7 +81,7 @@ pub fn corrupt(file: &std::path::Path, how: Corruption) -> String {
         }
         Corruption::NewerSchema => {
             j["schema_version"] = 999.into();
-            "schema_version 999 is newer".to_owned()
+            "written by a newer cell (schema_version 999".to_owned()
         }
         Corruption::ZeroRatio => {
             wall["median"] = 0.into();
