@@ -77,7 +77,9 @@ struct Failure {
 impl Failure {
     fn last_line(&self) -> String {
         let line = self.stderr.lines().rev().find(|l| !l.trim().is_empty());
-        cell_schema::escape::one_line(line.unwrap_or("(no message)").trim())
+        cell_schema::escape::without_userinfo(&cell_schema::escape::one_line(
+            line.unwrap_or("(no message)").trim(),
+        ))
     }
 }
 

@@ -345,6 +345,18 @@ impl Github {
         let runtime = cell_fetch::http::runtime().map_err(|e| setup(&e))?;
         cell_fetch::http::install_ring();
         let api = api.trim_end_matches('/').to_owned();
+        // Credentials belong in GITHUB_TOKEN: a URL carrying them would print them in every
+        // message that names a request.
+        let authority = api
+            .split_once("://")
+            .map_or("", |(_, r)| r)
+            .split('/')
+            .next();
+        if authority.is_some_and(|a| a.contains('@')) {
+            return Err(GithubError::Setup {
+                msg: "GITHUB_API_URL carries credentials (user:secret@): remove them and put the token in GITHUB_TOKEN".into(),
+            });
+        }
         let token = token.filter(|t| !t.is_empty());
         let t = settings.timeouts;
         let mut builder = octocrab::Octocrab::builder()

@@ -79,12 +79,32 @@ pub fn one_line(s: &str) -> String {
         .join(" ")
 }
 
+/// `s` with the userinfo of every URL in it removed (`https://user:secret@host/…` →
+/// `https://host/…`): what is printed never carries a credential a URL held.
+pub fn without_userinfo(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        out.push_str(head);
+        let end = tail
+            .find(|c: char| c == '/' || c.is_whitespace() || c == '\'' || c == '"' || c == '`')
+            .unwrap_or(tail.len());
+        match tail[..end].rfind('@') {
+            Some(at) => rest = &tail[at + 1..],
+            None => rest = tail,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Text for a terminal (and a runner's log): ANSI escape sequences removed, other control
 /// characters but tab and line feed shown as `\u{..}`, so a name cannot move the cursor or
 /// recolour the screen; a line that would start with `::` has its first `:` written `%3A`,
-/// so a name cannot issue a workflow command on a GitHub runner.
+/// so a name cannot issue a workflow command on a GitHub runner; URLs lose their userinfo.
 pub fn terminal(s: &str) -> String {
-    let shown = strip_controls(s);
+    let shown = without_userinfo(&strip_controls(s));
     if !shown.contains("::") {
         return shown;
     }
@@ -142,6 +162,19 @@ fn strip_controls(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn urls_lose_their_userinfo() {
+        assert_eq!(
+            without_userinfo("push to https://x-access-token:ghs_s3cret@github.com/o/r.git failed"),
+            "push to https://github.com/o/r.git failed"
+        );
+        assert_eq!(
+            without_userinfo("`http://user:pw@127.0.0.1:8/x` and ftp://h/p"),
+            "`http://127.0.0.1:8/x` and ftp://h/p"
+        );
+        assert_eq!(without_userinfo("no url here: a@b"), "no url here: a@b");
+    }
 
     #[test]
     fn workflow_commands() {

@@ -1228,3 +1228,51 @@ fn an_unreadable_results_file_makes_the_run_partial_naming_the_job() {
         );
     }
 }
+
+/// Regression: credentials inside URLs were printed. An API URL carrying them is refused
+/// without echoing them; a git remote's are stripped from every message.
+#[test]
+fn credentials_inside_urls_are_never_printed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = cell()
+        .current_dir(tmp.path())
+        .env("GITHUB_API_URL", "http://user:s3cret-pw@127.0.0.1:9")
+        .env("GITHUB_TOKEN", TOKEN)
+        .args(["-v", "collect", "7", "--repo", "o/r"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("carries credentials"), "{text}");
+    assert!(
+        !text.contains("s3cret-pw") && !text.contains(TOKEN),
+        "{text}"
+    );
+    // A push to a remote whose URL holds a token: git's message names the remote, ours not
+    // the token.
+    let repo = tmp.path().join("repo");
+    new_repo(&repo);
+    git(
+        &repo,
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://x-access-token:ghs_leaky@127.0.0.1:9/o/r.git",
+        ],
+    );
+    let dir = repo.join("results").join("2026-12-01-7");
+    std::fs::create_dir_all(dir.join("linux-x86_64-local")).unwrap();
+    let out = cell()
+        .current_dir(&repo)
+        .args(["commit", "results/2026-12-01-7", "--push"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(!text.contains("ghs_leaky"), "{text}");
+}
