@@ -349,3 +349,54 @@ fn a_row_printing_200_mb_is_wrong_with_its_length_in_bounded_memory() {
     assert_eq!(fib["answer_ok"], true);
     assert!(fib.get("printed").is_none());
 }
+
+/// Regression: on a full disk the job dir's files were written one by one, and the job left
+/// results.json and facts.json without RESULTS.md, a dir that looked complete. Here the disk
+/// is "full" for results.json (`ulimit -f`, `SIGXFSZ` ignored so the write fails with
+/// `EFBIG`): the command fails naming the file, and none of the set is there, nor a stage.
+#[test]
+fn a_full_disk_leaves_no_part_of_the_job_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Forty measured rounds on scripted timings: a results.json well past the 40 KiB limit,
+    // while every file the build writes (a binary of about 16 KiB) stays under it.
+    let versions = "REPS=40\nDROP=1\nREPS_MAX=40\nPHASES=mix,fib\nTOOTH_PHASE=mix\nTOOTH_MIN=2\nREFERENCE=c-fast\n";
+    let root = project(tmp.path(), versions, "");
+    let timings = cell_testkit::scripted::Timings::new(1)
+        .row("c-fast", 0.04)
+        .row("c-slow", 0.1)
+        .write(&tmp.path().join("timings.json"));
+    let parent = tmp.path().join("jobs");
+    let out = parent.join("job");
+    let script = "trap '' XFSZ; ulimit -f 40; exec \"$0\" \"$@\"";
+    let a = std::process::Command::new("bash")
+        .args(["-c", script])
+        .arg(assert_cmd::cargo::cargo_bin("cell"))
+        .args(["run", "-q", "--cell", "local", "--toolchain", "clang"])
+        .arg("--scripted-timings")
+        .arg(&timings)
+        .arg("--root")
+        .arg(&root)
+        .arg("--out")
+        .arg(&out)
+        .env_remove("CELL_ROOT")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&a.stderr);
+    assert_eq!(a.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{}", out.join("results.json").display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains("File too large"), "{stderr}");
+    // The builds are there (they were written before the disk filled); no file of the set is.
+    let left: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["build"]);
+    let beside: Vec<String> = std::fs::read_dir(&parent)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(beside, ["job"], "no staging dir is left");
+}
