@@ -32,7 +32,7 @@ fn main() {
     let (mut eng_wall, mut eng_cpu, mut plain) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..n {
         let m = engine
-            .run(&argv, dir.path(), Duration::from_secs(10))
+            .run(&argv, dir.path(), Duration::from_secs(10), b"")
             .expect("run");
         eng_wall.push(m.wall_s * 1e6);
         eng_cpu.push(m.cpu_s * 1e6);

@@ -184,7 +184,7 @@ impl Executor for Real<'_> {
         let argv = vec![self.bins[unit].to_owned(), phase.to_string()];
         let m = self
             .engine
-            .run(&argv, self.dir, Duration::from_mins(2))
+            .run(&argv, self.dir, Duration::from_mins(2), b"")
             .expect("run");
         Sample {
             wall_s: m.wall_s,
@@ -192,6 +192,7 @@ impl Executor for Real<'_> {
             maxrss_kib: m.maxrss_kib,
             ok: true,
             wrong: None,
+            printed: None,
             timed_out: false,
         }
     }

@@ -1,7 +1,7 @@
 //! Building a row's binary (or a server) with its toolchain: one command, its output in a
 //! log, killed after `BUILD_TIMEOUT_S`, the binary hashed as it is recorded.
 
-use std::io::Read as _;
+use std::io::{Read as _, Seek as _, SeekFrom};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -135,10 +135,17 @@ pub fn run_build(
     }
 }
 
-/// The last 20 lines of a build log.
+/// The last 20 lines of a build log, from at most its last 64 KiB: a build that prints a
+/// gigabyte costs no more to report than one that prints a line.
 pub fn log_tail(path: &Path) -> Vec<String> {
-    let mut text = String::new();
-    let _ = std::fs::File::open(path).and_then(|mut f| f.read_to_string(&mut text));
+    const TAIL: u64 = 64 * 1024;
+    let mut bytes = Vec::new();
+    let _ = std::fs::File::open(path).and_then(|mut f| {
+        let len = f.metadata()?.len();
+        f.seek(SeekFrom::Start(len.saturating_sub(TAIL)))?;
+        f.take(TAIL).read_to_end(&mut bytes)
+    });
+    let text = String::from_utf8_lossy(&bytes);
     let lines: Vec<String> = text.lines().map(str::to_owned).collect();
     lines[lines.len().saturating_sub(20)..].to_vec()
 }

@@ -15,6 +15,7 @@ use cell_stats::median;
 use cell_verdict::{GateConfig, WorkloadJob};
 
 use crate::build::{BuildFailure, build_row, copy_control};
+use crate::capture;
 use crate::protocol::{self, Executor, Outcome, Params, Sample, Unit};
 use crate::scripted::{ScriptedExecutor, ScriptedTimings};
 use crate::timing::{Engine, ExitKind};
@@ -442,6 +443,7 @@ fn judge(
                     expected: plan.expect[p].clone(),
                     answer_ok: f.all_ok,
                     wrong: f.wrong,
+                    printed: f.printed,
                     runs: f.runs,
                     stats: f.stats,
                     ratio: f.ratio,
@@ -643,14 +645,19 @@ impl Executor for RealExecutor<'_> {
         let argv: Vec<String> = t.row.run.iter().map(|a| a.render(&vars)).collect();
         let expected = self.plan.expect[phase].as_bytes();
         let timeout = Duration::from_secs_f64(self.plan.settings.run_timeout_s);
-        match self.engine.run(&argv, self.scratch, timeout) {
+        match self.engine.run(&argv, self.scratch, timeout, expected) {
             Ok(m) => {
+                let answered = m.exit == ExitKind::Code(0) && !m.stdout.matches;
                 let wrong = match &m.exit {
-                    ExitKind::Code(0) if m.stdout == expected => None,
+                    ExitKind::Code(0) if m.stdout.matches => None,
                     ExitKind::Code(0) => Some(format!(
-                        "printed {:?}, expected {:?}",
-                        String::from_utf8_lossy(&m.stdout),
+                        "printed {}, expected {:?}",
+                        capture::describe(&m.stdout),
                         String::from_utf8_lossy(expected)
+                    )),
+                    ExitKind::Code(c) if m.stderr.bytes > 0 => Some(format!(
+                        "exited with {c}, stderr {}",
+                        capture::describe(&m.stderr)
                     )),
                     ExitKind::Code(c) => Some(format!("exited with {c}")),
                     ExitKind::Signal(s) => Some(format!("killed by signal {s}")),
@@ -665,6 +672,7 @@ impl Executor for RealExecutor<'_> {
                     maxrss_kib: m.maxrss_kib,
                     ok: wrong.is_none(),
                     wrong,
+                    printed: answered.then(|| m.stdout.printed()),
                     timed_out: m.exit == ExitKind::TimedOut,
                 }
             }
@@ -674,6 +682,7 @@ impl Executor for RealExecutor<'_> {
                 maxrss_kib: 0,
                 ok: false,
                 wrong: Some(format!("could not start {}: {e}", argv[0])),
+                printed: None,
                 timed_out: true,
             },
         }

@@ -4,6 +4,7 @@
 
 pub mod build;
 pub mod calibrate;
+pub mod capture;
 pub mod facts;
 pub mod job;
 pub mod protocol;

@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use cell_schema::{
-    Clock, ClockStats, Phase, RatioCi, Ratios, Run, Stopped, Summary, round_ratio, round_time,
+    Clock, ClockStats, Phase, Printed, RatioCi, Ratios, Run, Stopped, Summary, round_ratio,
+    round_time,
 };
 use cell_stats::{SplitMix64, median, median_ci, shuffle, summary};
 
@@ -26,6 +27,8 @@ pub struct Sample {
     pub ok: bool,
     /// What it printed or how it ended, when not ok.
     pub wrong: Option<String>,
+    /// The size and digest of a wrong answer it printed.
+    pub printed: Option<Printed>,
     /// It hit the per-process timeout: stop running this unit.
     pub timed_out: bool,
 }
@@ -335,6 +338,8 @@ pub struct PhaseFigures {
     pub all_ok: bool,
     /// The first wrong output.
     pub wrong: Option<String>,
+    /// The size and digest of that output, when it was a wrong answer.
+    pub printed: Option<Printed>,
 }
 
 /// Computes the figures of `unit` on `phase`.
@@ -391,6 +396,7 @@ pub fn figures(out: &Outcome, unit: usize, phase: &Phase, level: f64) -> PhaseFi
         .map(|r| r.sample.wall_s / r.sample.cpu_s)
         .collect();
     let contention = (!contentions.is_empty()).then(|| round_ratio(median(&contentions)));
+    let first_wrong = mine.iter().find(|r| r.sample.wrong.is_some());
     PhaseFigures {
         runs,
         stats,
@@ -398,7 +404,8 @@ pub fn figures(out: &Outcome, unit: usize, phase: &Phase, level: f64) -> PhaseFi
         contention,
         contentions,
         all_ok: mine.iter().all(|r| r.sample.ok),
-        wrong: mine.iter().find_map(|r| r.sample.wrong.clone()),
+        wrong: first_wrong.and_then(|r| r.sample.wrong.clone()),
+        printed: first_wrong.and_then(|r| r.sample.printed.clone()),
     }
 }
 
@@ -437,6 +444,7 @@ mod tests {
                 maxrss_kib: 1000,
                 ok: true,
                 wrong: None,
+                printed: None,
                 timed_out: false,
             }
         }

@@ -174,6 +174,7 @@ impl Executor for ScriptedExecutor<'_> {
             maxrss_kib: 1024,
             ok: !wrong,
             wrong: wrong.then(|| "printed \"scripted wrong answer\\n\"".to_owned()),
+            printed: None,
             timed_out: false,
         }
     }

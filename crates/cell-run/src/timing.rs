@@ -1,11 +1,13 @@
 //! Timing one process: spawned without a shell, pinned, clocked from spawn to `wait4` reap.
 
 use std::fs::File;
-use std::io::{Read as _, Seek as _, SeekFrom};
+use std::io::{Seek as _, SeekFrom};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
+
+use crate::capture::{Captured, capture};
 
 /// What one run measured.
 #[derive(Clone, Debug, PartialEq)]
@@ -18,8 +20,10 @@ pub struct Measured {
     pub maxrss_kib: u64,
     /// How it ended.
     pub exit: ExitKind,
-    /// Its stdout.
-    pub stdout: Vec<u8>,
+    /// Its stdout, compared with the expected answer as it was read back.
+    pub stdout: Captured,
+    /// Its stderr.
+    pub stderr: Captured,
 }
 
 /// How a run ended.
@@ -122,12 +126,14 @@ impl Engine {
         self.pinned
     }
 
-    /// Runs `argv` once with `cwd`, killing it after `timeout`.
+    /// Runs `argv` once with `cwd`, killing it after `timeout`; its stdout is compared with
+    /// `expected` as it is read back, and only a prefix of it and of stderr is kept.
     pub fn run(
         &mut self,
         argv: &[String],
         cwd: &Path,
         timeout: Duration,
+        expected: &[u8],
     ) -> std::io::Result<Measured> {
         self.out.set_len(0)?;
         self.out.seek(SeekFrom::Start(0))?;
@@ -157,15 +163,17 @@ impl Engine {
         } else {
             ExitKind::Signal(libc::WTERMSIG(status))
         };
-        let mut stdout = Vec::new();
         self.out.seek(SeekFrom::Start(0))?;
-        self.out.read_to_end(&mut stdout)?;
+        let stdout = capture(&self.out, expected)?;
+        self.err.seek(SeekFrom::Start(0))?;
+        let stderr = capture(&self.err, b"")?;
         Ok(Measured {
             wall_s: wall.as_secs_f64(),
             cpu_s: tv(usage.ru_utime) + tv(usage.ru_stime),
             maxrss_kib: maxrss_kib(usage.ru_maxrss),
             exit,
             stdout,
+            stderr,
         })
     }
 }
@@ -351,9 +359,12 @@ mod tests {
                 &["/bin/echo".into(), "hi".into()],
                 dir.path(),
                 Duration::from_secs(10),
+                b"hi\n",
             )
             .unwrap();
-        assert_eq!(m.stdout, b"hi\n");
+        assert!(m.stdout.matches, "{m:?}");
+        assert_eq!(m.stdout.prefix, b"hi\n");
+        assert_eq!(m.stderr.bytes, 0);
         assert_eq!(m.exit, ExitKind::Code(0));
         assert!(m.wall_s > 0.0 && m.maxrss_kib > 0);
     }
@@ -369,7 +380,9 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let m = e.run(&argv, dir.path(), Duration::from_mins(1)).unwrap();
+        let m = e
+            .run(&argv, dir.path(), Duration::from_mins(1), b"")
+            .unwrap();
         assert!(m.cpu_s > 0.01, "{m:?}");
         assert!(m.cpu_s <= m.wall_s * 1.05 + 0.01, "{m:?}");
     }
@@ -383,13 +396,19 @@ mod tests {
                 &["/bin/sleep".into(), "30".into()],
                 dir.path(),
                 Duration::from_millis(200),
+                b"",
             )
             .unwrap();
         assert_eq!(m.exit, ExitKind::TimedOut);
         assert!(m.wall_s < 10.0);
         // The engine is usable again afterwards.
         let m = e
-            .run(&["/bin/true".into()], dir.path(), Duration::from_secs(10))
+            .run(
+                &["/bin/true".into()],
+                dir.path(),
+                Duration::from_secs(10),
+                b"",
+            )
             .unwrap();
         assert_eq!(m.exit, ExitKind::Code(0));
     }
@@ -415,6 +434,7 @@ mod tests {
                 &["/bin/sh".into(), "-c".into(), "exit 3".into()],
                 dir.path(),
                 Duration::from_secs(10),
+                b"",
             )
             .unwrap();
         assert_eq!(m.exit, ExitKind::Code(3));
@@ -423,6 +443,7 @@ mod tests {
                 &["/bin/sh".into(), "-c".into(), "kill -9 $$".into()],
                 dir.path(),
                 Duration::from_secs(10),
+                b"",
             )
             .unwrap();
         assert_eq!(m.exit, ExitKind::Signal(9));

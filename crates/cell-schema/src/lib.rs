@@ -463,8 +463,13 @@ pub struct PhaseResult {
     pub expected: String,
     /// Every run printed the expected answer and exited 0.
     pub answer_ok: bool,
-    /// What a wrong run printed first (or how it exited), when one did.
+    /// What a wrong run printed first (or how it exited), when one did: of a long answer,
+    /// only its start.
     pub wrong: Option<String>,
+    /// How much that wrong run printed on stdout and its digest, when it exited 0 with a
+    /// wrong answer: the whole answer is never kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub printed: Option<Printed>,
     /// Every run, warm-up included.
     pub runs: Vec<Run>,
     /// Statistics over the measured runs (none when no run was measured).
@@ -473,6 +478,15 @@ pub struct PhaseResult {
     pub ratio: Option<Ratios>,
     /// Median wall/cpu of the measured runs.
     pub contention: Option<f64>,
+}
+
+/// The size and digest of what a run printed, kept in place of the bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Printed {
+    /// Bytes printed.
+    pub bytes: u64,
+    /// SHA-256 of every byte printed.
+    pub sha256: Sha256,
 }
 
 /// One row of a job.

@@ -8,8 +8,9 @@
 //! ```
 //!
 //! Paths are built here only, from typed names ([`RunDirName`], [`CellId`], [`ChartName`]),
-//! never from strings a caller glued together. A run dir is written through a staging sibling
-//! and one rename, so a reader never sees half of it; the same content again is a no-op.
+//! never from strings a caller glued together. A run dir and a job dir are each written
+//! through a staging sibling and one rename, so a reader never sees half of one (a failed
+//! write leaves the whole set or nothing); the same run dir again is a no-op.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -388,9 +389,115 @@ pub fn write_gate(run_dir: &Path, report: &crate::GateReport) -> Result<(), Stor
     )
 }
 
-/// Writes a job dir.
+/// The top-level names of a job dir that are its set: a new set replaces all of them, so a
+/// chart an older job left does not survive beside results that do not mention it.
+const JOB_DIR_SET: [&str; 4] = [RESULTS_JSON, FACTS_JSON, RESULTS_MD, SOAK_CHART_DIR];
+
+/// Writes a job dir as a set (see [`write_set`]): `results.json`, `facts.json`, `RESULTS.md`
+/// and the charts all land together or not at all; the `build/` beside them stays.
 pub fn write_job_dir(dir: &Path, job: &JobDir<'_>) -> Result<(), StoreError> {
-    write_files(dir, &job.files())
+    write_set(dir, &job.files(), &JOB_DIR_SET)
+}
+
+/// Writes `files` as `dir` through a staging sibling (`.<name>.XXXXXX`) and one rename, so a
+/// failure (a full disk) leaves either the whole set or nothing, never a dir that only looks
+/// complete, and never the stage. When `dir` exists, what it holds besides the top-level names
+/// in `set` and those of `files` (the `build/` a job leaves there) is carried into the new dir,
+/// and the old set is replaced as a whole: renamed aside, the new one renamed in, the old
+/// removed; a failed swap puts the old dir back. An error names the file as it would have been
+/// in `dir`.
+fn write_set(dir: &Path, files: &[Output], set: &[&str]) -> Result<(), StoreError> {
+    let dir = std::path::absolute(dir).map_err(io_at(dir))?;
+    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+        return Err(io_at(&dir)(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a directory that can be written as a set",
+        )));
+    };
+    let name = name.to_string_lossy().into_owned();
+    std::fs::create_dir_all(parent).map_err(io_at(parent))?;
+    let stage = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .tempdir_in(parent)
+        .map_err(io_at(parent))?;
+    for f in files {
+        let staged = f
+            .path
+            .split('/')
+            .fold(stage.path().to_path_buf(), |p, s| p.join(s));
+        let path = f.path.split('/').fold(dir.clone(), |p, s| p.join(s));
+        crate::write_atomic(&staged, &f.bytes).map_err(io_at(&path))?;
+    }
+    if !dir.exists() {
+        let staged = stage.keep();
+        return std::fs::rename(&staged, &dir).map_err(|e| {
+            let _ = std::fs::remove_dir_all(&staged);
+            io_at(&dir)(e)
+        });
+    }
+    let own: Vec<&str> = files
+        .iter()
+        .filter_map(|f| f.path.split('/').next())
+        .chain(set.iter().copied())
+        .collect();
+    swap_in(
+        &dir,
+        &stage.keep(),
+        &own,
+        &format!(".{name}.old-{}", std::process::id()),
+    )
+}
+
+/// Replaces the existing `dir` with `stage`, carrying over the entries of `dir` not named in
+/// `own`; on failure `dir` is as it was and `stage` is gone.
+fn swap_in(dir: &Path, stage: &Path, own: &[&str], old_name: &str) -> Result<(), StoreError> {
+    // Carried entries go back before the stage is removed: they are never lost with it.
+    let undo = |carried: &[std::ffi::OsString]| {
+        let back = carried
+            .iter()
+            .all(|n| std::fs::rename(stage.join(n), dir.join(n)).is_ok());
+        if back {
+            let _ = std::fs::remove_dir_all(stage);
+        }
+    };
+    let mut carried = Vec::new();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            undo(&carried);
+            return Err(io_at(dir)(e));
+        }
+    };
+    for entry in entries {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                undo(&carried);
+                return Err(io_at(dir)(e));
+            }
+        };
+        let n = entry.file_name();
+        if own.iter().any(|o| n.as_os_str() == *o) {
+            continue;
+        }
+        if let Err(e) = std::fs::rename(entry.path(), stage.join(&n)) {
+            undo(&carried);
+            return Err(io_at(&entry.path())(e));
+        }
+        carried.push(n);
+    }
+    let old = dir.with_file_name(old_name);
+    if let Err(e) = std::fs::rename(dir, &old) {
+        undo(&carried);
+        return Err(io_at(dir)(e));
+    }
+    if let Err(e) = std::fs::rename(stage, dir) {
+        // Put the old dir back, then what was carried out of it.
+        let _ = std::fs::rename(&old, dir);
+        undo(&carried);
+        return Err(io_at(dir)(e));
+    }
+    std::fs::remove_dir_all(&old).map_err(io_at(&old))
 }
 
 /// How a run dir ended up.
@@ -846,5 +953,69 @@ mod tests {
         ]);
         let sha = checkout_commit(tmp.path()).expect("a commit");
         assert_eq!(sha.len(), 40);
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// A write that fails halfway (here a path through a file, on a full disk `EFBIG`) leaves
+    /// no dir, no stage: nothing that could pass for a job dir.
+    #[test]
+    fn a_failed_set_write_leaves_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("job");
+        let files = [
+            Output::new(RESULTS_JSON, b"{}".to_vec()),
+            Output::new(FACTS_JSON, b"{}".to_vec()),
+            Output::new(format!("{RESULTS_JSON}/{RESULTS_MD}"), b"# no".to_vec()),
+        ];
+        let err = write_set(&dir, &files, &JOB_DIR_SET).unwrap_err();
+        assert!(
+            err.to_string().contains("job/results.json/RESULTS.md"),
+            "{err}"
+        );
+        assert!(names(tmp.path()).is_empty(), "{:?}", names(tmp.path()));
+    }
+
+    /// An existing job dir keeps what is not the set's (`build/`), loses the old set whole
+    /// (a stale chart goes with it), and a failed write leaves it as it was.
+    #[test]
+    fn a_set_replaces_the_old_set_and_keeps_the_rest() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("job");
+        std::fs::create_dir_all(dir.join("build/run")).unwrap();
+        std::fs::write(dir.join("build/bin"), "binary").unwrap();
+        write_set(
+            &dir,
+            &[
+                Output::new(RESULTS_JSON, b"old".to_vec()),
+                Output::new("soak/old.svg", b"<svg/>".to_vec()),
+            ],
+            &JOB_DIR_SET,
+        )
+        .unwrap();
+        assert_eq!(names(&dir), ["build", "results.json", "soak"]);
+        let bad = [
+            Output::new(RESULTS_JSON, b"new".to_vec()),
+            Output::new("results.json/x", b"".to_vec()),
+        ];
+        write_set(&dir, &bad, &JOB_DIR_SET).unwrap_err();
+        assert_eq!(names(&dir), ["build", "results.json", "soak"]);
+        assert_eq!(std::fs::read(dir.join(RESULTS_JSON)).unwrap(), b"old");
+        let good = [
+            Output::new(RESULTS_JSON, b"new".to_vec()),
+            Output::new(RESULTS_MD, b"# new".to_vec()),
+        ];
+        write_set(&dir, &good, &JOB_DIR_SET).unwrap();
+        assert_eq!(names(&dir), ["RESULTS.md", "build", "results.json"]);
+        assert_eq!(std::fs::read(dir.join(RESULTS_JSON)).unwrap(), b"new");
+        assert_eq!(std::fs::read(dir.join("build/bin")).unwrap(), b"binary");
+        assert_eq!(names(tmp.path()), ["job"], "no stage and no old dir left");
     }
 }

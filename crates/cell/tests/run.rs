@@ -252,3 +252,151 @@ fn a_toolchain_without_rows_points_at_its_servers() {
         ));
     assert!(!tmp.path().join("out").exists());
 }
+
+/// A workload whose `mix` prints `-DLOUD=<n>` bytes of `x` instead of its answer.
+const LOUD_C: &str = r#"#include <stdio.h>
+#include <string.h>
+int main(int argc, char **argv) {
+    char p = argc > 1 ? argv[1][0] : 0;
+#ifdef LOUD
+    if (p == 'm') {
+        static char line[1 << 16];
+        memset(line, 'x', sizeof line);
+        for (long n = 0; n < LOUD; n += (long)sizeof line) fwrite(line, 1, sizeof line, stdout);
+        return 0;
+    }
+#endif
+    if (p == 'm') puts("42");
+    else if (p == 'f') puts("7");
+    else { puts("42"); puts("7"); }
+    return 0;
+}
+"#;
+
+/// `cell run` of the tiny project with the row `c-loud` built with `flags`, under `dir`: its
+/// exit code, the peak RSS (KiB) of `cell` and the processes it waited for, and the job dir.
+fn run_loud(dir: &std::path::Path, flags: &[&str]) -> (i32, i64, std::path::PathBuf) {
+    let mut row = c_row("c-loud", "clang", "prints a lot", "clang", flags);
+    row = row.replace("source = \"c\"", "source = \"loud\"");
+    let root = project(dir, VERSIONS, &row);
+    std::fs::create_dir_all(root.join("bench/workload/loud")).unwrap();
+    std::fs::write(root.join("bench/workload/loud/main.c"), LOUD_C).unwrap();
+    let out = dir.join("job");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cell"))
+        .env_remove("CELL_ROOT")
+        .args(["run", "-q", "--cell", "local", "--toolchain", "clang"])
+        .arg("--root")
+        .arg(&root)
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    let mut status = 0;
+    // SAFETY: rusage is plain data that wait4 fills for our own child, reaped here once.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid, &raw mut status, 0, &raw mut usage) };
+    assert_eq!(r, pid, "{}", std::io::Error::last_os_error());
+    std::mem::forget(child);
+    assert!(libc::WIFEXITED(status), "cell killed: {status}");
+    (libc::WEXITSTATUS(status), usage.ru_maxrss, out)
+}
+
+/// Regression: a row printing 1 GB took 8.4 GB of memory and wrote a 2.1 GB results.json,
+/// its whole stdout kept in memory for every run and written into the wrong-answer message.
+#[test]
+fn a_row_printing_200_mb_is_wrong_with_its_length_in_bounded_memory() {
+    const LOUD: u64 = 200_000_000;
+    let quiet = tempfile::tempdir().unwrap();
+    let (code, quiet_rss, quiet_out) = run_loud(quiet.path(), &["-O2"]);
+    assert_eq!(code, 0, "the same project answering right passes");
+    let loud = tempfile::tempdir().unwrap();
+    let flag = format!("-DLOUD={LOUD}L");
+    let (code, loud_rss, out) = run_loud(loud.path(), &["-O2", &flag]);
+    assert_eq!(code, 1, "a wrong answer fails the job");
+
+    let size = |p: &std::path::Path| std::fs::metadata(p.join("results.json")).unwrap().len();
+    let (quiet_size, loud_size) = (size(&quiet_out), size(&out));
+    eprintln!(
+        "peak RSS KiB: right answer {quiet_rss}, 200 MB answer {loud_rss}; \
+         results.json bytes: {quiet_size} / {loud_size}"
+    );
+    assert!(loud_size < 1_000_000, "results.json is {loud_size} bytes");
+    assert!(
+        loud_rss < quiet_rss + 100 * 1024,
+        "peak RSS {loud_rss} KiB against {quiet_rss} KiB answering right"
+    );
+
+    let results = read_json(&out.join("results.json"));
+    assert_valid("results", &results);
+    let mix = &results["rows"]["c-loud"]["phases"]["mix"];
+    assert_eq!(mix["answer_ok"], false);
+    assert_eq!(mix["printed"]["bytes"], LOUD.div_ceil(1 << 16) * (1 << 16));
+    let sha = mix["printed"]["sha256"].as_str().unwrap();
+    assert_eq!(sha.len(), 64);
+    let wrong = mix["wrong"].as_str().unwrap();
+    let bytes = mix["printed"]["bytes"].as_u64().unwrap();
+    assert!(
+        wrong.starts_with(&format!(
+            "printed {bytes} bytes (sha256 {sha}), starting: \"xxxx"
+        )),
+        "{wrong}"
+    );
+    assert!(wrong.ends_with(r#", expected "42\n""#), "{wrong}");
+    // A right answer records no size: its results are as they were.
+    let fib = &results["rows"]["c-loud"]["phases"]["fib"];
+    assert_eq!(fib["answer_ok"], true);
+    assert!(fib.get("printed").is_none());
+}
+
+/// Regression: on a full disk the job dir's files were written one by one, and the job left
+/// results.json and facts.json without RESULTS.md, a dir that looked complete. Here the disk
+/// is "full" for results.json (`ulimit -f`, `SIGXFSZ` ignored so the write fails with
+/// `EFBIG`): the command fails naming the file, and none of the set is there, nor a stage.
+#[test]
+fn a_full_disk_leaves_no_part_of_the_job_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Forty measured rounds on scripted timings: a results.json well past the 40 KiB limit,
+    // while every file the build writes (a binary of about 16 KiB) stays under it.
+    let versions = "REPS=40\nDROP=1\nREPS_MAX=40\nPHASES=mix,fib\nTOOTH_PHASE=mix\nTOOTH_MIN=2\nREFERENCE=c-fast\n";
+    let root = project(tmp.path(), versions, "");
+    let timings = cell_testkit::scripted::Timings::new(1)
+        .row("c-fast", 0.04)
+        .row("c-slow", 0.1)
+        .write(&tmp.path().join("timings.json"));
+    let parent = tmp.path().join("jobs");
+    let out = parent.join("job");
+    let script = "trap '' XFSZ; ulimit -f 40; exec \"$0\" \"$@\"";
+    let a = std::process::Command::new("bash")
+        .args(["-c", script])
+        .arg(assert_cmd::cargo::cargo_bin("cell"))
+        .args(["run", "-q", "--cell", "local", "--toolchain", "clang"])
+        .arg("--scripted-timings")
+        .arg(&timings)
+        .arg("--root")
+        .arg(&root)
+        .arg("--out")
+        .arg(&out)
+        .env_remove("CELL_ROOT")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&a.stderr);
+    assert_eq!(a.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{}", out.join("results.json").display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains("File too large"), "{stderr}");
+    // The builds are there (they were written before the disk filled); no file of the set is.
+    let left: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["build"]);
+    let beside: Vec<String> = std::fs::read_dir(&parent)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(beside, ["job"], "no staging dir is left");
+}

@@ -341,11 +341,15 @@ pub fn run_load(
     let wall_s = t.elapsed().as_secs_f64();
     let text = std::fs::read_to_string(&out_path).unwrap_or_default();
     if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-        let err = std::fs::read_to_string(&err_path).unwrap_or_default();
+        // Only the end of the log is read: its last line is all the message shows.
+        let last = crate::build::log_tail(&err_path)
+            .into_iter()
+            .rev()
+            .find(|l| !l.trim().is_empty());
         return Err(LoadRunError::Failed {
             tool: g.tool.name(),
             status,
-            last: err.trim().lines().last().unwrap_or("no output").to_owned(),
+            last: last.map_or_else(|| "no output".to_owned(), |l| l.trim().to_owned()),
         });
     }
     let report = load::parse(g.tool, &text, &g.version.printed)?;
