@@ -133,7 +133,7 @@ fn a_bad_file_is_skipped_by_path_and_the_other_runs_are_kept() {
         ("not json".to_owned(), "not a cell results file"),
         (
             text.replacen("\"schema_version\": 1", "\"schema_version\": 999", 1),
-            "schema_version 999 is newer",
+            "written by a newer cell (schema_version 999",
         ),
         (
             text.replacen("\"kind\": \"cell\",", "", 1),
