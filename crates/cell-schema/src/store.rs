@@ -860,6 +860,28 @@ pub fn checkout_commit(dir: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     #[test]
+    fn a_path_part_that_is_not_one_safe_segment_writes_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        for bad in [
+            "x/../../escaped/results.json",
+            "../evil.json",
+            ".hidden/a",
+            "a b/c",
+        ] {
+            let files = [
+                Output::new("ok/results.json", b"{}".to_vec()),
+                Output::new(bad, b"{}".to_vec()),
+            ];
+            let e = write_files(tmp.path(), &files).unwrap_err();
+            assert!(matches!(e, StoreError::BadName(_)), "{bad}: {e}");
+            assert!(
+                std::fs::read_dir(tmp.path()).unwrap().next().is_none(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
     fn attempts_from_artifact_names() {
         let name = job_artifact("linux-x86_64-ubuntu-24.04", "clang", "2");
         assert_eq!(name, "cell-linux-x86_64-ubuntu-24.04-clang-a2");

@@ -1087,8 +1087,9 @@ fn all_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Regression: `cell.id = "x/../../<run>/<cell>"` or `toolchain = "../../evil_tc"` inside a
-/// job's results.json climbed out of results/ and replaced committed files. Now a path part
-/// that is not one safe segment writes nothing (exit 2), wherever the job sits.
+/// job's results.json climbed out of results/ and replaced committed files. Now such a name
+/// is refused where the file is read (a named failure, exit 1), wherever the job sits, and
+/// nothing lands outside the run dir.
 #[test]
 fn a_name_inside_a_results_file_cannot_write_outside_results() {
     for (field, value) in [
@@ -1120,14 +1121,20 @@ fn a_name_inside_a_results_file_cannot_write_outside_results() {
         let repo = tmp.path().join("repo");
         new_repo(&repo);
         let before = all_files(tmp.path());
+        // The name is refused where the file is read: a named failure of that job.
         from_dir_cmd(&repo, &jobs)
             .assert()
-            .code(2)
-            .stderr(predicates::str::contains("not one safe segment"));
-        assert_eq!(
-            all_files(tmp.path()),
-            before,
-            "{field}: something was written"
+            .code(1)
+            .stderr(predicates::str::contains("plain/results.json"))
+            .stderr(predicates::str::contains("not a cell results file"));
+        let run_dir = repo.join("results").join(format!("2026-12-01-{RUN}"));
+        let written: Vec<PathBuf> = all_files(tmp.path())
+            .into_iter()
+            .filter(|p| !before.contains(p))
+            .collect();
+        assert!(
+            written.iter().all(|p| p.starts_with(&run_dir)),
+            "{field}: written outside the run dir: {written:?}"
         );
     }
 }
