@@ -339,7 +339,14 @@ fn download_all(
             }
         }
         let zip = zips.join(format!("{}.zip", a.id));
-        let opts = cell_fetch::UnpackOptions::default();
+        // A job's artifact is three small files: 20 times its zip, at least 16 MiB, at most
+        // 1 GiB, at most 64 entries.
+        let opts = cell_fetch::UnpackOptions {
+            max_unpacked_bytes: 1 << 30,
+            max_entries: 64,
+            ratio_floor: 16 << 20,
+            ..cell_fetch::UnpackOptions::default()
+        };
         if let Err(e) = cell_fetch::unpack(
             &zip,
             cell_fetch::ArchiveKind::Zip,

@@ -104,7 +104,9 @@ pub enum FetchError {
         path: PathBuf,
     },
     /// Unpacking would write more bytes than the cap.
-    #[error("unpacking `{entry}` exceeds the cap of {limit} unpacked bytes")]
+    #[error(
+        "unpacking `{entry}` exceeds the cap of {limit} unpacked bytes (a multiple of the archive's size, at least a floor, at most a ceiling: --max-ratio, --max-unpacked-bytes)"
+    )]
     UnpackedTooLarge {
         /// The entry that crossed the cap.
         entry: String,

@@ -24,7 +24,8 @@ pub use self::error::{FetchError, Unsafe};
 pub use self::hash::{CapExceeded, HashingWriter, hash_file};
 pub use self::http::Timeouts;
 pub use self::unpack::{
-    ArchiveKind, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_UNPACKED_BYTES, UnpackOptions, unpack,
+    ArchiveKind, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_RATIO, DEFAULT_MAX_UNPACKED_BYTES,
+    DEFAULT_RATIO_FLOOR, UnpackOptions, unpack,
 };
 
 /// The default cap on the download size: 2 GiB.

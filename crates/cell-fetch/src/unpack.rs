@@ -68,7 +68,18 @@ pub struct UnpackOptions {
     pub max_unpacked_bytes: u64,
     /// Cap on the number of entries in the archive.
     pub max_entries: usize,
+    /// Cap on the unpacked bytes as a multiple of the archive's own size (0: none), never
+    /// below `ratio_floor` and never above `max_unpacked_bytes`: results JSON compresses about
+    /// 13×, a toolchain tarball 3–10×, a zip bomb thousands of times.
+    pub max_ratio: u64,
+    /// The unpacked bytes the ratio always allows, however small the archive.
+    pub ratio_floor: u64,
 }
+
+/// [`UnpackOptions::max_ratio`] by default.
+pub const DEFAULT_MAX_RATIO: u64 = 20;
+/// [`UnpackOptions::ratio_floor`] by default: 64 MiB.
+pub const DEFAULT_RATIO_FLOOR: u64 = 64 << 20;
 
 impl Default for UnpackOptions {
     fn default() -> Self {
@@ -76,7 +87,23 @@ impl Default for UnpackOptions {
             strip_components: 0,
             max_unpacked_bytes: DEFAULT_MAX_UNPACKED_BYTES,
             max_entries: DEFAULT_MAX_ENTRIES,
+            max_ratio: DEFAULT_MAX_RATIO,
+            ratio_floor: DEFAULT_RATIO_FLOOR,
         }
+    }
+}
+
+impl UnpackOptions {
+    /// The cap on unpacked bytes for an archive of `archive_bytes`: the ratio's, at least the
+    /// floor, at most the absolute ceiling.
+    pub fn cap_for(&self, archive_bytes: u64) -> u64 {
+        if self.max_ratio == 0 {
+            return self.max_unpacked_bytes;
+        }
+        archive_bytes
+            .saturating_mul(self.max_ratio)
+            .max(self.ratio_floor)
+            .min(self.max_unpacked_bytes)
     }
 }
 
@@ -101,6 +128,14 @@ pub fn unpack(
         .map(Path::to_path_buf)
         .collect();
     fs::create_dir_all(parent).map_err(|e| FetchError::io("creating", parent, e))?;
+    let size = fs::metadata(archive)
+        .map_err(|e| FetchError::io("reading", archive, e))?
+        .len();
+    let opts = &UnpackOptions {
+        max_unpacked_bytes: opts.cap_for(size),
+        max_ratio: 0,
+        ..opts.clone()
+    };
     let result = unpack_next_to(archive, kind, into, parent, opts);
     if result.is_err() {
         for dir in &missing {

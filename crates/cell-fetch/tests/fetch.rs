@@ -467,3 +467,38 @@ fn a_stalled_body_times_out_and_creates_nothing() {
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
     assert!(names(tmp.path()).is_empty(), "{err}: something was created");
 }
+
+/// Regression: a 10 MB archive put 2.1 GB on disk under the 8 GiB default cap. Now the
+/// unpacked bytes are capped at a multiple of the archive's size (at least a floor).
+#[test]
+fn a_small_archive_that_unpacks_to_far_more_is_refused_by_the_ratio_cap() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 64 MiB of zeros compresses to a few hundred KiB: past 20× and past a 1 MiB floor.
+    let zeros = vec![0u8; 64 << 20];
+    let archive = tmp.path().join("bomb.tar.gz");
+    std::fs::write(
+        &archive,
+        cell_testkit::archive::tar_gz(&[cell_testkit::archive::Entry::File("z", &zeros, 0o644)]),
+    )
+    .unwrap();
+    let size = std::fs::metadata(&archive).unwrap().len();
+    assert!(size * 20 < (64 << 20), "the archive is not small: {size}");
+    let dest = tmp.path().join("out");
+    let opts = UnpackOptions {
+        ratio_floor: 1 << 20,
+        ..UnpackOptions::default()
+    };
+    let err = unpack(&archive, ArchiveKind::TarGz, &dest, &opts).unwrap_err();
+    assert!(
+        matches!(err, FetchError::UnpackedTooLarge { limit, .. } if limit == (size * 20).max(1 << 20)),
+        "{err}"
+    );
+    assert!(!dest.exists());
+    // The same archive with the ratio off unpacks (under the absolute ceiling).
+    let off = UnpackOptions {
+        max_ratio: 0,
+        ..UnpackOptions::default()
+    };
+    unpack(&archive, ArchiveKind::TarGz, &dest, &off).unwrap();
+    assert_eq!(std::fs::metadata(dest.join("z")).unwrap().len(), 64 << 20);
+}

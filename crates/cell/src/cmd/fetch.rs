@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use cell_fetch::{
-    DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_UNPACKED_BYTES, Expected, FetchRequest,
-    Fetched, Timeouts, UnpackOptions, fetch,
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_RATIO, DEFAULT_MAX_UNPACKED_BYTES,
+    DEFAULT_RATIO_FLOOR, Expected, FetchRequest, Fetched, Timeouts, UnpackOptions, fetch,
 };
 use cell_schema::Sha256;
 use clap::{ArgGroup, Args};
@@ -42,6 +42,13 @@ pub struct FetchArgs {
     /// Refuse an archive that unpacks to more than this many bytes.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_UNPACKED_BYTES)]
     pub max_unpacked_bytes: u64,
+    /// Refuse an archive that unpacks to more than this many times its own size (0: no
+    /// ratio cap); at least --ratio-floor bytes are always allowed.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_RATIO)]
+    pub max_ratio: u64,
+    /// The unpacked bytes the ratio always allows, however small the archive.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_RATIO_FLOOR)]
+    pub ratio_floor: u64,
     /// Refuse an archive with more than this many entries.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ENTRIES)]
     pub max_entries: usize,
@@ -64,6 +71,8 @@ impl FetchArgs {
                 strip_components: self.strip_components,
                 max_unpacked_bytes: self.max_unpacked_bytes,
                 max_entries: self.max_entries,
+                max_ratio: self.max_ratio,
+                ratio_floor: self.ratio_floor,
             },
             timeouts: Timeouts {
                 idle: Duration::from_secs(self.idle_timeout),
