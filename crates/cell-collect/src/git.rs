@@ -208,7 +208,10 @@ fn push_env(repo: &Path, remote: &str) -> Vec<(String, String)> {
         return Vec::new();
     };
     let host = rest.split('/').next().unwrap_or_default();
-    let basic = base64(format!("x-access-token:{token}").as_bytes());
+    let basic = base64::Engine::encode(
+        &base64::engine::general_purpose::STANDARD,
+        format!("x-access-token:{token}"),
+    );
     vec![
         ("GIT_CONFIG_COUNT".into(), "1".into()),
         (
@@ -220,28 +223,6 @@ fn push_env(repo: &Path, remote: &str) -> Vec<(String, String)> {
             format!("AUTHORIZATION: basic {basic}"),
         ),
     ]
-}
-
-/// Standard base64 with padding.
-fn base64(bytes: &[u8]) -> String {
-    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ABC[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// Checks out `branch` of `remote` into a new work tree at `into` (on that branch, at its
@@ -375,18 +356,4 @@ fn rebase(repo: &Path, branch: &str) -> Result<(), GitError> {
             detail: f.last_line(),
         }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::base64;
-
-    #[test]
-    fn base64_pads_like_the_standard() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"x-access-token:abc"), "eC1hY2Nlc3MtdG9rZW46YWJj");
-    }
 }

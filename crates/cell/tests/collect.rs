@@ -255,6 +255,24 @@ fn new_repo(dir: &Path) {
     git(dir, &["commit", "-qm", "init"]);
 }
 
+/// `dir/origin.git`: a bare remote whose `main` has one commit.
+fn bare_origin(dir: &Path) -> PathBuf {
+    let seed = dir.join("seed");
+    new_repo(&seed);
+    let bare = dir.join("origin.git");
+    git(
+        dir,
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            seed.to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ],
+    );
+    bare
+}
+
 fn collect_cmd(gh: &GitHub, repo: &Path) -> assert_cmd::Command {
     let mut c = cell();
     c.current_dir(repo)
@@ -735,19 +753,7 @@ fn cell_commit_commits_as_the_actions_bot_and_pushes_without_persisting_a_token(
     let local = local_run(tmp.path());
     let jobs = tmp.path().join("jobs");
     copy_jobs(&local.jobs, &jobs, |_| 1);
-    let seed = tmp.path().join("seed");
-    new_repo(&seed);
-    let bare = tmp.path().join("origin.git");
-    git(
-        tmp.path(),
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            seed.to_str().unwrap(),
-            bare.to_str().unwrap(),
-        ],
-    );
+    let bare = bare_origin(tmp.path());
     let clone = tmp.path().join("clone");
     git(
         tmp.path(),
@@ -869,19 +875,7 @@ fn results_go_to_their_own_branch_created_on_first_use() {
     let local = local_run(tmp.path());
     let jobs = tmp.path().join("jobs");
     copy_jobs(&local.jobs, &jobs, |_| 1);
-    let seed = tmp.path().join("seed");
-    new_repo(&seed);
-    let bare = tmp.path().join("origin.git");
-    git(
-        tmp.path(),
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            seed.to_str().unwrap(),
-            bare.to_str().unwrap(),
-        ],
-    );
+    let bare = bare_origin(tmp.path());
     let main_before = git(&bare, &["rev-parse", "main"]);
     for (round, dates) in [(1, "2026-12-01"), (2, "2026-12-02")] {
         let clone = tmp.path().join(format!("clone{round}"));
