@@ -147,6 +147,24 @@ impl FetchError {
         matches!(self, Self::Mismatch { .. } | Self::Unsafe { .. })
     }
 
+    /// The same error with the downloaded temporary file, which is gone by the time anyone
+    /// reads the message, named by the URL it came from.
+    #[must_use]
+    pub(crate) fn naming(self, temp: &std::path::Path, url: &str) -> Self {
+        match self {
+            Self::Archive { path, msg } if path == temp => Self::Archive {
+                path: PathBuf::from(url),
+                msg,
+            },
+            Self::Io { what, path, source } if path == temp => Self::Io {
+                what,
+                path: PathBuf::from(url),
+                source,
+            },
+            e => e,
+        }
+    }
+
     pub(crate) fn io(what: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
         Self::Io {
             what,

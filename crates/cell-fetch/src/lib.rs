@@ -113,7 +113,8 @@ pub fn fetch(req: &FetchRequest) -> Result<Fetched, FetchError> {
 
     let runtime = http::runtime().map_err(|e| FetchError::Client(e.to_string()))?;
     let downloaded = runtime.block_on(verified_download(req, &name))?;
-    let entries = unpack(downloaded.file.path(), kind, &req.into, &req.unpack)?;
+    let entries = unpack(downloaded.file.path(), kind, &req.into, &req.unpack)
+        .map_err(|e| e.naming(downloaded.file.path(), &url::redact(&req.url)))?;
     Ok(Fetched {
         url: url::redact(&req.url),
         sha256: downloaded.sha256,

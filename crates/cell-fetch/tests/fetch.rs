@@ -502,3 +502,22 @@ fn a_small_archive_that_unpacks_to_far_more_is_refused_by_the_ratio_cap() {
     unpack(&archive, ArchiveKind::TarGz, &dest, &off).unwrap();
     assert_eq!(std::fs::metadata(dest.join("z")).unwrap().len(), 64 << 20);
 }
+
+/// Regression: an archive that matched its digest but could not be read was reported under
+/// the name of the deleted temporary file. The error names the URL it came from.
+#[test]
+fn an_unreadable_archive_is_named_by_its_url_not_the_temp_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = b"definitely not xz".to_vec();
+    let server = serve("/tc.tar.xz", body.clone());
+    let dest = tmp.path().join("tc");
+    let req = FetchRequest::new(
+        server.url("/tc.tar.xz"),
+        Expected::Digest(sha256(&body)),
+        &dest,
+    );
+    let err = fetch(&req).unwrap_err().to_string();
+    assert!(err.contains(&server.url("/tc.tar.xz")), "{err}");
+    assert!(err.contains("cannot read the archive"), "{err}");
+    assert!(!dest.exists());
+}
