@@ -182,7 +182,6 @@ fn from_api(
     let lost = download_all(github, &ours, staging, &unpacked)?;
     let mut tripped: Vec<String> = lost.iter().filter(|l| l.1).map(|l| l.0.clone()).collect();
     missing_lines.extend(lost.into_iter().map(|l| l.0));
-    missing_lines.sort();
 
     let mut inputs = Vec::new();
     for a in ours.iter().filter(|a| unpacked.join(&a.name).is_dir()) {
@@ -420,6 +419,9 @@ pub enum ArtifactError {
     /// No job result in it.
     #[error("holds no results.json")]
     Empty,
+    /// Its unpacked folder cannot be read.
+    #[error("cannot be read: {0}")]
+    Io(String),
     /// More than one results file: an artifact is one job.
     #[error("holds {0} results.json files; an artifact is exactly one job")]
     Several(usize),
@@ -463,7 +465,7 @@ pub fn read_artifact(
         files.push(p.to_owned());
         Ok(())
     })
-    .map_err(|_| ArtifactError::Empty)?;
+    .map_err(|e| ArtifactError::Io(e.to_string()))?;
     let path = match files.as_slice() {
         [] => return Err(ArtifactError::Empty),
         [one] => one,

@@ -469,8 +469,8 @@ fn judge(
         Contention {
             median: round_ratio(med),
             max: round_ratio(contentions.iter().copied().fold(0.0, f64::max)),
-            threshold: config.contention_max,
-            contended: cell_verdict::rules::contended(med, config.contention_max),
+            threshold: config.settings.contention_max,
+            contended: cell_verdict::rules::contended(med, config.settings.contention_max),
         }
     });
     let reference = &plan.reference().name;

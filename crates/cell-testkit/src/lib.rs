@@ -8,7 +8,7 @@
 //!
 //! - this module: files on disk — [`fixtures`] (results recorded from real runs, frozen),
 //!   [`repo_root`], [`read`], [`read_json`], [`files`] and [`dump`] (a tree as one text for a
-//!   snapshot), [`copy_dir`], [`names`], [`tree`], [`is_executable`], and [`sha256`];
+//!   snapshot), [`copy_dir`], [`names`], [`tree`], [`is_executable`], [`git`] and [`sha256`];
 //! - [`http`]: one loopback HTTP/1.1 server (a handler closure or a route table, a log of every
 //!   request) with fault injection: any status, redirects, rate limits, a delay, a body that
 //!   stalls or comes up short, a connection closed without an answer;
@@ -129,6 +129,23 @@ pub fn tree(dir: &Path) -> Vec<String> {
     walk(dir, dir, &mut out);
     out.sort();
     out
+}
+
+/// Runs `git -C dir args…`, panicking with git's message unless it succeeds; its stdout,
+/// trimmed. The one git helper of the tests.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
 /// Whether anyone may execute the file `path` (or what it links to).

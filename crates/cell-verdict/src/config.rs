@@ -19,10 +19,9 @@ pub struct GateConfig {
     pub health_threshold: f64,
     /// The tooth's slow row, fast row and phase.
     pub tooth: (RowName, RowName, Phase),
-    /// `versions.env`'s settings, for the rules keyed by architecture (`TOOTH_MIN_<ARCH>`).
+    /// `versions.env`'s settings: the rules keyed by architecture (`TOOTH_MIN_<ARCH>`) and
+    /// `CONTENTION_MAX` read them here.
     pub settings: Settings,
-    /// `CONTENTION_MAX`: median wall/cpu above which a job is contended.
-    pub contention_max: f64,
     /// `[soak]`'s drift rule and `fail_on_drift`, when the repository has a soak suite.
     pub soak: Option<SoakConfig>,
     /// Rows each toolchain is expected to produce.
@@ -76,7 +75,6 @@ impl GateConfig {
                 s.tooth_phase.clone(),
             ),
             settings: s.clone(),
-            contention_max: s.contention_max,
             soak: plan.soak.as_ref().map(|d| d.config.clone()),
             rows: plan
                 .toolchains

@@ -369,10 +369,10 @@ fn contention_notices(cell: &CellResult, config: &GateConfig) -> Vec<String> {
         .iter()
         .filter_map(|(tc, j)| {
             let c = j.contention.as_ref()?;
-            contended(c.median, config.contention_max).then(|| {
+            contended(c.median, config.settings.contention_max).then(|| {
                 format!(
                     "job {tc} was contended: median wall/cpu {:.4} > {}",
-                    c.median, config.contention_max
+                    c.median, config.settings.contention_max
                 )
             })
         })

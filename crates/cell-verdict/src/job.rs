@@ -57,11 +57,11 @@ pub fn workload_verdict(job: &WorkloadJob<'_>, config: &GateConfig) -> Verdict {
     };
     if let Some(c) = job
         .contention
-        .filter(|c| crate::rules::contended(c.median, config.contention_max))
+        .filter(|c| crate::rules::contended(c.median, config.settings.contention_max))
     {
         reasons.push(format!(
             "contended: median wall/cpu {:.4} exceeds {}",
-            c.median, config.contention_max
+            c.median, config.settings.contention_max
         ));
     }
     Verdict { status, reasons }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use cell_testkit::archive::{self, Entry};
 use cell_testkit::http::{Request, Response, Server};
-use cell_testkit::{files, sha256};
+use cell_testkit::{files, git, sha256};
 use predicates::prelude::PredicateBooleanExt as _;
 
 use common::{GCC_TOML, VERSIONS, cell, project, read_json};
@@ -22,6 +22,17 @@ struct Local {
     run_dir: PathBuf,
     jobs: Vec<PathBuf>,
     cell_id: String,
+}
+
+impl Local {
+    /// The job dir of toolchain `tc` (attempt 1).
+    fn job(&self, tc: &str) -> &PathBuf {
+        let suffix = format!("-{tc}-a1");
+        self.jobs
+            .iter()
+            .find(|j| j.to_str().unwrap().ends_with(&suffix))
+            .unwrap()
+    }
 }
 
 fn local_run(tmp: &Path) -> Local {
@@ -228,21 +239,6 @@ fn job_names(local: &Local) -> Vec<(String, &'static str)> {
         .collect();
     v.push(("plan".into(), "success"));
     v
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
 fn new_repo(dir: &Path) {
@@ -1096,11 +1092,7 @@ fn a_name_inside_a_results_file_cannot_write_outside_results() {
         // Not in an artifact-named folder: the store itself must refuse the path.
         let plain = jobs.join("plain");
         std::fs::create_dir_all(&plain).unwrap();
-        let src = local
-            .jobs
-            .iter()
-            .find(|j| j.to_str().unwrap().ends_with("-gcc-a1"))
-            .unwrap();
+        let src = local.job("gcc");
         let mut v = read_json(&src.join("results.json"));
         if field == "cell" {
             v["cell"]["id"] = value.into();
@@ -1142,20 +1134,8 @@ fn one_artifact_cannot_replace_another_jobs_results() {
     let local = local_run(tmp.path());
     let jobs = tmp.path().join("jobs");
     copy_jobs(&local.jobs, &jobs, |_| 1);
-    let clang = local
-        .jobs
-        .iter()
-        .find(|j| j.to_str().unwrap().ends_with("-clang-a1"))
-        .unwrap();
-    let gcc = jobs.join(
-        local
-            .jobs
-            .iter()
-            .find(|j| j.to_str().unwrap().ends_with("-gcc-a1"))
-            .unwrap()
-            .file_name()
-            .unwrap(),
-    );
+    let clang = local.job("clang");
+    let gcc = jobs.join(local.job("gcc").file_name().unwrap());
     let clang_name = clang
         .file_name()
         .unwrap()
@@ -1266,14 +1246,19 @@ fn credentials_inside_urls_are_never_printed() {
             "https://x-access-token:ghs_leaky@127.0.0.1:9/o/r.git",
         ],
     );
-    let dir = repo.join("results").join("2026-12-01-7");
-    std::fs::create_dir_all(dir.join("linux-x86_64-local")).unwrap();
+    // A real run dir, so the commit is made and the push is what fails.
+    let local = local_run(tmp.path());
+    let jobs = tmp.path().join("jobs");
+    copy_jobs(&local.jobs, &jobs, |_| 1);
+    from_dir_cmd(&repo, &jobs).assert().success();
     let out = cell()
         .current_dir(&repo)
-        .args(["commit", "results/2026-12-01-7", "--push"])
+        .args(["commit", &format!("results/2026-12-01-{RUN}"), "--push"])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("committed: results: run"), "{text}");
+    assert!(text.contains("refused the push"), "{text}");
     assert!(!text.contains("ghs_leaky"), "{text}");
 }

@@ -9,6 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Barrier};
 
+use cell_testkit::git;
 use cell_testkit::walk::{Attempt, Conclusion, Config, Options, Walk};
 
 use common::{GCC_TOML, VERSIONS, WRONG_TOML, cell, project};
@@ -24,21 +25,6 @@ fn cell_label() -> &'static str {
 
 fn cell_id() -> String {
     format!("linux-{}-{}", std::env::consts::ARCH, cell_label())
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
 /// The tiny project with its generated workflow, committed, and its bare origin.

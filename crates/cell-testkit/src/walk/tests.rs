@@ -3,26 +3,11 @@
 //! collect job that keeps credentials), so each rule of the runner is checked without `cell`.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use sha2::Digest as _;
 
 use super::{Conclusion, Config, Options, Walk};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
+use crate::git;
 
 /// A repository with two commits, its bare origin, and a walk of `workflow` on it.
 fn walk(tmp: &Path, workflow: &str, options: Options) -> Walk {
