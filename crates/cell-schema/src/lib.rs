@@ -7,6 +7,7 @@
 
 pub mod escape;
 pub mod ids;
+pub mod read;
 pub mod store;
 mod suite;
 pub mod time;
@@ -1021,42 +1022,57 @@ pub enum SchemaError {
     /// No `schema_version` at all.
     #[error("no schema_version: not a cell results file")]
     Missing,
+    /// A `kind` this reader does not know (or none).
+    #[error(
+        "kind {0} is not one of \"job\", \"cell\", \"http\", \"soak\": not a cell results file"
+    )]
+    Kind(String),
 }
 
-fn check_version(text: &str) -> Result<(), SchemaError> {
+/// The two fields every file leads with, read after the check that no key repeats.
+fn probe(text: &str) -> Result<Option<String>, SchemaError> {
     #[derive(Deserialize)]
     struct Probe {
         schema_version: Option<u64>,
+        kind: Option<String>,
     }
-    let probe: Probe = serde_json::from_str(text)?;
+    let probe: Probe = read::from_str_unique(text)?;
     match probe.schema_version {
         None => Err(SchemaError::Missing),
         Some(v) if v > u64::from(SCHEMA_VERSION) => Err(SchemaError::TooNew { found: v }),
-        Some(_) => Ok(()),
+        Some(_) => Ok(probe.kind),
     }
 }
 
-/// Reads a `results.json` of either kind, refusing a newer major version.
+/// Reads a `results.json` of any kind, refusing a newer major version. The kind is read
+/// first so an error names the field of that kind that is wrong.
 pub fn read_results(text: &str) -> Result<ResultsFile, SchemaError> {
-    check_version(text)?;
-    Ok(serde_json::from_str(text)?)
+    let kind = probe(text)?;
+    Ok(match kind.as_deref() {
+        Some("job") => ResultsFile::Job(serde_json::from_str(text)?),
+        Some("cell") => ResultsFile::Cell(serde_json::from_str(text)?),
+        Some("http") => ResultsFile::Http(serde_json::from_str(text)?),
+        Some("soak") => ResultsFile::Soak(serde_json::from_str(text)?),
+        Some(other) => return Err(SchemaError::Kind(format!("{:?}", escape::one_line(other)))),
+        None => return Err(SchemaError::Kind("missing".into())),
+    })
 }
 
 /// Reads a job's `results.json`, refusing a newer major version.
 pub fn read_job(text: &str) -> Result<JobResult, SchemaError> {
-    check_version(text)?;
+    probe(text)?;
     Ok(serde_json::from_str(text)?)
 }
 
 /// Reads a cell's `results.json`, refusing a newer major version.
 pub fn read_cell(text: &str) -> Result<CellResult, SchemaError> {
-    check_version(text)?;
+    probe(text)?;
     Ok(serde_json::from_str(text)?)
 }
 
 /// Reads a `run.json`, refusing a newer major version.
 pub fn read_record(text: &str) -> Result<RunRecord, SchemaError> {
-    check_version(text)?;
+    probe(text)?;
     Ok(serde_json::from_str(text)?)
 }
 

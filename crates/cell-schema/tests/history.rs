@@ -145,7 +145,12 @@ fn a_bad_file_is_skipped_by_path_and_the_other_runs_are_kept() {
                 "\"kind\": \"cell\", \"kind\": \"cell\",",
                 1,
             ),
-            "duplicate field `kind`",
+            "duplicate key \"kind\"",
+        ),
+        (
+            // A map's key given twice: serde would keep the last one silently.
+            text.replacen("\"rows\": {", "\"rows\": {\"x\": 1, \"x\": 2,", 1),
+            "duplicate key \"x\"",
         ),
         (
             text.replacen("\"median\": 1.0", "\"median\": -1.0", 1),

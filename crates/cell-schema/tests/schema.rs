@@ -45,3 +45,18 @@ fn a_newer_schema_version_is_refused() {
     );
     assert!(cell_schema::read_results(r#"{"kind": "job"}"#).is_err());
 }
+
+/// Regression: the four kinds were one untagged enum, so a job missing one field was refused
+/// as "did not match any variant" without saying which field.
+#[test]
+fn an_unreadable_file_names_the_field_of_its_kind() {
+    let err = cell_schema::read_results(r#"{"schema_version": 1, "kind": "job"}"#).unwrap_err();
+    assert!(err.to_string().contains("missing field"), "{err}");
+    let err = cell_schema::read_results(r#"{"schema_version": 1, "kind": "tarball"}"#).unwrap_err();
+    assert!(
+        err.to_string().contains("kind \"tarball\" is not one of"),
+        "{err}"
+    );
+    let err = cell_schema::read_results(r#"{"schema_version": 1}"#).unwrap_err();
+    assert!(err.to_string().contains("kind missing"), "{err}");
+}

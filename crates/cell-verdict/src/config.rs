@@ -111,7 +111,7 @@ pub fn calibration_of(plan: &Plan, id: &CellId) -> Result<Option<Calibration>, C
         msg,
     };
     let text = std::fs::read_to_string(&path).map_err(|e| bad(e.to_string()))?;
-    serde_json::from_str(&text)
+    cell_schema::read::from_str_unique(&text)
         .map(Some)
         .map_err(|e| bad(format!("not a calibration file: {e}")))
 }
