@@ -34,6 +34,21 @@ pub struct Options {
     pub allow_partial: bool,
     /// The run date (`YYYY-MM-DD`) for a directory source; default: the earliest job's start.
     pub date: Option<String>,
+    /// Caps on unpacking each artifact (`ARTIFACT_*` in versions.env).
+    pub unpack: cell_fetch::UnpackOptions,
+}
+
+impl Options {
+    /// A job's artifact is three small files: 20 times its zip, at least 16 MiB, at most
+    /// 1 GiB, at most 64 entries (what versions.env says by default).
+    pub fn artifact_caps() -> cell_fetch::UnpackOptions {
+        cell_fetch::UnpackOptions {
+            max_unpacked_bytes: 1 << 30,
+            max_entries: 64,
+            ratio_floor: 16 << 20,
+            ..cell_fetch::UnpackOptions::default()
+        }
+    }
 }
 
 /// What was collected, merged, for the caller to render and write.
@@ -113,7 +128,9 @@ pub fn collect(
         missing,
         tripped,
     } = match source {
-        Source::Api { github, repo } => from_api(github, repo, run_id, staging.path())?,
+        Source::Api { github, repo } => {
+            from_api(github, repo, run_id, staging.path(), &opts.unpack)?
+        }
         Source::Dir(dir) => from_dir(run_id, dir, opts.date.as_deref())?,
     };
     refuse_scripted(&jobs)?;
@@ -172,6 +189,7 @@ fn from_api(
     repo: &str,
     run_id: RunId,
     staging: &Path,
+    caps: &cell_fetch::UnpackOptions,
 ) -> Result<Gathered, CollectError> {
     let run = github.run(repo, run_id)?;
     let artifacts = github.artifacts(repo, run_id)?;
@@ -179,7 +197,7 @@ fn from_api(
     let (ours, mut missing_lines) = our_artifacts(&artifacts);
 
     let unpacked = staging.join("artifacts");
-    let lost = download_all(github, &ours, staging, &unpacked)?;
+    let lost = download_all(github, &ours, staging, &unpacked, caps)?;
     let mut tripped: Vec<String> = lost.iter().filter(|l| l.1).map(|l| l.0.clone()).collect();
     missing_lines.extend(lost.into_iter().map(|l| l.0));
 
@@ -288,6 +306,14 @@ fn missing_jobs(
         else {
             continue;
         };
+        // A job's name is the workflow's, but it reaches paths: only safe ids count.
+        if !cell_schema::ids::is_safe_id(cell) || !cell_schema::ids::is_safe_id(tc) {
+            lines.push(format!(
+                "job `{}` is not named `cell <cell-id> <toolchain>` with safe names: ignored",
+                cell_schema::escape::one_line(&j.name)
+            ));
+            continue;
+        }
         let key = (CellId::from(cell), ToolchainName::from(tc));
         let is_key = |i: &JobInput| i.result.cell().id == key.0 && i.result.name() == key.1;
         let newest = inputs.iter().filter(|i| is_key(i)).map(|i| i.attempt).max();
@@ -320,6 +346,7 @@ fn download_all(
     ours: &[&crate::github::Artifact],
     staging: &Path,
     unpacked: &Path,
+    caps: &cell_fetch::UnpackOptions,
 ) -> Result<Vec<(String, bool)>, CollectError> {
     let zips = staging.join("zips");
     std::fs::create_dir_all(&zips).map_err(io("creating the staging directory"))?;
@@ -338,19 +365,11 @@ fn download_all(
             }
         }
         let zip = zips.join(format!("{}.zip", a.id));
-        // A job's artifact is three small files: 20 times its zip, at least 16 MiB, at most
-        // 1 GiB, at most 64 entries.
-        let opts = cell_fetch::UnpackOptions {
-            max_unpacked_bytes: 1 << 30,
-            max_entries: 64,
-            ratio_floor: 16 << 20,
-            ..cell_fetch::UnpackOptions::default()
-        };
         if let Err(e) = cell_fetch::unpack(
             &zip,
             cell_fetch::ArchiveKind::Zip,
             &unpacked.join(&a.name),
-            &opts,
+            caps,
         ) {
             lost.push((format!("artifact `{}`: {e}", a.name), true));
         }

@@ -58,7 +58,7 @@ pub fn merge_run(
         .into_iter()
         .filter_map(|(cell, jobs)| {
             let m = missing.get(&cell).cloned().unwrap_or_default();
-            merge_cell(run, jobs, m)
+            merge_cell(run, &cell, jobs, m)
         })
         .collect()
 }
@@ -78,9 +78,48 @@ struct Gathered {
     soak: BTreeMap<cell_schema::ServerName, cell_schema::CellSoakServer>,
 }
 
-fn merge_cell(run: &RunInfo, jobs: Vec<JobInput>, missing: Vec<MissingJob>) -> Option<MergedCell> {
-    let cell = jobs.first()?.result.cell().clone();
+/// A cell that left no job result at all is still written, so its RESULTS.md says what
+/// happened to each job instead of the cell silently vanishing from the run.
+fn nothing_left(missing: &[MissingJob]) -> (Status, Vec<String>) {
+    let reasons: Vec<String> = missing
+        .iter()
+        .map(|m| format!("{}: no result ({})", m.toolchain, m.conclusion))
+        .collect();
+    let failed = missing.iter().any(|m| {
+        matches!(
+            m.conclusion.as_str(),
+            "failure" | "timed_out" | "startup_failure"
+        )
+    });
+    (
+        if failed {
+            Status::Failed
+        } else {
+            Status::Noisy
+        },
+        reasons,
+    )
+}
+
+fn merge_cell(
+    run: &RunInfo,
+    id: &CellId,
+    jobs: Vec<JobInput>,
+    missing: Vec<MissingJob>,
+) -> Option<MergedCell> {
+    let cell = match jobs.first() {
+        Some(j) => j.result.cell().clone(),
+        None => cell_schema::CellInfo::of_id(id)?,
+    };
     let mut g = Gathered::default();
+    if jobs.is_empty() {
+        let (status, reasons) = nothing_left(&missing);
+        g.status = Some(status);
+        if status == Status::Failed {
+            g.failures.clone_from(&reasons);
+        }
+        g.reasons = reasons;
+    }
     for JobInput { result, attempt } in jobs {
         let name = result.name();
         let verdict = result.verdict();
@@ -103,7 +142,7 @@ fn merge_cell(run: &RunInfo, jobs: Vec<JobInput>, missing: Vec<MissingJob>) -> O
             }
         }
     }
-    let total_s = round_time(g.jobs_s.values().sum());
+    let total_s = round_time(g.jobs_s.values().fold(0.0, |a, b| a + b));
     let mut run = run.clone();
     run.partial |= !missing.is_empty() && run.source != "local";
     Some(MergedCell {

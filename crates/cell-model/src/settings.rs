@@ -97,6 +97,46 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
         "a run where more than this share of machine CPU went to neither server nor load generator is contaminated",
     ),
     (
+        "UNPACK_MAX_RATIO",
+        "20",
+        "a toolchain archive may unpack to at most this many times its own size",
+    ),
+    (
+        "UNPACK_RATIO_FLOOR_MIB",
+        "64",
+        "MiB a toolchain archive may always unpack to, however small it is",
+    ),
+    (
+        "UNPACK_MAX_MIB",
+        "8192",
+        "MiB a toolchain archive may unpack to at most, whatever its size",
+    ),
+    (
+        "UNPACK_MAX_ENTRIES",
+        "200000",
+        "entries a toolchain archive may hold at most",
+    ),
+    (
+        "ARTIFACT_MAX_RATIO",
+        "20",
+        "a job's artifact may unpack to at most this many times its own size",
+    ),
+    (
+        "ARTIFACT_RATIO_FLOOR_MIB",
+        "16",
+        "MiB a job's artifact may always unpack to, however small it is",
+    ),
+    (
+        "ARTIFACT_MAX_MIB",
+        "1024",
+        "MiB a job's artifact may unpack to at most, whatever its size",
+    ),
+    (
+        "ARTIFACT_MAX_ENTRIES",
+        "64",
+        "entries a job's artifact may hold at most",
+    ),
+    (
         "BASELINE",
         "",
         "run (<date>-<run-id>) the gate compares against; empty: the newest committed run",
@@ -160,6 +200,10 @@ pub struct Settings {
     pub http_load_cpu_max: f64,
     /// Machine CPU share charged to neither side above which a run is contaminated.
     pub http_other_cpu_max: f64,
+    /// Caps on unpacking a toolchain archive (`UNPACK_*`).
+    pub unpack: UnpackCaps,
+    /// Caps on unpacking a job's artifact in `cell collect` (`ARTIFACT_*`).
+    pub artifact_unpack: UnpackCaps,
     tooth_min: f64,
     tooth_min_arch: Vec<(String, f64)>,
     clock: Option<Clock>,
@@ -200,6 +244,8 @@ impl Settings {
             http_tolerance: t.http_tolerance,
             http_load_cpu_max: t.http_load_cpu_max,
             http_other_cpu_max: t.http_other_cpu_max,
+            unpack: keys.caps("UNPACK")?,
+            artifact_unpack: keys.caps("ARTIFACT")?,
             tooth_min,
             tooth_min_arch: overrides.tooth_min_arch,
             clock,
@@ -235,6 +281,20 @@ impl Settings {
     }
 }
 
+/// How far an archive may unpack: a multiple of its own size, never below a floor and never
+/// above a ceiling, and a number of entries. A zip bomb is refused before it fills the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnpackCaps {
+    /// Unpacked bytes per byte of archive.
+    pub max_ratio: u64,
+    /// Unpacked bytes the ratio always allows.
+    pub ratio_floor_bytes: u64,
+    /// Unpacked bytes never exceeded.
+    pub max_bytes: u64,
+    /// Entries never exceeded.
+    pub max_entries: u64,
+}
+
 /// `versions.env` as settings see it: every key has a value, its own or its default.
 struct Keys<'a>(&'a VersionsEnv);
 
@@ -261,6 +321,43 @@ impl<'a> Keys<'a> {
     }
 
     /// A number strictly between `lo` and `hi`.
+    /// A whole number of at least 1.
+    fn positive(&self, key: &str) -> Result<u64, ConfigError> {
+        match self.int(key)? {
+            0 => Err(self.error_at(
+                key,
+                format!(
+                    "{key}=0 allows nothing: write at least 1 (default {})",
+                    default_of(key)
+                ),
+            )),
+            n => Ok(u64::from(n)),
+        }
+    }
+
+    /// The four `<PREFIX>_*` unpack caps, the floor within the ceiling.
+    fn caps(&self, prefix: &str) -> Result<UnpackCaps, ConfigError> {
+        let floor = format!("{prefix}_RATIO_FLOOR_MIB");
+        let max = format!("{prefix}_MAX_MIB");
+        let caps = UnpackCaps {
+            max_ratio: self.positive(&format!("{prefix}_MAX_RATIO"))?,
+            ratio_floor_bytes: self.positive(&floor)? << 20,
+            max_bytes: self.positive(&max)? << 20,
+            max_entries: self.positive(&format!("{prefix}_MAX_ENTRIES"))?,
+        };
+        if caps.ratio_floor_bytes > caps.max_bytes {
+            return Err(self.error_at(
+                &floor,
+                format!(
+                    "{floor}={} is above {max}={}: the floor must lie within the ceiling",
+                    self.raw(&floor),
+                    self.raw(&max)
+                ),
+            ));
+        }
+        Ok(caps)
+    }
+
     fn num(&self, key: &str, lo: f64, hi: f64) -> Result<f64, ConfigError> {
         let v = self.raw(key);
         match v.parse::<f64>() {
@@ -495,5 +592,26 @@ mod tests {
         assert_eq!(s.clock("linux"), Some(Clock::Cpu));
         let auto = settings("CLOCK=auto\n").unwrap();
         assert_eq!(auto.clock("linux"), None);
+    }
+
+    #[test]
+    fn unpack_caps_are_read_in_mib_with_the_floor_within_the_ceiling() {
+        let s = settings("UNPACK_MAX_RATIO=5\nARTIFACT_MAX_MIB=32\n").unwrap();
+        assert_eq!(s.unpack.max_ratio, 5);
+        assert_eq!(s.unpack.ratio_floor_bytes, 64 << 20);
+        assert_eq!(s.artifact_unpack.max_bytes, 32 << 20);
+        assert_eq!(s.artifact_unpack.max_entries, 64);
+        let e = settings("ARTIFACT_RATIO_FLOOR_MIB=64\nARTIFACT_MAX_MIB=32\n").unwrap_err();
+        assert!(
+            e.starts_with(
+                "versions.env:1: ARTIFACT_RATIO_FLOOR_MIB=64 is above ARTIFACT_MAX_MIB=32"
+            ),
+            "{e}"
+        );
+        let e = settings("\nUNPACK_MAX_ENTRIES=0\n").unwrap_err();
+        assert!(
+            e.starts_with("versions.env:2: UNPACK_MAX_ENTRIES=0 allows nothing"),
+            "{e}"
+        );
     }
 }

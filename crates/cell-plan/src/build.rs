@@ -492,8 +492,10 @@ fn install_steps(
                     .map(|v| format!(" {v}"))
                     .unwrap_or_default();
                 let dir = format!("\"$RUNNER_TEMP/toolchain-{}\"", tc.name);
+                let caps = &ctx.plan.settings.unpack;
                 let fetch = format!(
-                    "cell fetch --url \"$URL\" --sha256 \"$SHA256\" --into \"$dir\" --strip-components {strip}"
+                    "cell fetch --url \"$URL\" --sha256 \"$SHA256\" --into \"$dir\" --strip-components {strip} --max-ratio {} --ratio-floor {} --max-unpacked-bytes {} --max-entries {}",
+                    caps.max_ratio, caps.ratio_floor_bytes, caps.max_bytes, caps.max_entries
                 );
                 let step = if urls.len() == 1 {
                     Step::run(

@@ -144,6 +144,23 @@ fn snapshot_release_under_test_on_a_self_hosted_runner() {
     insta::assert_snapshot!("release_under_test_self_hosted", text);
 }
 
+/// The unpack caps of versions.env reach the step that unpacks a tarball.
+#[test]
+fn a_tarball_is_unpacked_under_the_caps_of_versions_env() {
+    let toml = self_hosted_subject();
+    let versions = format!(
+        "{}UNPACK_MAX_RATIO=7\nUNPACK_RATIO_FLOOR_MIB=2\nUNPACK_MAX_MIB=3\nUNPACK_MAX_ENTRIES=9\n",
+        versions_for(&toml)
+    );
+    let text = cell_plan::render(&Project::new(&versions, &toml).plan()).unwrap();
+    assert!(
+        text.contains(
+            "--max-ratio 7 --ratio-floor 2097152 --max-unpacked-bytes 3145728 --max-entries 9"
+        ),
+        "{text}"
+    );
+}
+
 #[test]
 fn apt_installs_are_linux_only_when_a_cell_is_not_linux() {
     let toml = format!("{BASE}{}{GCC}", hosted(&["ubuntu-24.04", "macos-15"]));

@@ -173,6 +173,24 @@ pub struct CellInfo {
     pub arch: String,
 }
 
+impl CellInfo {
+    /// The cell an id names (`<os>-<arch>-<label>`), for a cell known only by its id: one
+    /// whose every job left no result.
+    pub fn of_id(id: &CellId) -> Option<Self> {
+        let mut parts = id.as_str().splitn(3, '-');
+        let (os, arch, label) = (parts.next()?, parts.next()?, parts.next()?);
+        if !ids::is_safe_id(label) {
+            return None;
+        }
+        Some(Self {
+            id: id.clone(),
+            label: CellLabel::new(label),
+            os: os.to_owned(),
+            arch: arch.to_owned(),
+        })
+    }
+}
+
 /// Facts about the machine a job ran on; never its hostname.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Machine {

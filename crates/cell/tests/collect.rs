@@ -1262,3 +1262,83 @@ fn credentials_inside_urls_are_never_printed() {
     assert!(text.contains("refused the push"), "{text}");
     assert!(!text.contains("ghs_leaky"), "{text}");
 }
+
+/// The artifact caps are the project's own: versions.env tightened to one entry refuses every
+/// job's artifact (three files each) by name, and the run is partial, exit 1.
+#[test]
+fn the_artifact_caps_of_versions_env_refuse_an_artifact_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = local_run(tmp.path());
+    let when = started_at(&local);
+    let repo = tmp.path().join("repo");
+    new_repo(&repo);
+    std::fs::write(repo.join("versions.env"), "ARTIFACT_MAX_ENTRIES=1\n").unwrap();
+    let gh = start(artifacts_of(&local), job_names(&local), when, vec![]);
+    let name0 = local.jobs[0]
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    collect_cmd(&gh, &repo)
+        .arg("--complete")
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(format!("artifact `{name0}`")))
+        .stderr(predicates::str::contains("entries"));
+    std::fs::write(repo.join("versions.env"), "ARTIFACT_MAX_ENTRIES=x\n").unwrap();
+    collect_cmd(&gh, &repo)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "versions.env:1: ARTIFACT_MAX_ENTRIES=x",
+        ));
+}
+
+/// Regression: a cell whose every job failed vanished from the run dir (only run.json named
+/// it). It is written, its RESULTS.md says what became of each job, and the gate trips; a job
+/// name that is not `cell <safe-id> <safe-id>` never becomes a directory.
+#[test]
+fn a_cell_whose_every_job_failed_is_written_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = local_run(tmp.path());
+    let when = started_at(&local);
+    let mut jobs = job_names(&local);
+    jobs.push(("cell linux-aarch64-arm clang".into(), "failure"));
+    jobs.push(("cell linux-aarch64-arm gcc".into(), "timed_out"));
+    jobs.push(("cell ../../escape clang".into(), "failure"));
+    let gh = start(artifacts_of(&local), jobs, when.clone(), vec![]);
+    let repo = tmp.path().join("repo");
+    new_repo(&repo);
+    collect_cmd(&gh, &repo)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "job `cell ../../escape clang` is not named `cell <cell-id> <toolchain>` with safe names: ignored",
+        ));
+    let dir = repo.join("results").join(format!("{}-{RUN}", &when[..10]));
+    let arm = dir.join("linux-aarch64-arm");
+    let merged = read_json(&arm.join("results.json"));
+    assert_eq!(merged["verdict"]["status"], "failed");
+    assert_eq!(merged["cell"]["label"], "arm");
+    assert_eq!(merged["cell"]["arch"], "aarch64");
+    let md = std::fs::read_to_string(arm.join("RESULTS.md")).unwrap();
+    assert!(md.contains("clang: no result (failure)"), "{md}");
+    assert!(md.contains("gcc: no result (timed_out)"), "{md}");
+    // Regression: an empty sum of f64 is -0.0.
+    assert!(md.contains("Total cost: 0.0 s"), "{md}");
+    assert!(!tmp.path().join("escape").exists());
+    assert!(!repo.join("escape").exists());
+    // The other cell is whole. Collect's exit 1 is the trip (the workflow's last step fails
+    // on it); the gate names the failed jobs under their cell.
+    assert!(dir.join(&local.cell_id).join("RESULTS.md").is_file());
+    let out = cell()
+        .args(["gate", dir.to_str().unwrap(), "--root"])
+        .arg(tmp.path().join("proj"))
+        .assert();
+    let printed = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        printed.contains("linux-aarch64-arm against nothing (first run)\n  notice: job clang left no result (failure)"),
+        "{printed}"
+    );
+}

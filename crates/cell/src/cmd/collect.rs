@@ -121,6 +121,7 @@ pub fn run(args: &CollectArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let opts = Options {
         allow_partial: !args.complete,
         date: args.date.clone(),
+        unpack: artifact_caps(cli)?,
     };
     let collected = match collect(run_id, &source, &opts) {
         Ok(c) => c,
@@ -159,6 +160,17 @@ pub fn run(args: &CollectArgs, cli: &Cli) -> anyhow::Result<Exit> {
     }
     print_cells(&collected, &dir, cli);
     Ok(exit_of(&collected, cli))
+}
+
+/// The `ARTIFACT_*` caps of the project's versions.env; its defaults where there is none.
+fn artifact_caps(cli: &Cli) -> anyhow::Result<cell_fetch::UnpackOptions> {
+    let path = cli.root.join(cell_model::VERSIONS_ENV);
+    if !path.is_file() {
+        return Ok(Options::artifact_caps());
+    }
+    let env = cell_model::VersionsEnv::load(&path)?;
+    let caps = cell_model::Settings::from_env(&env)?.artifact_unpack;
+    Ok(super::unpack_options(&caps))
 }
 
 /// The git work tree the results directory is in, if any.
