@@ -33,7 +33,12 @@ fn outside(tmp: &std::path::Path, dest: &std::path::Path) -> Vec<std::path::Path
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(200))]
+    #![proptest_config(ProptestConfig {
+        cases: 200,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x00ce_11ed),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn random_bytes_never_panic_and_leave_nothing(bytes in prop::collection::vec(any::<u8>(), 0..2048), kind in 0usize..3) {

@@ -244,10 +244,22 @@ impl Plan {
         })?;
         // A BOM some editors write is not part of the first key.
         let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-        let raw: raw::RawConfig = toml::from_str(text).map_err(|e| ConfigError::Toml {
+        let toml_error = |e: toml::de::Error| ConfigError::Toml {
             path: toml_path.clone(),
             msg: e.to_string().trim_end().to_owned(),
-        })?;
+        };
+        let value: toml::Table = toml::from_str(text).map_err(toml_error)?;
+        if let Some((field, c)) = safe::invisible_in(&value) {
+            return Err(ConfigError::Field {
+                path: toml_path,
+                field,
+                msg: format!(
+                    "holds the invisible character U+{:04X}: a name, command or label is read by people and by shells alike, so write it without",
+                    u32::from(c)
+                ),
+            });
+        }
+        let raw: raw::RawConfig = toml::from_str(text).map_err(toml_error)?;
         Self::resolve(root, env, &toml_path, raw)
     }
 

@@ -154,9 +154,68 @@ pub fn check(kind: Kind, value: &str) -> Result<(), UnsafeValue> {
     }
 }
 
+/// A control character (a tab aside) or a bidirectional override: what makes text read one
+/// way on screen and another to a shell or a parser.
+fn invisible(c: char) -> bool {
+    (c.is_control() && c != '\t') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Keys whose strings are data compared byte for byte (an expected answer, a response body),
+/// never a name, a command or a label: line breaks belong there.
+const DATA_KEYS: &[&str] = &["expect", "body"];
+
+/// The first key or string of a TOML document holding an invisible character, as its dotted
+/// path (`rows.c-O2.build[2]`) and the character; strings under [`DATA_KEYS`] are data.
+pub fn invisible_in(table: &toml::Table) -> Option<(String, char)> {
+    fn walk(path: &str, v: &toml::Value) -> Option<(String, char)> {
+        match v {
+            toml::Value::String(s) => s
+                .chars()
+                .find(|c| invisible(*c))
+                .map(|c| (path.to_owned(), c)),
+            toml::Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .find_map(|(i, v)| walk(&format!("{path}[{i}]"), v)),
+            toml::Value::Table(t) => in_table(path, t),
+            _ => None,
+        }
+    }
+    fn in_table(path: &str, t: &toml::Table) -> Option<(String, char)> {
+        t.iter().find_map(|(k, v)| {
+            let here = if path.is_empty() {
+                k.clone()
+            } else {
+                format!("{path}.{k}")
+            };
+            match k.chars().find(|c| invisible(*c)) {
+                Some(c) => Some((here, c)),
+                None if DATA_KEYS.contains(&k.as_str()) => None,
+                None => walk(&here, v),
+            }
+        })
+    }
+    in_table("", table)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn invisible_characters_are_found_by_path_but_not_in_data() {
+        let t: toml::Table = toml::from_str(
+            "[http.expect]\nbody = \"a\\nb\"\n[rows.x]\nbuild = [\"cc\", \"-O2\\u202e\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            invisible_in(&t),
+            Some(("rows.x.build[1]".into(), '\u{202e}'))
+        );
+        let t: toml::Table =
+            toml::from_str("[expect]\nmix = \"1\\n2\"\n[\"a\\tb\"]\nc = \"\\t\"\n").unwrap();
+        assert_eq!(invisible_in(&t), None);
+    }
 
     #[test]
     fn the_repository_values_pass() {

@@ -39,7 +39,12 @@ fn hostile_name() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(500))]
+    #![proptest_config(ProptestConfig {
+        cases: 500,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x00ce_11ed),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn a_cut_or_flipped_file_never_panics(cut in 0usize..20_000, flip in 0usize..20_000, byte in any::<u8>()) {

@@ -525,3 +525,21 @@ fn a_collect_date_that_is_not_a_calendar_day_is_refused_naming_the_flag() {
         );
     }
 }
+
+/// Regression: a NUL, an escape sequence or a bidi override inside any cell.toml string was
+/// accepted (a NUL then failed the build much later; an override shows one command and runs
+/// another). Refused naming the field.
+#[test]
+fn an_invisible_character_in_cell_toml_is_refused_naming_the_field() {
+    for (hostile, code) in [
+        ("\\u0000", "U+0000"),
+        ("\\u001b[31m", "U+001B"),
+        ("\\u202e", "U+202E"),
+    ] {
+        plan_refuses(
+            same,
+            move |s: String| s.replacen("\"-O2\"", &format!("\"-O2{hostile}\""), 1),
+            &format!("rows.c-O2.build[1]: holds the invisible character {code}"),
+        );
+    }
+}
