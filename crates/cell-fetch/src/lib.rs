@@ -124,6 +124,27 @@ pub fn fetch(req: &FetchRequest) -> Result<Fetched, FetchError> {
     })
 }
 
+/// The digest a published checksum file (`sha256sum` format, or BSD `SHA256 (NAME) = HEX`)
+/// gives for `archive_name`: `HEX`, `HEX  NAME` and `HEX *NAME` lines; anything else is
+/// refused by line.
+pub fn published_digest(
+    url: &str,
+    archive_name: &str,
+    timeouts: Timeouts,
+) -> Result<Sha256, FetchError> {
+    if !url::is_http(url) {
+        return Err(FetchError::Usage(format!(
+            "`{}` is not an http:// or https:// URL",
+            url::redact(url)
+        )));
+    }
+    let runtime = http::runtime().map_err(|e| FetchError::Client(e.to_string()))?;
+    runtime.block_on(async {
+        let client = download::client(timeouts)?;
+        digest_file::fetch_expected(&client, timeouts, url, archive_name).await
+    })
+}
+
 /// The expected digest (from the digest file when asked) and the verified download.
 async fn verified_download(
     req: &FetchRequest,

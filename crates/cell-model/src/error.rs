@@ -117,14 +117,19 @@ pub enum TarballError {
     /// The toolchain is installed some other way.
     #[error("toolchain `{0}` is not installed from a tarball")]
     NotTarball(ToolchainName),
-    /// Neither the per-architecture key nor the plain one is set.
-    #[error("versions.env has neither {arch_key} nor {key}: add {arch_key}=...")]
+    /// None of the keys of a per-platform lookup is set.
+    #[error("versions.env has none of {} for {platform}: add {}=...", tried.join(", "), tried[0])]
     MissingKey {
         /// The plain key, e.g. `ZIG_URL`.
         key: String,
-        /// The key for the architecture, e.g. `ZIG_URL_AARCH64`.
-        arch_key: String,
+        /// Every key tried, most specific first.
+        tried: Vec<String>,
+        /// `<os>-<arch>`.
+        platform: String,
     },
+    /// A URL template that cannot be filled, or neither a key nor a template.
+    #[error("{0}")]
+    Template(String),
     /// The digest is not 64 hex digits.
     #[error("{key}: {error}")]
     BadSha256 {

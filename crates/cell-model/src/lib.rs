@@ -10,6 +10,7 @@ pub mod runners;
 mod safe;
 mod settings;
 mod suite;
+pub mod tarball;
 pub mod template;
 
 use std::collections::BTreeMap;
@@ -24,6 +25,7 @@ use safe::Kind;
 pub use safe::{Kind as ValueKind, UnsafeValue};
 pub use settings::{DEFAULTS, Settings, UnpackCaps};
 pub use suite::{DEFAULT_OHA_KEY, Expect, HttpDef, LOAD_TOOLS, Server, SoakDef};
+pub use tarball::{TarballDef, TarballSource, Verification};
 pub use template::{Arg, Piece, TemplateError, Vars};
 
 /// Where the config lives relative to the project root.
@@ -107,18 +109,7 @@ pub enum Install {
         version: String,
     },
     /// A tarball verified by SHA-256: keys are resolved per architecture by [`Plan::tarball`].
-    Tarball {
-        /// The `versions.env` key of its URL (`<KEY>_<ARCH>` first).
-        url_key: String,
-        /// SHA-256 key.
-        sha256_key: String,
-        /// Version, if pinned.
-        version: Option<String>,
-        /// Components to strip.
-        strip: u32,
-        /// Mirror URL prefixes (`https://…`), tried in order before the URL itself.
-        mirrors: Vec<String>,
-    },
+    Tarball(TarballDef),
     /// On the runner image already.
     Preinstalled,
 }
@@ -138,6 +129,8 @@ pub struct Toolchain {
     pub hint: String,
     /// `versions.env` keys recorded as its pins.
     pub pin_keys: Vec<String>,
+    /// The release under test.
+    pub subject: bool,
 }
 
 /// A build recipe.
@@ -316,15 +309,42 @@ impl Plan {
 
     /// Every tarball install has its URL and digest on every cell's architecture.
     fn check_tarballs(&self) -> Result<(), FieldError> {
+        let subjects: Vec<&str> = self
+            .toolchains
+            .values()
+            .filter(|t| t.subject)
+            .map(|t| t.name.as_str())
+            .collect();
+        if subjects.len() > 1 {
+            return Err(FieldError::new(
+                format!("toolchains.{}.subject", subjects[1]),
+                format!(
+                    "one release is under test, and {} are declared: keep `subject = true` on one",
+                    subjects.join(", ")
+                ),
+            ));
+        }
         for cell in self.cells.values() {
             for tc in self.toolchains.values() {
-                if matches!(tc.install, Install::Tarball { .. }) {
-                    self.tarball(tc, &cell.arch).map_err(|e| {
+                if matches!(tc.install, Install::Tarball(_)) {
+                    let bad = |msg: String| {
                         FieldError::new(
                             format!("toolchains.{}.install.tarball", tc.name),
-                            format!("cell `{}`: {e}", cell.label),
+                            format!("cell `{}`: {msg}", cell.label),
                         )
-                    })?;
+                    };
+                    let src = self
+                        .tarball_source(tc, &cell.os, &cell.arch)
+                        .map_err(|e| bad(e.to_string()))?;
+                    for url in src.urls.iter().chain(&src.checksum_url) {
+                        safe::check(Kind::Url, url).map_err(|e| bad(e.to_string()))?;
+                    }
+                    if !cell_schema::ids::is_safe_id(&src.tag) {
+                        return Err(bad(format!(
+                            "tag `{}` is not letters, digits, `.`, `_`, `+` and `-`",
+                            cell_schema::escape::one_line(&src.tag)
+                        )));
+                    }
                 }
             }
         }
@@ -365,73 +385,29 @@ impl Plan {
         &self.toolchains[&self.reference().toolchain]
     }
 
-    /// URL and SHA-256 of a tarball install on an architecture (`<KEY>_<ARCH>`, else `<KEY>`).
-    pub fn tarball(
+    /// A tarball install resolved for one platform (see [`tarball`] for the key lookup).
+    pub fn tarball_source(
         &self,
         tc: &Toolchain,
+        os: &str,
         arch: &str,
-    ) -> Result<(String, cell_schema::Sha256), TarballError> {
-        let Install::Tarball {
-            url_key,
-            sha256_key,
-            ..
-        } = &tc.install
-        else {
+    ) -> Result<TarballSource, TarballError> {
+        let Install::Tarball(def) = &tc.install else {
             return Err(TarballError::NotTarball(tc.name.clone()));
         };
-        let look = |k: &str| {
-            let arch_key = format!("{k}_{}", arch.to_ascii_uppercase());
-            self.env
-                .get(&arch_key)
-                .or_else(|| self.env.get(k))
-                .map(str::to_owned)
-                .ok_or_else(|| TarballError::MissingKey {
-                    key: k.to_owned(),
-                    arch_key,
-                })
-        };
-        let url = look(url_key)?;
-        let sha = look(sha256_key)?;
-        let sha = cell_schema::Sha256::parse(&sha).map_err(|error| TarballError::BadSha256 {
-            key: sha256_key.clone(),
-            error,
-        })?;
-        Ok((url, sha))
+        tarball::resolve(&self.env, def, os, arch)
     }
 
-    /// Every URL a tarball install may be fetched from on an architecture, in the order to
-    /// try them: each mirror with the archive's file name appended, then the URL itself.
-    pub fn tarball_urls(&self, tc: &Toolchain, arch: &str) -> Result<Vec<String>, TarballError> {
-        let (url, _) = self.tarball(tc, arch)?;
-        let Install::Tarball { mirrors, .. } = &tc.install else {
-            return Err(TarballError::NotTarball(tc.name.clone()));
-        };
-        let file = url
-            .split(['?', '#'])
-            .next()
-            .unwrap_or_default()
-            .rsplit('/')
-            .next()
-            .unwrap_or_default();
-        let mut urls: Vec<String> = mirrors
-            .iter()
-            .map(|m| format!("{}/{file}", m.trim_end_matches('/')))
-            .collect();
-        urls.push(url);
-        Ok(urls)
+    /// The release under test, when a toolchain is declared one.
+    pub fn subject(&self) -> Option<&Toolchain> {
+        self.toolchains.values().find(|tc| tc.subject)
     }
 
     /// The `versions.env` pins of a toolchain, as written (arch-specific keys included).
     pub fn pins(&self, tc: &Toolchain) -> BTreeMap<String, String> {
         let mut keys = tc.pin_keys.clone();
-        if let Install::Tarball {
-            url_key,
-            sha256_key,
-            ..
-        } = &tc.install
-        {
-            keys.push(url_key.clone());
-            keys.push(sha256_key.clone());
+        if let Install::Tarball(def) = &tc.install {
+            keys.extend(def.url_key.iter().chain(&def.sha256_key).cloned());
         }
         let mut out = BTreeMap::new();
         for (k, e) in &self.env.entries {
@@ -629,6 +605,12 @@ fn resolve_toolchain(
         })
         .collect();
     let hint = raw.hint.unwrap_or_else(|| default_hint(&install));
+    if raw.subject && !matches!(install, Install::Tarball(_)) {
+        return Err(FieldError::new(
+            f("subject"),
+            "the release under test is installed from its tarball: give it `install = { tarball = { … } }`",
+        ));
+    }
     Ok(Toolchain {
         name: ToolchainName::from(name),
         install,
@@ -636,6 +618,7 @@ fn resolve_toolchain(
         rows: Vec::new(),
         hint,
         pin_keys,
+        subject: raw.subject,
     })
 }
 
@@ -671,17 +654,50 @@ fn resolve_install(
         }
         raw::RawInstall::Tarball {
             url,
+            template,
+            spell,
             sha256,
+            checksum,
             version,
+            tag,
             strip,
             mirrors,
-        } => Install::Tarball {
-            url_key: url,
-            sha256_key: sha256,
-            version: optional_pin(env, &format!("{field}.tarball.version"), version, pin_keys)?,
-            strip,
-            mirrors: checked_mirrors(&format!("{field}.tarball.mirrors"), mirrors)?,
-        },
+        } => {
+            let f = format!("{field}.tarball");
+            if url.is_some() == template.is_some() {
+                return Err(FieldError::new(
+                    &f,
+                    "set exactly one of `url` (a versions.env key) and `template` (the URL with {version}, {os}, {arch})",
+                ));
+            }
+            if sha256.is_none() && checksum.is_none() {
+                return Err(FieldError::new(
+                    &f,
+                    "set `sha256` (a versions.env key of the pinned digest), `checksum` (the release's published checksum file, e.g. \"{url}.sha256\"), or both",
+                ));
+            }
+            for (name, spelt) in &spell {
+                if !cell_schema::ids::is_safe_id(spelt) || !cell_schema::ids::is_safe_id(name) {
+                    return Err(FieldError::new(
+                        format!("{f}.spell.{name}"),
+                        "spell an OS or architecture with letters, digits, `.`, `_` and `-`",
+                    ));
+                }
+            }
+            let version_key = version.clone();
+            Install::Tarball(TarballDef {
+                url_key: url,
+                template,
+                spell,
+                sha256_key: sha256,
+                checksum,
+                version: optional_pin(env, &format!("{f}.version"), version, pin_keys)?,
+                version_key,
+                tag,
+                strip,
+                mirrors: checked_mirrors(&format!("{f}.mirrors"), mirrors)?,
+            })
+        }
         raw::RawInstall::Preinstalled {} => Install::Preinstalled,
     })
 }
@@ -733,9 +749,7 @@ fn default_hint(install: &Install) -> String {
     match install {
         Install::Apt { package, .. } => format!("apt-get install {package}"),
         Install::Setup { action, .. } => format!("install it (the workflow uses {action})"),
-        Install::Tarball { url_key, .. } => {
-            format!("cell fetch the tarball at {url_key} in versions.env")
-        }
+        Install::Tarball(_) => "cell run installs it from its tarball".to_owned(),
         Install::Preinstalled => "install it".to_owned(),
     }
 }
@@ -1017,20 +1031,24 @@ impl Plan {
         }
         for tc in self.toolchains.values() {
             referenced.extend(tc.pin_keys.iter().map(String::as_str));
-            if let Install::Tarball {
-                url_key,
-                sha256_key,
-                ..
-            } = &tc.install
-            {
-                referenced.push(url_key);
-                referenced.push(sha256_key);
+            if let Install::Tarball(def) = &tc.install {
+                referenced.extend(
+                    def.url_key
+                        .iter()
+                        .chain(&def.sha256_key)
+                        .map(String::as_str),
+                );
             }
         }
         for (key, entry) in &self.env.entries {
             let per_arch = |base: &str| {
-                key.strip_prefix(base)
-                    .is_some_and(|rest| matches!(rest, "_X86_64" | "_AARCH64"))
+                key.strip_prefix(base).is_some_and(|rest| {
+                    let rest = ["_LINUX", "_MACOS", "_WINDOWS"]
+                        .iter()
+                        .find_map(|os| rest.strip_prefix(os))
+                        .unwrap_or(rest);
+                    matches!(rest, "_X86_64" | "_AARCH64")
+                })
             };
             let known = referenced.iter().any(|r| key == r || per_arch(r))
                 || key
@@ -1101,27 +1119,20 @@ impl Plan {
                 Install::Apt {
                     version: Some(_), ..
                 } => Some(Kind::AptVersion),
-                Install::Setup { .. }
-                | Install::Tarball {
-                    version: Some(_), ..
-                } => Some(Kind::Version),
+                Install::Setup { .. } => Some(Kind::Version),
+                Install::Tarball(def) if def.version.is_some() => Some(Kind::Version),
                 _ => None,
             };
             if let Some(kind) = version_kind {
                 kinds.extend(tc.pin_keys.first().map(|k| (k.as_str(), kind)));
             }
-            if let Install::Tarball {
-                url_key,
-                sha256_key,
-                ..
-            } = &tc.install
-            {
-                kinds.push((url_key, Kind::Url));
-                let digests = self
-                    .env
-                    .entries
-                    .iter()
-                    .filter(|(k, _)| per_arch_of(k, sha256_key));
+            if let Install::Tarball(def) = &tc.install {
+                kinds.extend(def.url_key.as_deref().map(|k| (k, Kind::Url)));
+                let digests = self.env.entries.iter().filter(|(k, _)| {
+                    def.sha256_key
+                        .as_deref()
+                        .is_some_and(|base| per_arch_of(k, base))
+                });
                 for (key, entry) in digests {
                     cell_schema::Sha256::parse(&entry.value)
                         .map_err(|e| self.env.error_at(key, format!("{key}: {e}")))?;
@@ -1145,8 +1156,13 @@ impl Plan {
 
 /// `key` is `base` or `base` for one architecture (`<base>_X86_64`, `<base>_AARCH64`).
 fn per_arch_of(key: &str, base: &str) -> bool {
-    key.strip_prefix(base)
-        .is_some_and(|rest| rest.is_empty() || matches!(rest, "_X86_64" | "_AARCH64"))
+    key.strip_prefix(base).is_some_and(|rest| {
+        let rest = ["_LINUX", "_MACOS", "_WINDOWS"]
+            .iter()
+            .find_map(|os| rest.strip_prefix(os))
+            .unwrap_or(rest);
+        rest.is_empty() || matches!(rest, "_X86_64" | "_AARCH64")
+    })
 }
 
 /// Levenshtein distance, for "did you mean".

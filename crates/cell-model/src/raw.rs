@@ -90,6 +90,9 @@ pub struct RawToolchain {
     /// More `versions.env` keys to record as this toolchain's pins.
     #[serde(default)]
     pub pins: Vec<String>,
+    /// The release under test: installed, verified and recorded by every job.
+    #[serde(default)]
+    pub subject: bool,
 }
 
 /// How a job installs a toolchain.
@@ -112,14 +115,24 @@ pub enum RawInstall {
         /// `versions.env` key holding the version.
         version: String,
     },
-    /// An official tarball fetched and verified by `cell fetch`.
+    /// A release tarball, downloaded, verified before unpacking and unpacked by `cell`.
     Tarball {
-        /// `versions.env` key of the URL (`<KEY>_<ARCH>` first).
-        url: String,
-        /// `versions.env` key of the SHA-256 (`<KEY>_<ARCH>` first).
-        sha256: String,
+        /// `versions.env` key of the URL, looked up per platform (`<KEY>_<OS>_<ARCH>`, then
+        /// `<KEY>_<ARCH>` on Linux, then `<KEY>`).
+        url: Option<String>,
+        /// The URL as a template of `{version}`, `{os}` and `{arch}`, instead of a key.
+        template: Option<String>,
+        /// How the project spells our OS and architecture names: `{ macos = "darwin" }`.
+        #[serde(default)]
+        spell: BTreeMap<String, String>,
+        /// `versions.env` key of the SHA-256, looked up per platform like the URL.
+        sha256: Option<String>,
+        /// The published checksum file's URL template (`{url}.sha256`).
+        checksum: Option<String>,
         /// `versions.env` key of the version, if any.
         version: Option<String>,
+        /// The release tag, a template (default: the version).
+        tag: Option<String>,
         /// Leading path components to strip when unpacking.
         #[serde(default)]
         strip: u32,

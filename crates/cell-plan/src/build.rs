@@ -294,6 +294,18 @@ fn run_job(ctx: &Ctx, job: &MatrixJob) -> Result<Job, PlanError> {
             Some("the reference compiler"),
         )?);
     }
+    // Every job verifies and records the release under test, whatever it times.
+    if let Some(subject) = plan.subject()
+        && subject.name != tc.name
+        && subject.name != reference.name
+    {
+        steps.extend(install_steps(
+            ctx,
+            subject,
+            &cells,
+            Some("the release under test"),
+        )?);
+    }
     let artifact = artifact_name(job);
     steps.push(
         Step::run(
@@ -476,52 +488,22 @@ fn install_steps(
             input,
             version,
         } => vec![setup_step(ctx, tc, &what, action, input, version)?],
-        Install::Tarball { version, strip, .. } => {
-            let arches: BTreeSet<&str> = cells.iter().map(|c| c.arch.as_str()).collect();
+        Install::Tarball(def) => {
+            let platforms: BTreeSet<(&str, &str)> = cells
+                .iter()
+                .map(|c| (c.os.as_str(), c.arch.as_str()))
+                .collect();
             let mut steps = Vec::new();
-            for arch in arches {
-                let bad = |e: cell_model::TarballError| PlanError::Config {
-                    path: ctx.toml.clone(),
-                    field: field("tarball"),
-                    msg: e.to_string(),
-                };
-                let (url, sha) = ctx.plan.tarball(tc, arch).map_err(bad)?;
-                let urls = ctx.plan.tarball_urls(tc, arch).map_err(bad)?;
-                let version = version
-                    .as_deref()
-                    .map(|v| format!(" {v}"))
-                    .unwrap_or_default();
-                let dir = format!("\"$RUNNER_TEMP/toolchain-{}\"", tc.name);
-                let caps = &ctx.plan.settings.unpack;
-                let fetch = format!(
-                    "cell fetch --url \"$URL\" --sha256 \"$SHA256\" --into \"$dir\" --strip-components {strip} --max-ratio {} --ratio-floor {} --max-unpacked-bytes {} --max-entries {}",
-                    caps.max_ratio, caps.ratio_floor_bytes, caps.max_bytes, caps.max_entries
-                );
-                let step = if urls.len() == 1 {
-                    Step::run(
-                        format!("install {what}{version} ({arch} tarball, SHA-256 verified)"),
-                        &[
-                            &format!("dir={dir}"),
-                            &fetch,
-                            "if [ -d \"$dir/bin\" ]; then dir=\"$dir/bin\"; fi",
-                            "echo \"$dir\" >> \"$GITHUB_PATH\"",
-                        ],
-                    )
-                    .env("URL", url)
-                } else {
-                    mirrored_step(
-                        format!(
-                            "install {what}{version} ({arch} tarball from its mirrors, SHA-256 verified)"
-                        ),
-                        &dir,
-                        &fetch,
-                    )
-                    .env("URLS", urls.join("\n"))
-                };
-                steps.push(
-                    step.when(format!("matrix.arch == '{arch}'"))
-                        .env("SHA256", sha.to_string()),
-                );
+            for (os, arch) in platforms {
+                let src = ctx
+                    .plan
+                    .tarball_source(tc, os, arch)
+                    .map_err(|e| PlanError::Config {
+                        path: ctx.toml.clone(),
+                        field: field("tarball"),
+                        msg: format!("{os}-{arch}: {e}"),
+                    })?;
+                steps.push(tarball_step(tc, &what, def, &src, os, arch));
             }
             steps
         }
@@ -530,26 +512,46 @@ fn install_steps(
     Ok(steps)
 }
 
-/// A tarball tried from each of `$URLS` in turn (mirrors first): an unreachable one passes to
-/// the next, a digest mismatch stops the job (a mirror serving other bytes is not noise).
-fn mirrored_step(name: String, dir: &str, fetch: &str) -> Step {
+/// One platform's tarball install: `cell install` resolves the same keys for the job's cell,
+/// tries the mirrors then the URL, verifies the digest before unpacking and caches the tree
+/// by digest, where `cell run` finds it (and verifies the subject again on its own).
+fn tarball_step(
+    tc: &Toolchain,
+    what: &str,
+    def: &cell_model::TarballDef,
+    src: &cell_model::TarballSource,
+    os: &str,
+    arch: &str,
+) -> Step {
+    let version = def
+        .version
+        .as_deref()
+        .map(|v| format!(" {v}"))
+        .unwrap_or_default();
+    let how = match src.verification() {
+        cell_model::Verification::Pin => "pinned SHA-256",
+        cell_model::Verification::Checksum => "published checksum",
+        cell_model::Verification::Both => "pinned SHA-256 and published checksum",
+    };
+    let keys: Vec<&str> = src
+        .url_key
+        .iter()
+        .chain(&src.sha256_key)
+        .map(String::as_str)
+        .collect();
+    let from = if keys.is_empty() {
+        format!("{} (template)", src.url)
+    } else {
+        format!("{} of versions.env", keys.join(" and "))
+    };
     Step::run(
-        name,
-        &[
-            &format!("dir={dir}"),
-            "status=2",
-            "while IFS= read -r URL; do",
-            &format!("  status=0; {fetch} || status=$?"),
-            "  if [ \"$status\" = 0 ]; then break; fi",
-            "  if [ \"$status\" = 1 ]; then echo \"::error::$URL served an archive that is not the pinned one, or not a safe one (see above)\"; exit 1; fi",
-            "  echo \"::warning::$URL could not be fetched; trying the next URL\"",
-            "  rm -rf \"$dir\"",
-            "done <<< \"$URLS\"",
-            "if [ \"$status\" != 0 ]; then echo \"::error::no URL of the tarball answered\"; exit 1; fi",
-            "if [ -d \"$dir/bin\" ]; then dir=\"$dir/bin\"; fi",
-            "echo \"$dir\" >> \"$GITHUB_PATH\"",
-        ],
+        format!("install {what}{version} ({os} {arch} tarball, {how} verified)"),
+        &["cell install --cell \"$CELL\" --toolchain \"$INSTALL\""],
     )
+    .comment(&format!("{}: {from}", src.asset))
+    .when(format!("matrix.os == '{os}' && matrix.arch == '{arch}'"))
+    .env("CELL", expr("matrix.cell"))
+    .env("INSTALL", tc.name.to_string())
 }
 
 /// The pinned setup action of a toolchain, with its version input and fixed inputs.

@@ -141,20 +141,26 @@ pub fn check_subject(plan: &Plan, selection: &Selection, subject: &str) -> Resul
         .collect::<std::collections::BTreeSet<_>>()
     {
         let tc = &plan.toolchains[name];
-        let Install::Tarball {
-            url_key,
-            sha256_key,
-            version,
-            ..
-        } = &tc.install
-        else {
+        let Install::Tarball(def) = &tc.install else {
             continue;
         };
         seen = true;
-        if version.as_deref() != Some(subject) {
-            let pinned = version.as_deref().unwrap_or("no version");
+        if def.version.as_deref() != Some(subject) {
+            let pinned = def.version.as_deref().unwrap_or("no version");
+            let keys: Vec<String> = def
+                .version_key
+                .iter()
+                .cloned()
+                .chain(
+                    def.url_key
+                        .iter()
+                        .chain(&def.sha256_key)
+                        .map(|k| format!("{k}_*")),
+                )
+                .collect();
             return Err(err(format!(
-                "toolchain `{name}` is pinned to {pinned} in versions.env; to test {subject}, set its version, {url_key}_* and {sha256_key}_* there, run `cell plan` and commit"
+                "toolchain `{name}` is pinned to {pinned} in versions.env; to test {subject}, set {} there, run `cell plan` and commit",
+                keys.join(", ")
             )));
         }
     }

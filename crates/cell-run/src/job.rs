@@ -32,6 +32,12 @@ pub struct JobOptions {
     pub seed: u64,
     /// Timings from a file instead of timed processes (the test suite's executor).
     pub scripted: Option<ScriptedTimings>,
+    /// Where verified tarball trees are cached ([`crate::install::cache_dir`]).
+    pub cache: PathBuf,
+    /// Install a tarball toolchain even when its tools are on PATH (a workflow job: the
+    /// pinned release, never what the image happens to carry). The release under test is
+    /// always installed.
+    pub tarballs_always: bool,
 }
 
 /// Something the job reports as it goes.
@@ -74,6 +80,9 @@ pub enum JobError {
         /// The last lines the build printed.
         tail: String,
     },
+    /// A tarball could not be installed; a digest that is not the release's is integrity.
+    #[error(transparent)]
+    Install(#[from] crate::install::InstallError),
     /// A file or process error.
     #[error("{what}: {source}")]
     Io {
@@ -103,10 +112,10 @@ pub fn run_job(
     let tc = plan.toolchain(toolchain).map_err(JobError::Usage)?.clone();
     let out =
         std::path::absolute(&opts.out).map_err(io(format!("resolving {}", opts.out.display())))?;
+    // Installs and verifies first: a tarball that is not the release's leaves nothing behind.
+    let probed = probe(plan, &cell, &tc, opts)?;
     let bin_dir = out.join("build").join("bin");
     std::fs::create_dir_all(&bin_dir).map_err(io(format!("creating {}", bin_dir.display())))?;
-
-    let probed = probe(plan, &tc)?;
     let probe_s = t0.elapsed().as_secs_f64();
     let default_clock = plan
         .settings
@@ -142,24 +151,72 @@ pub fn run_job(
     ))
 }
 
-/// The reference's toolchain (which must be here) and the job's (which may be absent).
+/// The reference's toolchain (which must be here), the job's (which may be absent) and the
+/// release under test, installed and verified.
 struct Probes {
     reference: Probed,
     job: Result<Probed, tools::Missing>,
+    subject: Option<cell_schema::Subject>,
 }
 
-fn probe(plan: &Plan, tc: &Toolchain) -> Result<Probes, JobError> {
+/// A toolchain's tools: from its verified tarball tree when it is the subject, when the job
+/// asks for tarballs always, or when they are not on PATH; else from PATH.
+fn probe_toolchain(
+    plan: &Plan,
+    cell: &Cell,
+    tc: &Toolchain,
+    opts: &JobOptions,
+) -> Result<
+    (
+        Result<Probed, tools::Missing>,
+        Option<crate::install::Installed>,
+    ),
+    JobError,
+> {
+    if !matches!(tc.install, cell_model::Install::Tarball(_)) {
+        return Ok((tools::probe(tc), None));
+    }
+    if !tc.subject
+        && !opts.tarballs_always
+        && let Ok(p) = tools::probe(tc)
+    {
+        return Ok((Ok(p), None));
+    }
+    let installed = crate::install::install(plan, tc, &cell.os, &cell.arch, &opts.cache)?;
+    Ok((tools::probe_in(tc, Some(&installed.bin)), Some(installed)))
+}
+
+fn probe(plan: &Plan, cell: &Cell, tc: &Toolchain, opts: &JobOptions) -> Result<Probes, JobError> {
     let ref_tc = plan.reference_toolchain();
-    let reference = tools::probe(ref_tc).map_err(|missing| JobError::ReferenceMissing {
+    let (reference, _) = probe_toolchain(plan, cell, ref_tc, opts)?;
+    let reference = reference.map_err(|missing| JobError::ReferenceMissing {
         row: plan.reference().name.clone(),
         missing,
     })?;
-    let job = if tc.name == ref_tc.name {
-        Ok(reference.clone())
+    let (job, job_install) = if tc.name == ref_tc.name {
+        (Ok(reference.clone()), None)
     } else {
-        tools::probe(tc)
+        probe_toolchain(plan, cell, tc, opts)?
     };
-    Ok(Probes { reference, job })
+    let subject = match plan.subject() {
+        None => None,
+        Some(s) if s.name == tc.name => job_install.map(|i| {
+            let versions = job.as_ref().map(|p| p.versions.clone()).unwrap_or_default();
+            crate::install::subject_record(s, &i, &versions)
+        }),
+        Some(s) => {
+            let (probed, installed) = probe_toolchain(plan, cell, s, opts)?;
+            installed.map(|i| {
+                let versions = probed.map(|p| p.versions).unwrap_or_default();
+                crate::install::subject_record(s, &i, &versions)
+            })
+        }
+    };
+    Ok(Probes {
+        reference,
+        job,
+        subject,
+    })
 }
 
 /// Every timed unit (reference, control, the toolchain's rows, the tooth's rows) and the rows
@@ -523,7 +580,7 @@ fn assemble(plan: &Plan, cell: &Cell, tc: &Toolchain, opts: &JobOptions, a: Asse
         machine: a.timed.machine.clone(),
         pins: pins(plan, tc, ref_tc),
         versions,
-        subject: None,
+        subject: a.probes.subject.clone(),
         protocol: Protocol {
             reference: plan.reference().name.clone(),
             control: RowName::from(cell_model::CONTROL_ROW),

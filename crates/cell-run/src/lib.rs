@@ -6,6 +6,7 @@ pub mod build;
 pub mod calibrate;
 pub mod capture;
 pub mod facts;
+pub mod install;
 pub mod job;
 pub mod protocol;
 pub mod scripted;

@@ -54,12 +54,24 @@ fn is_executable(p: &Path) -> bool {
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// Finds every tool of a toolchain and asks each for its version.
+/// Finds every tool of a toolchain on PATH and asks each for its version.
 pub fn probe(tc: &Toolchain) -> Result<Probed, Missing> {
+    probe_in(tc, None)
+}
+
+/// Finds every tool of a toolchain, in `dir` only when given (an installed tarball's tree:
+/// never a same-named program elsewhere on PATH), else on PATH.
+pub fn probe_in(tc: &Toolchain, dir: Option<&Path>) -> Result<Probed, Missing> {
     let mut paths = BTreeMap::new();
     let mut versions = BTreeMap::new();
     for tool in tc.tools.values() {
-        let Some(path) = which(&tool.program) else {
+        let found = match dir {
+            Some(d) if !tool.program.contains('/') => {
+                Some(d.join(&tool.program)).filter(|p| is_executable(p))
+            }
+            _ => which(&tool.program),
+        };
+        let Some(path) = found else {
             return Err(Missing {
                 tool: tool.program.clone(),
                 hint: tc.hint.clone(),
@@ -90,13 +102,22 @@ fn version(tool: &Tool, path: &Path) -> ToolVersion {
     };
     let mut argv = vec![path.display().to_string()];
     argv.extend(tool.version_args.iter().cloned());
+    let resolved = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    let (bytes, sha256) = identity(&resolved);
     ToolVersion {
         path: path.display().to_string(),
-        resolved: std::fs::canonicalize(path)
-            .unwrap_or_else(|_| path.to_owned())
-            .display()
-            .to_string(),
+        resolved: resolved.display().to_string(),
         argv,
         printed,
+        sha256,
+        bytes,
+    }
+}
+
+/// Size and SHA-256 of a tool's resolved binary: which program it was, beyond what it says.
+pub fn identity(resolved: &Path) -> (Option<u64>, Option<cell_schema::Sha256>) {
+    match cell_fetch::hash_file(resolved) {
+        Ok((bytes, sha)) => (Some(bytes), Some(sha)),
+        Err(_) => (None, None),
     }
 }

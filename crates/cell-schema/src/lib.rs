@@ -230,17 +230,50 @@ pub struct ToolVersion {
     pub argv: Vec<String>,
     /// What it printed (stdout, else stderr), trimmed.
     pub printed: String,
+    /// SHA-256 of the resolved binary: the exact program that built the rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<Sha256>,
+    /// Its size in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
 }
 
-/// The release under test, when a job installed one from a verified tarball.
+/// How a release's digest was established before anything was unpacked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Verified {
+    /// The pin in `versions.env`.
+    Pin,
+    /// The release's published checksum file.
+    Checksum,
+    /// Both, and they agreed.
+    Both,
+}
+
+/// The release under test, installed from its tarball and verified before unpacking.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Subject {
     /// Release tag or version.
     pub tag: String,
-    /// Asset file name or URL.
+    /// Asset file name.
     pub asset: String,
     /// The SHA-256 verified before unpacking.
     pub sha256: Sha256,
+    /// The toolchain declared the release under test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub toolchain: Option<ToolchainName>,
+    /// The version as pinned in `versions.env`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The URL it was downloaded from (credentials removed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// How its digest was established.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<Verified>,
+    /// Its tools: the path, the version printed, and SHA-256 and size of each binary.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tools: BTreeMap<ToolName, ToolVersion>,
 }
 
 /// Which clock a verdict is read from.

@@ -275,6 +275,8 @@ pub fn versions() -> BTreeMap<ToolName, ToolVersion> {
             resolved: "/usr/bin/wrk".into(),
             argv: vec!["/usr/bin/wrk".into(), "--version".into()],
             printed: "wrk 4.2.0 [epoll]\nCopyright (C) 2012 Will Glozer".into(),
+            sha256: None,
+            bytes: None,
         },
     )]
     .into_iter()

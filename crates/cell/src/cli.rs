@@ -43,6 +43,8 @@ pub enum Command {
     Local(LocalArgs),
     /// Download an archive, verify its SHA-256, then unpack it.
     Fetch(crate::cmd::fetch::FetchArgs),
+    /// Install a tarball toolchain for a cell: verified before unpacking, cached by digest.
+    Install(crate::cmd::install::InstallArgs),
     /// Print the JSON Schema of results.json (or facts.json).
     Schema(SchemaArgs),
     /// Write .github/workflows/cell.yml from versions.env and cell/cell.toml (--check: compare;

@@ -124,6 +124,7 @@ pub fn find_generator(name: &str) -> Result<Generator, SuiteError> {
         &String::from_utf8_lossy(&out.stderr),
     );
     let resolved = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+    let (bytes, sha256) = crate::tools::identity(&resolved);
     Ok(Generator {
         tool,
         version: ToolVersion {
@@ -135,6 +136,8 @@ pub fn find_generator(name: &str) -> Result<Generator, SuiteError> {
                 .map(|a| (*a).to_owned())
                 .collect(),
             printed,
+            sha256,
+            bytes,
         },
         path,
     })

@@ -41,8 +41,13 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
             scripted.as_ref(),
             cli,
         )? {
-            Ok(input) => inputs.push(input),
-            Err(m) => missing.push(m),
+            Ran::Done(input) => inputs.push(input),
+            Ran::Missing(m) => missing.push(m),
+            Ran::Tampered(e) => {
+                // Not the release's bytes: nothing of this run is timed or written.
+                eprintln!("Error: {}", cell_schema::escape::terminal(&e.to_string()));
+                return Ok(Exit::Gate);
+            }
         }
     }
     let run = RunInfo {
@@ -125,16 +130,22 @@ fn run_one(
     seed: u64,
     scripted: Option<&cell_run::scripted::ScriptedTimings>,
     cli: &Cli,
-) -> anyhow::Result<Result<JobInput, MissingJob>> {
+) -> anyhow::Result<Ran> {
     let tc = plan.toolchain(name).map_err(anyhow::Error::msg)?;
-    if let Err(m) = cell_run::tools::probe(tc) {
+    let missing = |conclusion: String| {
         if !cli.quiet {
-            eprintln!("[{name}] {m}");
+            eprintln!("[{name}] {}", cell_schema::escape::terminal(&conclusion));
         }
-        return Ok(Err(MissingJob {
+        Ran::Missing(MissingJob {
             toolchain: tc.name.clone(),
-            conclusion: m.to_string(),
-        }));
+            conclusion,
+        })
+    };
+    // A tarball toolchain is installed by the job itself when it is not here.
+    if !matches!(tc.install, cell_model::Install::Tarball(_))
+        && let Err(m) = cell_run::tools::probe(tc)
+    {
+        return Ok(missing(m.to_string()));
     }
     let out = jobs_dir.join(store::job_artifact(cell.id().as_str(), name, "1"));
     let opts = cell_run::JobOptions {
@@ -142,12 +153,25 @@ fn run_one(
         reps: args.reps,
         seed,
         scripted: scripted.cloned(),
+        cache: cell_run::install::cache_dir(),
+        tarballs_always: false,
     };
     let mut progress = Progress::new(cli, name);
-    let result = cell_run::run_job(plan, cell_model::LOCAL_LABEL, name, &opts, &mut |e| {
+    let result = match cell_run::run_job(plan, cell_model::LOCAL_LABEL, name, &opts, &mut |e| {
         progress.event(&e);
-    })
-    .with_context(|| format!("job {name}"))?;
+    }) {
+        Ok(r) => r,
+        Err(cell_run::JobError::Install(e)) if e.is_integrity() => {
+            progress.finish();
+            return Ok(Ran::Tampered(e));
+        }
+        // A toolchain that is not the release under test and cannot be fetched is missing.
+        Err(cell_run::JobError::Install(e)) if plan.subject().is_none_or(|s| s.name != tc.name) => {
+            progress.finish();
+            return Ok(missing(e.to_string()));
+        }
+        Err(e) => return Err(e).with_context(|| format!("job {name}")),
+    };
     progress.finish();
     if !cli.quiet {
         eprintln!(
@@ -157,7 +181,15 @@ fn run_one(
     }
     let result = AnyJob::from(result);
     super::write_job(&out, &result)?;
-    Ok(Ok(JobInput { result, attempt: 1 }))
+    Ok(Ran::Done(JobInput { result, attempt: 1 }))
+}
+
+/// What became of one local job.
+enum Ran {
+    Done(JobInput),
+    Missing(MissingJob),
+    /// A tarball whose bytes are not the release's.
+    Tampered(cell_run::install::InstallError),
 }
 
 /// The gate against earlier local runs in the same `--out`, with the inputs `cell gate` takes,

@@ -5,6 +5,7 @@ pub mod collect;
 pub mod commit;
 pub mod fetch;
 pub mod gate;
+pub mod install;
 pub mod local;
 pub mod plan;
 pub mod report;
@@ -22,6 +23,7 @@ pub fn dispatch(cli: &Cli) -> anyhow::Result<Exit> {
     match &cli.command {
         Command::Fetch(args) => fetch::run(args, cli),
         Command::Run(args) => run::run(args, cli),
+        Command::Install(args) => install::run(args, cli),
         Command::Local(args) => local::run(args, cli),
         Command::Plan(args) => plan::run(args, cli),
         Command::Collect(args) => collect::run(args, cli),

@@ -23,12 +23,24 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<Exit> {
         reps: args.reps,
         seed: args.seed.unwrap_or_else(crate::clock::clock_seed),
         scripted: super::scripted_timings(args.scripted_timings.as_deref())?,
+        cache: cell_run::install::cache_dir(),
+        tarballs_always: true,
     };
     let mut progress = Progress::new(cli, &toolchain);
-    let result = cell_run::run_job(&plan, &args.cell, &toolchain, &opts, &mut |e| {
+    let result = match cell_run::run_job(&plan, &args.cell, &toolchain, &opts, &mut |e| {
         progress.event(&e);
-    })
-    .with_context(|| format!("cell run --cell {} --toolchain {toolchain}", args.cell))?;
+    }) {
+        Ok(r) => r,
+        Err(cell_run::JobError::Install(e)) if e.is_integrity() => {
+            progress.finish();
+            eprintln!("Error: {}", cell_schema::escape::terminal(&e.to_string()));
+            return Ok(Exit::Gate);
+        }
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("cell run --cell {} --toolchain {toolchain}", args.cell));
+        }
+    };
     progress.finish();
     let result = cell_schema::AnyJob::from(result);
     super::write_job(&args.out, &result)?;

@@ -1,0 +1,254 @@
+//! Installing a toolchain from its release tarball: the digest is established first (the pin,
+//! the release's published checksum file, or both, which must agree), then the archive is
+//! downloaded from the mirrors or the URL, verified before anything is unpacked, and unpacked
+//! into a cache keyed by that digest, so a second job or a second local run finds it there.
+
+use std::path::{Path, PathBuf};
+
+use cell_fetch::{Expected, FetchError, FetchRequest, Timeouts, UnpackOptions};
+use cell_model::{Plan, TarballSource, Toolchain, Verification};
+use cell_schema::{Sha256, Subject, ToolName, ToolVersion, Verified};
+
+/// The marker written into a cached tree once it is whole.
+const MARKER: &str = ".cell-installed.json";
+
+/// A tarball installed (or found in the cache) and verified.
+#[derive(Clone, Debug)]
+pub struct Installed {
+    /// The unpacked tree.
+    pub dir: PathBuf,
+    /// Where its programs are: `<dir>/bin` when there is one, else `<dir>`.
+    pub bin: PathBuf,
+    /// What was resolved for this platform.
+    pub source: TarballSource,
+    /// The verified digest.
+    pub sha256: Sha256,
+    /// How it was established.
+    pub verified: Verification,
+    /// The URL that served it (credentials removed); the cached one's, on a cache hit.
+    pub url: String,
+    /// Whether it came from the cache.
+    pub cached: bool,
+}
+
+/// Why a tarball could not be installed.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    /// The config does not resolve for this platform.
+    #[error("toolchain `{toolchain}`: {source}")]
+    Config {
+        /// The toolchain.
+        toolchain: String,
+        /// What is wrong.
+        source: cell_model::TarballError,
+    },
+    /// The pin and the published checksum disagree: nothing was downloaded.
+    #[error(
+        "toolchain `{toolchain}`: the published checksum {checksum_url} says {published}, versions.env pins {pinned}: one of them is not this release; nothing was unpacked"
+    )]
+    Disagree {
+        /// The toolchain.
+        toolchain: String,
+        /// The checksum file.
+        checksum_url: String,
+        /// What it says.
+        published: Sha256,
+        /// What the pin says.
+        pinned: Sha256,
+    },
+    /// Downloading, verifying or unpacking failed.
+    #[error("toolchain `{toolchain}`: {source}")]
+    Fetch {
+        /// The toolchain.
+        toolchain: String,
+        /// The last failure (a digest mismatch stops at once; an unreachable URL passes on).
+        source: FetchError,
+    },
+    /// The cache directory.
+    #[error("the toolchain cache {}: {source}", path.display())]
+    Cache {
+        /// The directory.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+impl InstallError {
+    /// A digest that is not the release's (exit 1), as opposed to a network or disk failure.
+    pub fn is_integrity(&self) -> bool {
+        match self {
+            Self::Disagree { .. } => true,
+            Self::Fetch { source, .. } => source.is_integrity(),
+            _ => false,
+        }
+    }
+}
+
+/// Where verified trees are kept: `CELL_CACHE`, else `$RUNNER_TEMP/cell-cache` on a runner,
+/// else `$XDG_CACHE_HOME/cell`, else `~/.cache/cell`.
+pub fn cache_dir() -> PathBuf {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    var("CELL_CACHE")
+        .or_else(|| var("RUNNER_TEMP").map(|t| t.join("cell-cache")))
+        .or_else(|| var("XDG_CACHE_HOME").map(|c| c.join("cell")))
+        .or_else(|| var("HOME").map(|h| h.join(".cache").join("cell")))
+        .unwrap_or_else(|| std::env::temp_dir().join("cell-cache"))
+}
+
+/// The digest to expect, from the pin, the published checksum file, or both.
+fn expected_digest(
+    tc: &Toolchain,
+    src: &TarballSource,
+    timeouts: Timeouts,
+) -> Result<Sha256, InstallError> {
+    let published = match &src.checksum_url {
+        Some(url) => Some(
+            cell_fetch::published_digest(url, &src.asset, timeouts).map_err(|source| {
+                InstallError::Fetch {
+                    toolchain: tc.name.to_string(),
+                    source,
+                }
+            })?,
+        ),
+        None => None,
+    };
+    match (&src.sha256, published) {
+        (Some(pin), Some(p)) if *pin != p => Err(InstallError::Disagree {
+            toolchain: tc.name.to_string(),
+            checksum_url: cell_schema::escape::without_userinfo(
+                src.checksum_url.as_deref().unwrap_or_default(),
+            ),
+            published: p,
+            pinned: pin.clone(),
+        }),
+        (Some(pin), _) => Ok(pin.clone()),
+        (None, Some(p)) => Ok(p),
+        (None, None) => unreachable!("the model requires a pin or a checksum file"),
+    }
+}
+
+/// Installs `tc` for `os`/`arch` under `cache`, or finds it there.
+pub fn install(
+    plan: &Plan,
+    tc: &Toolchain,
+    os: &str,
+    arch: &str,
+    cache: &Path,
+) -> Result<Installed, InstallError> {
+    let src = plan
+        .tarball_source(tc, os, arch)
+        .map_err(|source| InstallError::Config {
+            toolchain: tc.name.to_string(),
+            source,
+        })?;
+    let timeouts = Timeouts::default();
+    let sha256 = expected_digest(tc, &src, timeouts)?;
+    let root = cache.join("toolchains");
+    let dir = root.join(sha256.to_string());
+    let cache_err = |path: &Path| {
+        let path = path.to_owned();
+        move |source| InstallError::Cache { path, source }
+    };
+    if let Some(url) = cached_url(&dir) {
+        return Ok(found(dir, src, sha256, url, true));
+    }
+    std::fs::create_dir_all(&root).map_err(cache_err(&root))?;
+    let partial = root.join(format!(".{sha256}.partial-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&partial);
+    let caps = &plan.settings.unpack;
+    let mut last = None;
+    for url in &src.urls {
+        let req = FetchRequest {
+            unpack: UnpackOptions {
+                strip_components: usize::try_from(src.strip).unwrap_or(usize::MAX),
+                max_unpacked_bytes: caps.max_bytes,
+                max_entries: usize::try_from(caps.max_entries).unwrap_or(usize::MAX),
+                max_ratio: caps.max_ratio,
+                ratio_floor: caps.ratio_floor_bytes,
+            },
+            timeouts,
+            ..FetchRequest::new(url.clone(), Expected::Digest(sha256.clone()), &partial)
+        };
+        match cell_fetch::fetch(&req) {
+            Ok(done) => {
+                let marker = serde_json::json!({ "url": done.url, "sha256": sha256.to_string() });
+                std::fs::write(partial.join(MARKER), cell_schema::to_json(&marker))
+                    .map_err(cache_err(&partial))?;
+                // Another job may have finished the same digest first: theirs is as good.
+                if std::fs::rename(&partial, &dir).is_err() && cached_url(&dir).is_some() {
+                    let _ = std::fs::remove_dir_all(&partial);
+                }
+                return Ok(found(dir, src, sha256, done.url, false));
+            }
+            // Other bytes than the release's: no other URL is tried.
+            Err(e) if e.is_integrity() => {
+                return Err(InstallError::Fetch {
+                    toolchain: tc.name.to_string(),
+                    source: e,
+                });
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(InstallError::Fetch {
+        toolchain: tc.name.to_string(),
+        source: last.expect("a tarball has at least one URL"),
+    })
+}
+
+/// The URL a complete cached tree was fetched from, when `dir` is one.
+fn cached_url(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join(MARKER)).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    Some(v["url"].as_str()?.to_owned())
+}
+
+fn found(
+    dir: PathBuf,
+    source: TarballSource,
+    sha256: Sha256,
+    url: String,
+    cached: bool,
+) -> Installed {
+    let bin = if dir.join("bin").is_dir() {
+        dir.join("bin")
+    } else {
+        dir.clone()
+    };
+    Installed {
+        dir,
+        bin,
+        verified: source.verification(),
+        source,
+        sha256,
+        url,
+        cached,
+    }
+}
+
+/// The subject record of an installed release, with its tools as probed in its tree.
+pub fn subject_record(
+    tc: &Toolchain,
+    installed: &Installed,
+    tools: &std::collections::BTreeMap<ToolName, ToolVersion>,
+) -> Subject {
+    Subject {
+        tag: installed.source.tag.clone(),
+        asset: installed.source.asset.clone(),
+        sha256: installed.sha256.clone(),
+        toolchain: Some(tc.name.clone()),
+        version: installed.source.version.clone(),
+        url: Some(installed.url.clone()),
+        verified: Some(match installed.verified {
+            Verification::Pin => Verified::Pin,
+            Verification::Checksum => Verified::Checksum,
+            Verification::Both => Verified::Both,
+        }),
+        tools: tools.clone(),
+    }
+}

@@ -1,0 +1,194 @@
+//! The release under test: a compiler that is none of the bundled toolchains (tcc), packaged
+//! as its project would publish it (a tarball and its `.sha256`), served on loopback, declared
+//! the subject, and run by `cell local` for real: fetched, verified before unpacking, cached
+//! by digest, recorded with both digests, its row timed against `clang -O2`. One changed byte
+//! of the tarball: exit 1, nothing unpacked, nothing timed.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use cell_testkit::archive::{Entry, tar_gz};
+use cell_testkit::http::{Response, Server};
+use common::{VERSIONS, cell, project, read_json};
+
+const ASSET: &str = "tcc-0.9.27-linux-x86_64.tar.gz";
+
+fn hex(bytes: &[u8]) -> String {
+    cell_testkit::sha256(bytes).to_string()
+}
+
+/// tcc as a release tarball: `tcc-0.9.27/bin/tcc`. Its library path is compiled in, so the
+/// unpacked binary finds the system install's runtime; the test needs tcc installed.
+fn tarball() -> Vec<u8> {
+    let tcc = std::fs::read("/usr/bin/tcc").expect("tcc is installed (scripts/setup --test)");
+    tar_gz(&[
+        Entry::Dir("tcc-0.9.27/"),
+        Entry::Dir("tcc-0.9.27/bin/"),
+        Entry::File("tcc-0.9.27/bin/tcc", &tcc, 0o755),
+        Entry::File("tcc-0.9.27/README", b"Tiny C Compiler\n", 0o644),
+    ])
+}
+
+/// A release server: the tarball it is given, and the `.sha256` of `published`.
+fn release(served: Vec<u8>, published: &[u8]) -> Server {
+    let sums = format!("{}  {ASSET}\n", hex(published));
+    Server::routes([
+        (format!("/releases/{ASSET}"), Response::ok(served)),
+        (format!("/releases/{ASSET}.sha256"), Response::ok(sums)),
+    ])
+}
+
+/// The tiny project with tcc declared the release under test, pinned and checksummed.
+fn subject_project(dir: &Path, server: &Server, pin: &str) -> PathBuf {
+    let versions = format!("{VERSIONS}TCC_VERSION=0.9.27\nTCC_SHA256_LINUX_X86_64={pin}\n");
+    let toml = format!(
+        r#"
+[toolchains.tcc]
+subject = true
+install = {{ tarball = {{ template = "{}/releases/tcc-{{version}}-{{os}}-{{arch}}.tar.gz", sha256 = "TCC_SHA256", checksum = "{{url}}.sha256", version = "TCC_VERSION", tag = "release-{{version}}", strip = 1 }} }}
+tools.tcc = {{ version = ["-v"] }}
+
+[rows.tcc-O2]
+toolchain = "tcc"
+label = "tcc -O2"
+source = "c"
+build = ["{{tool:tcc}}", "-O2", "-o", "{{out}}", "{{src}}/main.c"]
+run = ["{{bin}}", "{{phase}}"]
+"#,
+        server.base()
+    );
+    project(dir, &versions, &toml)
+}
+
+fn local(root: &Path, out: &Path, cache: &Path) -> assert_cmd::assert::Assert {
+    cell()
+        .env("CELL_CACHE", cache)
+        .args([
+            "local",
+            "--toolchains",
+            "tcc",
+            "--reps",
+            "3",
+            "--seed",
+            "1",
+            "-q",
+        ])
+        .arg("--root")
+        .arg(root)
+        .arg("--out")
+        .arg(out)
+        .assert()
+}
+
+fn job_result(out: &Path) -> serde_json::Value {
+    let jobs = out.join("jobs");
+    let run = std::fs::read_dir(&jobs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let job = std::fs::read_dir(&run)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    read_json(&job.join("results.json"))
+}
+
+#[test]
+#[cfg_attr(
+    not(all(target_os = "linux", target_arch = "x86_64")),
+    ignore = "the packaged tcc is the x86-64 Linux one"
+)]
+fn a_compilers_own_tarball_is_verified_recorded_and_timed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tar = tarball();
+    let server = release(tar.clone(), &tar);
+    let root = subject_project(tmp.path(), &server, &hex(&tar));
+    let (out, cache) = (tmp.path().join("runs"), tmp.path().join("cache"));
+    local(&root, &out, &cache).success();
+
+    let job = job_result(&out);
+    let s = &job["subject"];
+    assert_eq!(s["toolchain"], "tcc");
+    assert_eq!(s["tag"], "release-0.9.27");
+    assert_eq!(s["asset"], ASSET);
+    assert_eq!(s["version"], "0.9.27");
+    assert_eq!(s["sha256"], hex(&tar));
+    assert_eq!(s["verified"], "both");
+    assert_eq!(s["url"], format!("{}/releases/{ASSET}", server.base()));
+    let tool = &s["tools"]["tcc"];
+    let tcc = std::fs::read("/usr/bin/tcc").unwrap();
+    assert_eq!(tool["sha256"], hex(&tcc), "the binary that built the row");
+    assert_eq!(tool["bytes"], tcc.len());
+    assert!(
+        tool["printed"]
+            .as_str()
+            .unwrap()
+            .contains("tcc version 0.9.27")
+    );
+    assert!(
+        tool["resolved"]
+            .as_str()
+            .unwrap()
+            .starts_with(cache.to_str().unwrap()),
+        "the row was built with the unpacked release, not the system's tcc: {tool}"
+    );
+    // The reference's tools carry their digests too.
+    assert!(
+        job["versions"]["clang"]["sha256"].is_string(),
+        "{}",
+        job["versions"]
+    );
+    // The row is timed against the reference.
+    let ratio = &job["rows"]["tcc-O2"]["phases"]["mix"]["ratio"]["cpu"];
+    assert!(ratio["median"].as_f64().unwrap() > 0.0, "{ratio}");
+
+    // A second run finds the tree in the cache: the tarball is fetched once.
+    local(&root, &out, &cache).success();
+    assert_eq!(server.hits(&format!("/releases/{ASSET}")), 1);
+}
+
+#[test]
+fn one_changed_byte_of_the_tarball_is_exit_1_and_nothing_is_unpacked_or_timed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tar = tarball();
+    let mut bad = tar.clone();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 1;
+    let server = release(bad, &tar);
+    let root = subject_project(tmp.path(), &server, &hex(&tar));
+    let (out, cache) = (tmp.path().join("runs"), tmp.path().join("cache"));
+    local(&root, &out, &cache)
+        .code(1)
+        .stderr(predicates::str::contains("sha256 mismatch"));
+    let cached: Vec<_> = std::fs::read_dir(cache.join("toolchains"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(cached.is_empty(), "unpacked: {cached:?}");
+    if out.exists() {
+        let written = cell_testkit::files(&out);
+        assert!(
+            written.is_empty(),
+            "something was timed: {:?}",
+            written.keys()
+        );
+    }
+}
+
+#[test]
+fn a_pin_that_disagrees_with_the_published_checksum_is_exit_1_before_any_download() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tar = tarball();
+    let server = release(tar.clone(), &tar);
+    let root = subject_project(tmp.path(), &server, &"0".repeat(64));
+    let (out, cache) = (tmp.path().join("runs"), tmp.path().join("cache"));
+    local(&root, &out, &cache)
+        .code(1)
+        .stderr(predicates::str::contains("the published checksum"))
+        .stderr(predicates::str::contains("versions.env pins 0000"));
+    assert_eq!(server.hits(&format!("/releases/{ASSET}")), 0);
+}
