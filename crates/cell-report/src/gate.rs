@@ -2,9 +2,10 @@
 //! summary. The verdicts themselves are `cell-verdict`'s.
 //!
 //! The lines and the step summary are documents ([`Block`]s) written as they always were:
-//! text as it is ([`Span::Verbatim`]), but for the step summary's failures and notices, whose
-//! every `|` is escaped ([`Span::PipeEscaped`]). The annotations are workflow commands, their
-//! escaping [`cell_schema::escape`]'s `workflow_*`.
+//! text with its own markup, held on its line ([`Span::Verbatim`]), but for the step
+//! summary's failures and notices, whose every `|` is escaped too ([`Span::PipeEscaped`]).
+//! The annotations are workflow commands, their escaping [`cell_schema::escape`]'s
+//! `workflow_*`.
 
 use std::fmt::Write as _;
 

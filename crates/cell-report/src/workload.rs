@@ -2,9 +2,10 @@
 //! terminal tables of `cell run` and `cell local`. Markdown and text are built from the same
 //! phase tables, so the two never disagree on a figure.
 //!
-//! These pages have always printed names, reasons, versions and machine lines as they are:
-//! their text is [`Span::Verbatim`], and their blank lines are placed one by one
-//! ([`Block::Blank`]) where they always were.
+//! These pages have always printed names, reasons, versions and machine lines with their own
+//! markup: their text is [`Span::Verbatim`] (held on its line, so a reason or a version a
+//! tool printed opens no heading, table row or HTML), and their blank lines are placed one
+//! by one ([`Block::Blank`]) where they always were.
 
 use cell_schema::{CellResult, JobResult, Phase, RatioCi, RowResult, Skipped};
 

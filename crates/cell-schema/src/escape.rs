@@ -15,15 +15,17 @@ pub fn workflow_property(s: &str) -> String {
 }
 
 /// Text in GitHub Markdown: every character Markdown could read as markup (and `|`, for
-/// tables) backslash-escaped, line breaks turned into spaces.
+/// tables) backslash-escaped, and an `&` that would start an entity reference; line breaks
+/// turned into spaces.
 pub fn markdown(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    for (i, c) in s.char_indices() {
         match c {
             '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#' => {
                 out.push('\\');
                 out.push(c);
             }
+            '&' if starts_entity(&s[i..]) => out.push_str("\\&"),
             '\n' | '\r' => out.push(' '),
             c => out.push(c),
         }
@@ -31,21 +33,95 @@ pub fn markdown(s: &str) -> String {
     out
 }
 
-/// A Markdown code span that survives backticks inside, and `|`, which GitHub splits table
-/// cells on even inside code.
+/// Text written into Markdown as it is, its own inline markup (code spans, emphasis) kept,
+/// but held on its line: CR and LF turned into spaces, so it cannot start a heading, a list
+/// or a workflow command on a line of its own; `<` backslash-escaped, so it opens no HTML
+/// tag, and so is an `&` that would start an entity reference; a `#` or `>` it starts with,
+/// or a fence (three backticks or tildes), escaped too, so it opens no block where it starts
+/// a line (a list item).
+pub fn markdown_line(s: &str) -> String {
+    let body = s.len() - s.trim_start_matches([' ', '\t', '\r', '\n']).len();
+    let mut out = String::with_capacity(s.len());
+    for (i, c) in s.char_indices() {
+        match c {
+            '\n' | '\r' => out.push(' '),
+            '<' => out.push_str("\\<"),
+            '&' if starts_entity(&s[i..]) => out.push_str("\\&"),
+            '#' | '>' if i == body => {
+                out.push('\\');
+                out.push(c);
+            }
+            '`' | '~' if i == body && s[i..].starts_with(&c.to_string().repeat(3)) => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Whether `s` (which starts with `&`) starts with what Markdown reads as an entity
+/// reference: `&name;`, `&#123;`, `&#x1F;`.
+fn starts_entity(s: &str) -> bool {
+    let Some(rest) = s.strip_prefix('&') else {
+        return false;
+    };
+    let name = rest
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'#')
+        .count();
+    (1..=32).contains(&name) && rest.as_bytes().get(name) == Some(&b';')
+}
+
+/// A Markdown code span that survives backticks inside (its fence one backtick longer than
+/// the longest run of them), and `|`, which GitHub splits table cells on even inside code;
+/// line breaks turned into spaces.
 pub fn markdown_code(s: &str) -> String {
-    let s = s.replace('|', "\\|").replace(['\n', '\r'], " ");
-    if s.contains('`') {
-        format!("`` {s} ``")
-    } else {
+    let s = bars(s).replace(['\n', '\r'], " ");
+    let run = longest_run(&s, '`');
+    if run == 0 {
         format!("`{s}`")
+    } else {
+        let fence = "`".repeat(run + 1);
+        format!("{fence} {s} {fence}")
     }
 }
 
-/// Text in a Markdown table cell written as is but for `|`, backslash-escaped: GitHub splits a
-/// row at every `|` that is not.
+/// The fence of a Markdown fenced code block holding `text`: three backticks, or one more
+/// than the longest run of backticks in it, so no line of it can close the block.
+pub fn markdown_fence(text: &str) -> String {
+    "`".repeat(longest_run(text, '`').max(2) + 1)
+}
+
+/// The length of the longest run of `c` in `s`.
+fn longest_run(s: &str, c: char) -> usize {
+    s.split(|x| x != c)
+        .map(|r| r.len() / c.len_utf8())
+        .max()
+        .unwrap_or(0)
+}
+
+/// Text in a Markdown table cell written as is but for `|`, backslash-escaped (GitHub splits a
+/// row at every `|` that is not), and line breaks, which would end the row, turned into
+/// spaces.
 pub fn markdown_cell(s: &str) -> String {
-    s.replace('|', "\\|")
+    bars(s).replace(['\n', '\r'], " ")
+}
+
+/// `s` with every `|` backslash-escaped, the backslashes right before one doubled first: a `|`
+/// after an even run of them is not escaped, and GitHub splits a table row there, code span
+/// or not.
+fn bars(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c == '|' {
+            let slashes = out.len() - out.trim_end_matches('\\').len();
+            out.push_str(&"\\".repeat(slashes + 1));
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// A Markdown link or image target (a relative path): spaces, which would end it, encoded.
@@ -188,7 +264,47 @@ mod tests {
         assert_eq!(markdown_code("x|y"), "`x\\|y`");
         assert_eq!(markdown_code("a`b"), "`` a`b ``");
         assert_eq!(markdown_cell("a|b_c"), "a\\|b_c");
+        assert_eq!(markdown_cell("a\nb\r\nc"), "a b  c");
+        assert_eq!(markdown_cell("a\\|b"), "a\\\\\\|b");
+        assert_eq!(markdown_code("a\\|b"), "`a\\\\\\|b`");
         assert_eq!(markdown_target("charts/a b.svg"), "charts/a%20b.svg");
+    }
+
+    #[test]
+    fn markdown_entities() {
+        assert_eq!(markdown("&amp; &#60; & co &;"), "\\&amp; \\&\\#60; & co &;");
+        assert_eq!(markdown_line("R&D &lt;"), "R&D \\&lt;");
+    }
+
+    #[test]
+    fn markdown_code_fences_outgrow_backticks_inside() {
+        assert_eq!(markdown_code("a``b"), "``` a``b ```");
+        assert_eq!(markdown_code("`x`"), "`` `x` ``");
+        assert_eq!(markdown_code("a\r\nb"), "`a  b`");
+        assert_eq!(markdown_fence("plain\nlog"), "```");
+        assert_eq!(markdown_fence("```\n## out"), "````");
+        assert_eq!(markdown_fence("a `````` b"), "```````");
+    }
+
+    #[test]
+    fn markdown_lines_keep_their_markup_on_their_line() {
+        assert_eq!(
+            markdown_line("row `c-O2` on **mix**: _fast_"),
+            "row `c-O2` on **mix**: _fast_"
+        );
+        assert_eq!(markdown_line("Linux 6.8 #1 SMP"), "Linux 6.8 #1 SMP");
+        assert_eq!(markdown_line("x\n## injected"), "x ## injected");
+        assert_eq!(markdown_line("\n## injected"), " \\## injected");
+        assert_eq!(markdown_line("y\r\n::warning::x"), "y  ::warning::x");
+        assert_eq!(
+            markdown_line("<script>alert(1)</script>"),
+            "\\<script>alert(1)\\</script>"
+        );
+        assert_eq!(markdown_line("> quote"), "\\> quote");
+        assert_eq!(markdown_line("a > b"), "a > b");
+        assert_eq!(markdown_line("```rust"), "\\```rust");
+        assert_eq!(markdown_line("  ~~~"), "  \\~~~");
+        assert_eq!(markdown_line("`a` b"), "`a` b");
     }
 
     #[test]

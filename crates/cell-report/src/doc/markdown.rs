@@ -39,19 +39,27 @@ fn block(out: &mut String, b: &Block, indent: &str) {
             line(out, spans);
         }
         Block::List(items) => list(out, items, indent),
-        Block::Code(lines) => {
-            let _ = writeln!(out, "{indent}```");
-            for l in lines {
-                let _ = writeln!(out, "{indent}{l}");
-            }
-            let _ = writeln!(out, "{indent}```");
-        }
+        Block::Code(lines) => code_block(out, lines, indent),
         Block::Image { src, alt, .. } => {
             let _ = writeln!(out, "{indent}![{}]({})", escape::markdown(alt), target(src));
         }
         Block::Table(t) => table(out, t, indent),
         Block::Blank => out.push('\n'),
     }
+}
+
+/// A fenced code block: its fence longer than any run of backticks in it, so no line of it
+/// closes the block, and every line it holds indented, those a line break inside one of its
+/// strings starts too (an unindented one would end the list item the block belongs to).
+fn code_block(out: &mut String, lines: &[String], indent: &str) {
+    let fence = escape::markdown_fence(&lines.join("\n"));
+    let _ = writeln!(out, "{indent}{fence}");
+    for l in lines {
+        for part in l.split("\r\n").flat_map(|p| p.split(['\r', '\n'])) {
+            let _ = writeln!(out, "{indent}{part}");
+        }
+    }
+    let _ = writeln!(out, "{indent}{fence}");
 }
 
 fn line(out: &mut String, spans: &[Span]) {
@@ -105,7 +113,7 @@ fn write_spans(out: &mut String, spans: &[Span], place: Place) {
 fn span(out: &mut String, s: &Span, place: Place) {
     match s {
         Span::Text(t) => out.push_str(&escape::markdown(t)),
-        Span::Code(t) => out.push_str(&escape::markdown_code(t)),
+        Span::Code(t) | Span::VerbatimCode(t) => out.push_str(&escape::markdown_code(t)),
         Span::Strong(t) => {
             let _ = write!(out, "**{}**", escape::markdown(t));
         }
@@ -121,23 +129,21 @@ fn span(out: &mut String, s: &Span, place: Place) {
             }
         }
         Span::Verbatim(t) => out.push_str(&in_place(t, place)),
-        Span::VerbatimCode(t) => {
-            let _ = write!(out, "`{}`", in_place(t, place));
-        }
         Span::PipeEscaped(t) => out.push_str(&bars(t)),
     }
 }
 
-/// Verbatim text: as it is, but in a table cell, where a `|` would end the cell.
+/// Verbatim text: as it is but held on its line ([`escape::markdown_line`]), and in a table
+/// cell, where a `|` would end the cell, with its bars escaped.
 fn in_place(t: &str, place: Place) -> String {
     match place {
-        Place::Line => t.to_owned(),
+        Place::Line => escape::markdown_line(t),
         Place::Cell => bars(t),
     }
 }
 
 fn bars(t: &str) -> String {
-    escape::markdown_cell(t)
+    escape::markdown_cell(&escape::markdown_line(t))
 }
 
 fn target(href: &str) -> String {

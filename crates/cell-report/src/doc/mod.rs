@@ -29,12 +29,16 @@ pub use table::{Align, Cell, Table};
 ///   [`escape::markdown_code`](cell_schema::escape::markdown_code)): the report page and the
 ///   suite sections (of a job's and a cell's `RESULTS.md` as well), whose text comes from
 ///   results, configs and tools' output.
-/// - [`Verbatim`](Span::Verbatim) and [`VerbatimCode`](Span::VerbatimCode) are written as they
-///   are, but for a `|` inside a table cell, which would split the cell: the workload job's
+/// - [`Verbatim`](Span::Verbatim) keeps its own inline markup (the code spans a reason names
+///   a row in) but is held on its line
+///   ([`escape::markdown_line`](cell_schema::escape::markdown_line): line breaks, `<`, entity
+///   references, a block it would open), and inside a table cell its `|` escaped, which would
+///   split the cell; [`VerbatimCode`](Span::VerbatimCode) is a code
+///   span ([`escape::markdown_code`](cell_schema::escape::markdown_code)): the workload job's
 ///   and cell's `RESULTS.md` (reasons, versions, machine lines, protocol), the header and
 ///   footer of a suite job's, the step summary's headings and table, and every terminal text.
-/// - [`PipeEscaped`](Span::PipeEscaped) is written as it is but for every `|`, in a table or
-///   not: the failures and notices of the step summary.
+/// - [`PipeEscaped`](Span::PipeEscaped) is a [`Verbatim`](Span::Verbatim) whose every `|` is
+///   escaped, in a table or not: the failures and notices of the step summary.
 ///
 /// HTML escapes every kind alike ([`escape::html`](cell_schema::escape::html)); text writes
 /// every kind as it is.
@@ -55,11 +59,11 @@ pub enum Span {
     },
     /// A verdict, coloured in HTML, capitals in Markdown unless it is `ok`.
     Status(Status),
-    /// Text written as it is, Markdown markup and all; only `|` escaped in a table cell.
+    /// Text with its own inline markup, held on its line; `|` escaped in a table cell.
     Verbatim(String),
-    /// A code span around text written as it is; only `|` escaped in a table cell.
+    /// A code span, escaped as one.
     VerbatimCode(String),
-    /// Text written as it is but for every `|`, escaped wherever it stands.
+    /// Verbatim text whose every `|` is escaped, wherever it stands.
     PipeEscaped(String),
 }
 
