@@ -83,6 +83,8 @@ impl MatrixJob {
 pub struct Layout {
     /// Matrix jobs.
     pub jobs: Vec<MatrixJob>,
+    /// What the plan left out and why (a cell a suite cannot run on).
+    pub notes: Vec<String>,
 }
 
 /// One entry of a matrix: one job on one cell.
@@ -180,7 +182,6 @@ impl Layout {
             });
         }
         let cells: Vec<CellLabel> = plan.cells.keys().cloned().collect();
-        let parts = cells.len().div_ceil(MAX_MATRIX);
         // (id base, what, its toolchain, the config field that names it)
         let mut wanted: Vec<(String, Suite, ToolchainName, String)> = Vec::new();
         for (name, tc) in &plan.toolchains {
@@ -214,8 +215,34 @@ impl Layout {
                 }
             }
         }
+        // The server suites read /proc (process-tree CPU and RSS) and install wrk with apt.
+        let linux: Vec<CellLabel> = plan
+            .cells
+            .iter()
+            .filter(|(_, c)| c.os == "linux")
+            .map(|(l, _)| l.clone())
+            .collect();
+        let mut notes = Vec::new();
+        let other: Vec<&str> = plan
+            .cells
+            .iter()
+            .filter(|(_, c)| c.os != "linux")
+            .map(|(l, _)| l.as_str())
+            .collect();
+        if plan.http.is_some() && !other.is_empty() {
+            notes.push(format!(
+                "no http or soak job on {}: the server suites read /proc for the process tree's CPU and RSS and install wrk with apt, which only Linux cells have",
+                other.join(", ")
+            ));
+        }
         let mut jobs: Vec<MatrixJob> = Vec::new();
         for (base, suite, toolchain, field) in wanted {
+            let cells = if suite == Suite::Workload {
+                &cells
+            } else {
+                &linux
+            };
+            let parts = cells.len().div_ceil(MAX_MATRIX);
             for (i, chunk) in cells.chunks(MAX_MATRIX).enumerate() {
                 let id = if parts == 1 {
                     base.clone()
@@ -251,7 +278,7 @@ impl Layout {
                 jobs.push(job);
             }
         }
-        Ok(Self { jobs })
+        Ok(Self { jobs, notes })
     }
 
     /// How many (cell, job) pairs the whole plan has.

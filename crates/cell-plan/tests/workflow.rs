@@ -126,11 +126,15 @@ fn snapshot_release_under_test_on_a_self_hosted_runner() {
     let plan = project.plan();
     let text = cell_plan::render(&plan).unwrap();
     assert_rules(&text);
-    // Both architectures get their own verified tarball; the subject input exists.
-    assert!(text.contains("zig-x86_64-linux-0.16.0.tar.xz"));
-    assert!(text.contains("70e49664a74374b48b51e6f3fdfbf437f6395d42509050588bd49abe52ba3d00"));
-    assert!(text.contains("zig-aarch64-linux-0.16.0.tar.xz"));
-    assert!(text.contains("--strip-components 1"));
+    // Both architectures get their own verified tarball, each from its own keys.
+    assert!(text.contains(
+        "# zig-x86_64-linux-0.16.0.tar.xz: ZIG_URL_X86_64 and ZIG_SHA256_X86_64 of versions.env"
+    ));
+    assert!(
+        text.contains("zig-aarch64-linux-0.16.0.tar.xz: ZIG_URL_AARCH64 and ZIG_SHA256_AARCH64")
+    );
+    assert!(text.contains("if: matrix.os == 'linux' && matrix.arch == 'x86_64'"));
+    assert!(text.contains("run: cell install --cell \"$CELL\" --toolchain \"$INSTALL\""));
     // The self-hosted label runs on [self-hosted, label].
     let sel = Layout::of(&plan)
         .unwrap()
@@ -144,21 +148,25 @@ fn snapshot_release_under_test_on_a_self_hosted_runner() {
     insta::assert_snapshot!("release_under_test_self_hosted", text);
 }
 
-/// The unpack caps of versions.env reach the step that unpacks a tarball.
+/// A macOS cell reads its own keys, never the Linux tarball: without them the plan is refused
+/// naming the keys it tried.
 #[test]
-fn a_tarball_is_unpacked_under_the_caps_of_versions_env() {
-    let toml = self_hosted_subject();
+fn a_macos_cell_installs_its_own_tarball_or_the_plan_says_which_key_is_missing() {
+    let toml = format!("{}\n[cells.\"macos-15\"]\n", self_hosted_subject());
+    let err = cell_model::Plan::load(&Project::of(&toml).root).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("versions.env has none of ZIG_URL_MACOS_AARCH64, ZIG_URL for macos-aarch64"),
+        "{err}"
+    );
     let versions = format!(
-        "{}UNPACK_MAX_RATIO=7\nUNPACK_RATIO_FLOOR_MIB=2\nUNPACK_MAX_MIB=3\nUNPACK_MAX_ENTRIES=9\n",
+        "{}ZIG_URL_MACOS_AARCH64=https://ziglang.org/download/0.16.0/zig-aarch64-macos-0.16.0.tar.xz\nZIG_SHA256_MACOS_AARCH64=b23d70deaa879b5c2d486ed3316f7eaa53e84acf6fc9cc747de152450d401489\n",
         versions_for(&toml)
     );
     let text = cell_plan::render(&Project::new(&versions, &toml).plan()).unwrap();
-    assert!(
-        text.contains(
-            "--max-ratio 7 --ratio-floor 2097152 --max-unpacked-bytes 3145728 --max-entries 9"
-        ),
-        "{text}"
-    );
+    assert!(text.contains("# zig-aarch64-macos-0.16.0.tar.xz: ZIG_URL_MACOS_AARCH64 and ZIG_SHA256_MACOS_AARCH64 of"), "{text}");
+    assert!(text.contains("if: matrix.os == 'macos' && matrix.arch == 'aarch64'"));
+    lint_text(&text);
 }
 
 #[test]
@@ -344,7 +352,7 @@ fn subject_must_be_the_pinned_release() {
     let e = cell_plan::check_subject(&plan, &all, "0.15.2").unwrap_err();
     assert!(
         e.to_string().starts_with(
-            "--subject 0.15.2: toolchain `zig` is pinned to 0.16.0 in versions.env; to test 0.15.2, set its version, ZIG_URL_* and ZIG_SHA256_* there"
+            "--subject 0.15.2: toolchain `zig` is pinned to 0.16.0 in versions.env; to test 0.15.2, set ZIG_VERSION, ZIG_URL_*, ZIG_SHA256_* there"
         ),
         "{e}"
     );

@@ -57,10 +57,12 @@ pub enum InstallError {
         pinned: Sha256,
     },
     /// Downloading, verifying or unpacking failed.
-    #[error("toolchain `{toolchain}`: {source}")]
+    #[error("toolchain `{toolchain}` from {url}: {source}")]
     Fetch {
         /// The toolchain.
         toolchain: String,
+        /// The URL (credentials removed).
+        url: String,
         /// The last failure (a digest mismatch stops at once; an unreachable URL passes on).
         source: FetchError,
     },
@@ -111,6 +113,7 @@ fn expected_digest(
             cell_fetch::published_digest(url, &src.asset, timeouts).map_err(|source| {
                 InstallError::Fetch {
                     toolchain: tc.name.to_string(),
+                    url: cell_schema::escape::without_userinfo(url),
                     source,
                 }
             })?,
@@ -189,15 +192,18 @@ pub fn install(
             Err(e) if e.is_integrity() => {
                 return Err(InstallError::Fetch {
                     toolchain: tc.name.to_string(),
+                    url: cell_schema::escape::without_userinfo(url),
                     source: e,
                 });
             }
-            Err(e) => last = Some(e),
+            Err(e) => last = Some((url, e)),
         }
     }
+    let (url, source) = last.expect("a tarball has at least one URL");
     Err(InstallError::Fetch {
         toolchain: tc.name.to_string(),
-        source: last.expect("a tarball has at least one URL"),
+        url: cell_schema::escape::without_userinfo(url),
+        source,
     })
 }
 

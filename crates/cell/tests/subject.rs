@@ -147,8 +147,11 @@ fn a_compilers_own_tarball_is_verified_recorded_and_timed() {
     let ratio = &job["rows"]["tcc-O2"]["phases"]["mix"]["ratio"]["cpu"];
     assert!(ratio["median"].as_f64().unwrap() > 0.0, "{ratio}");
 
-    // A second run finds the tree in the cache: the tarball is fetched once.
-    local(&root, &out, &cache).success();
+    // A second run finds the tree in the cache: the tarball is fetched once. (Its gate
+    // against the first run may trip on a loaded machine: exit 1 is a verdict, not a fault.)
+    let again = local(&root, &out, &cache);
+    let code = again.get_output().status.code();
+    assert!(matches!(code, Some(0 | 1)), "{code:?}");
     assert_eq!(server.hits(&format!("/releases/{ASSET}")), 1);
 }
 
@@ -191,4 +194,96 @@ fn a_pin_that_disagrees_with_the_published_checksum_is_exit_1_before_any_downloa
         .stderr(predicates::str::contains("the published checksum"))
         .stderr(predicates::str::contains("versions.env pins 0000"));
     assert_eq!(server.hits(&format!("/releases/{ASSET}")), 0);
+}
+
+/// The unpack caps are versions.env's: a release of four entries refused under a cap of one,
+/// naming the URL, with nothing left in the cache.
+#[test]
+fn a_tarball_is_unpacked_under_the_caps_of_versions_env() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tar = tarball();
+    let server = release(tar.clone(), &tar);
+    let root = subject_project(tmp.path(), &server, &hex(&tar));
+    let env = root.join("versions.env");
+    let text = std::fs::read_to_string(&env).unwrap();
+    std::fs::write(&env, format!("{text}UNPACK_MAX_ENTRIES=1\n")).unwrap();
+    let cache = tmp.path().join("cache");
+    cell()
+        .env("CELL_CACHE", &cache)
+        .args(["install", "--toolchain", "tcc", "--root"])
+        .arg(&root)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("more than 1 entries"))
+        .stderr(predicates::str::contains(ASSET));
+    let left: Vec<_> = std::fs::read_dir(cache.join("toolchains"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// A tarball with mirrors, installed as the workflow's step does (`cell install`): an
+/// unreachable mirror passes to the next URL, the pinned digest is checked on the one that
+/// answers, and a mirror serving other bytes stops at once (exit 1, nothing cached).
+#[test]
+fn a_mirrored_tarball_falls_through_unreachable_mirrors_and_stops_on_other_bytes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tar = tarball();
+    let mut other = tar.clone();
+    other[10] ^= 1;
+    let server = Server::routes([
+        (format!("/gone/{ASSET}"), Response::status(404)),
+        (format!("/good/{ASSET}"), Response::ok(tar.clone())),
+        (format!("/other/{ASSET}"), Response::ok(other)),
+    ]);
+    let install = |mirrors: &[&str], cache: &Path| {
+        let versions = format!("{VERSIONS}TCC_SHA256={}\n", hex(&tar));
+        let mirrors: Vec<String> = mirrors
+            .iter()
+            .map(|m| format!("\"{}\"", server.url(m)))
+            .collect();
+        let toml = format!(
+            "\n[toolchains.tcc]\ninstall = {{ tarball = {{ template = \"{}/nowhere/{ASSET}\", sha256 = \"TCC_SHA256\", strip = 1, mirrors = [{}] }} }}\ntools.tcc = {{ version = [\"-v\"] }}\n",
+            server.base(),
+            mirrors.join(", ")
+        );
+        let dir = tempfile::tempdir_in(tmp.path()).unwrap();
+        let root = project(dir.path(), &versions, &toml);
+        let out = cell()
+            .env("CELL_CACHE", cache)
+            .args(["install", "--toolchain", "tcc", "--root"])
+            .arg(&root)
+            .output()
+            .unwrap();
+        (out, dir)
+    };
+    let cache = tmp.path().join("c1");
+    let (out, _d) = install(&["/gone", "/good"], &cache);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(server.hits(&format!("/gone/{ASSET}")), 1);
+    let tree = cache.join("toolchains").join(hex(&tar));
+    assert!(tree.join("bin/tcc").is_file());
+
+    let cache = tmp.path().join("c2");
+    let (out, _d) = install(&["/other", "/good"], &cache);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sha256 mismatch"));
+    assert_eq!(
+        server.hits(&format!("/good/{ASSET}")),
+        1,
+        "no URL after other bytes"
+    );
+    assert!(!cache.join("toolchains").join(hex(&tar)).exists());
+
+    let (out, _d) = install(&["/gone"], &tmp.path().join("c3"));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -94,7 +94,7 @@ pub fn run(args: &PlanArgs, cli: &Cli) -> anyhow::Result<Exit> {
             .collect::<std::collections::BTreeSet<_>>()
             .len();
         eprintln!(
-            "{WORKFLOW_PATH} {}: {} jobs ({} cells × {} workload, http and soak jobs) in {} matrix jobs{}",
+            "{WORKFLOW_PATH} {}: {} jobs ({} cells × {} workload, http and soak jobs, as the cells allow) in {} matrix jobs{}",
             if changed { "written" } else { "unchanged" },
             layout.total(),
             plan.cells.len(),
@@ -109,6 +109,9 @@ pub fn run(args: &PlanArgs, cli: &Cli) -> anyhow::Result<Exit> {
                 String::new()
             }
         );
+        for note in &layout.notes {
+            eprintln!("note: {note}");
+        }
     }
     Ok(Exit::Ok)
 }
