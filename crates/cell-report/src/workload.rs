@@ -124,6 +124,48 @@ fn verdict_blocks(out: &mut Vec<Block>, status: cell_schema::Status, reasons: &[
     out.push(Block::list(reasons.iter().map(|r| vec![verbatim(r)])));
 }
 
+/// `Release under test: …`: what was verified before unpacking, and the binary that built the
+/// rows, so a reader of RESULTS.md can check both digests against the release.
+fn subject_blocks(out: &mut Vec<Block>, subjects: &[&cell_schema::Subject]) {
+    for s in subjects {
+        let how = match s.verified {
+            Some(cell_schema::Verified::Pin) => " (verified by the pin)",
+            Some(cell_schema::Verified::Checksum) => " (verified by the published checksum)",
+            Some(cell_schema::Verified::Both) => {
+                " (verified by the pin and the published checksum)"
+            }
+            None => "",
+        };
+        let mut line = vec![Span::Text("Release under test: ".into())];
+        if let Some(tc) = &s.toolchain {
+            line.extend([Span::Code(tc.to_string()), Span::Text(" ".into())]);
+        }
+        line.extend([
+            Span::Text(format!("{}, ", s.tag)),
+            Span::Code(s.asset.clone()),
+            Span::Text(" sha256 ".into()),
+            Span::Code(s.sha256.to_string()),
+            Span::Text(how.into()),
+        ]);
+        for (tool, v) in &s.tools {
+            line.push(Span::Text("; ".into()));
+            line.push(Span::Code(tool.to_string()));
+            if let (Some(d), Some(b)) = (&v.sha256, v.bytes) {
+                line.extend([
+                    Span::Text(" sha256 ".into()),
+                    Span::Code(d.to_string()),
+                    Span::Text(format!(" ({b} bytes)")),
+                ]);
+            }
+            line.push(Span::Text(format!(
+                ", printed {}",
+                v.printed.lines().next().unwrap_or("")
+            )));
+        }
+        out.extend([Block::Blank, Block::Para(line)]);
+    }
+}
+
 /// `## <phase>` and its table, for each phase.
 fn phase_sections(out: &mut Vec<Block>, phases: &[Phase], table: impl Fn(&Phase) -> Table) {
     for phase in phases {
@@ -151,6 +193,7 @@ pub fn job_markdown(job: &JobResult) -> String {
         Block::Blank,
     ];
     verdict_blocks(&mut d, job.verdict.status, &job.verdict.reasons);
+    subject_blocks(&mut d, &job.subject.iter().collect::<Vec<_>>());
     d.extend([
         Block::Blank,
         Block::Para(vec![
@@ -227,6 +270,17 @@ pub fn cell_markdown(cell: &CellResult) -> String {
         reasons.push("partial: some jobs left no result".into());
     }
     verdict_blocks(&mut d, cell.verdict.status, &reasons);
+    // One line per distinct release the jobs verified (one, unless they disagree).
+    let mut subjects: Vec<&cell_schema::Subject> = Vec::new();
+    for s in cell.jobs.values().filter_map(|j| j.subject.as_ref()) {
+        if !subjects
+            .iter()
+            .any(|k| k.sha256 == s.sha256 && k.asset == s.asset)
+        {
+            subjects.push(s);
+        }
+    }
+    subject_blocks(&mut d, &subjects);
     // A cell of the http or soak suite only has no ratios to explain.
     let workload = !cell.jobs.is_empty() || !cell.rows.is_empty();
     d.push(Block::Blank);

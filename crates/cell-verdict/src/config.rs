@@ -28,6 +28,12 @@ pub struct GateConfig {
     pub rows: BTreeMap<ToolchainName, Vec<RowName>>,
     /// Pinned digests: `versions.env` keys holding a SHA-256 and their values.
     pub digests: BTreeMap<String, String>,
+    /// The release under test and its pinned digest per platform (`<os>-<arch>`), when one
+    /// is declared.
+    pub subject: Option<(
+        cell_schema::ToolchainName,
+        BTreeMap<String, cell_schema::Sha256>,
+    )>,
     /// A run name (`<date>-<run-id>`) to compare against instead of the newest.
     pub baseline: Option<String>,
     /// `cell calibrate` results per cell id, when the repository has them.
@@ -88,10 +94,16 @@ impl GateConfig {
                 .filter(|(k, _)| k.contains("SHA256"))
                 .map(|(k, e)| (k.clone(), e.value.clone()))
                 .collect(),
+            subject: subject_pins(plan),
             baseline: baseline.or_else(|| s.baseline.clone()),
             calibration,
             allow_scripted: false,
         })
+    }
+
+    /// The pinned digest of the release under test on a platform, when one is pinned there.
+    pub fn subject_pin(&self, os: &str, arch: &str) -> Option<&cell_schema::Sha256> {
+        self.subject.as_ref()?.1.get(&format!("{os}-{arch}"))
     }
 
     /// The tooth floor on an architecture: `TOOTH_MIN_<ARCH>`, else `TOOTH_MIN`.
@@ -114,4 +126,29 @@ pub fn calibration_of(plan: &Plan, id: &CellId) -> Result<Option<Calibration>, C
     cell_schema::read::from_str_unique(&text)
         .map(Some)
         .map_err(|e| bad(format!("not a calibration file: {e}")))
+}
+
+/// The subject's pin on every platform the plan's cells (and this machine) run on.
+fn subject_pins(
+    plan: &Plan,
+) -> Option<(
+    cell_schema::ToolchainName,
+    BTreeMap<String, cell_schema::Sha256>,
+)> {
+    let tc = plan.subject()?;
+    let mut platforms: Vec<(String, String)> = plan
+        .cells
+        .values()
+        .map(|c| (c.os.clone(), c.arch.clone()))
+        .collect();
+    let here = cell_model::Cell::local();
+    platforms.push((here.os, here.arch));
+    let pins = platforms
+        .into_iter()
+        .filter_map(|(os, arch)| {
+            let pin = plan.tarball_source(tc, &os, &arch).ok()?.sha256?;
+            Some((format!("{os}-{arch}"), pin))
+        })
+        .collect();
+    Some((tc.name.clone(), pins))
 }

@@ -6,6 +6,7 @@
 //! artifact being judged: a job that wrote a lenient floor into its own results is still
 //! judged by the repository's floor.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use cell_schema::store::{History, HistoryRun, SkippedFile};
@@ -131,6 +132,7 @@ pub fn gate(
         ),
         None => None,
     };
+    let digests = subject_digests(run);
     let mut cells = Vec::new();
     for (id, cell) in &run.cells {
         // Older runs of this cell, oldest first (only the pinned one when pinned).
@@ -150,7 +152,10 @@ pub fn gate(
                 .filter_map(|(h, n)| h.cells.get(id).map(|c| (n.as_str(), c)))
                 .collect()
         };
-        cells.push(gate_one_cell(cell, &older, config, run.missing()));
+        let mut g = gate_one_cell(cell, &older, config, run.missing());
+        g.failures.extend(subject_failures(cell, &digests, config));
+        g.notices.extend(subject_notices(cell));
+        cells.push(g);
     }
     let summary = summarize(&cells);
     let exit = u8::from(summary.fail > 0 || summary.failures > 0);
@@ -308,6 +313,86 @@ fn checksum_failures(
     }
     for m in run_missing.iter().filter(|m| m.contains("SHA-256")) {
         out.push(format!("checksum: {m}"));
+    }
+    out
+}
+
+/// Every digest the run's jobs verified for each asset of the release under test, with the
+/// jobs (`<toolchain>@<cell>`) that verified it.
+fn subject_digests(run: &HistoryRun) -> BTreeMap<String, BTreeMap<String, Vec<String>>> {
+    let mut out: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+    for (id, cell) in &run.cells {
+        for (tc, j) in &cell.jobs {
+            if let Some(s) = &j.subject {
+                out.entry(s.asset.clone())
+                    .or_default()
+                    .entry(s.sha256.to_string())
+                    .or_default()
+                    .push(format!("{tc}@{id}"));
+            }
+        }
+    }
+    out
+}
+
+/// What release the cell's jobs verified, once per distinct digest: the step summary and the
+/// gate's lines name it.
+fn subject_notices(cell: &CellResult) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for s in cell.jobs.values().filter_map(|j| j.subject.as_ref()) {
+        let name = s
+            .toolchain
+            .as_ref()
+            .map_or(String::new(), |t| format!("{t} "));
+        let line = format!(
+            "release under test: {name}{} {} sha256 {}",
+            s.tag, s.asset, s.sha256
+        );
+        if !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// The release under test must be the pinned one in every job, and the same bytes in every
+/// job of the run that fetched the same asset; a job that recorded none when one is declared
+/// did not verify it.
+fn subject_failures(
+    cell: &CellResult,
+    digests: &BTreeMap<String, BTreeMap<String, Vec<String>>>,
+    config: &GateConfig,
+) -> Vec<String> {
+    let Some((name, _)) = &config.subject else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (tc, j) in &cell.jobs {
+        let Some(s) = &j.subject else {
+            out.push(format!(
+                "subject: job {tc} recorded no release under test, though {name} is declared one"
+            ));
+            continue;
+        };
+        if let Some(pin) = config.subject_pin(&cell.cell.os, &cell.cell.arch)
+            && *pin != s.sha256
+        {
+            out.push(format!(
+                "subject: job {tc} verified {} as {}, but versions.env pins {pin}",
+                s.asset, s.sha256
+            ));
+        }
+        if let Some(seen) = digests.get(&s.asset).filter(|d| d.len() > 1) {
+            let all: Vec<String> = seen
+                .iter()
+                .map(|(d, jobs)| format!("{d} ({})", jobs.join(", ")))
+                .collect();
+            out.push(format!(
+                "subject: job {tc}'s {} differs between jobs of this run: {}",
+                s.asset,
+                all.join("; ")
+            ));
+        }
     }
     out
 }

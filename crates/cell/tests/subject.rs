@@ -147,6 +147,40 @@ fn a_compilers_own_tarball_is_verified_recorded_and_timed() {
     let ratio = &job["rows"]["tcc-O2"]["phases"]["mix"]["ratio"]["cpu"];
     assert!(ratio["median"].as_f64().unwrap() > 0.0, "{ratio}");
 
+    // RESULTS.md and the gate name the release and both digests.
+    let jobs = out.join("jobs");
+    let run = std::fs::read_dir(&jobs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let job_dir = std::fs::read_dir(&run)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let md = std::fs::read_to_string(job_dir.join("RESULTS.md")).unwrap();
+    assert!(
+        md.contains(&format!(
+            "Release under test: `tcc` release-0.9.27, `{ASSET}` sha256 `{}` (verified by the pin and the published checksum); `tcc` sha256 `{}` ({} bytes)",
+            hex(&tar),
+            hex(&tcc),
+            tcc.len()
+        )),
+        "{md}"
+    );
+    let run_dir = out.join(run.file_name().unwrap());
+    let gate = read_json(&run_dir.join("gate.json"));
+    assert!(
+        gate["cells"][0]["notices"].to_string().contains(&format!(
+            "release under test: tcc release-0.9.27 {ASSET} sha256 {}",
+            hex(&tar)
+        )),
+        "{gate}"
+    );
+
     // A second run finds the tree in the cache: the tarball is fetched once. (Its gate
     // against the first run may trip on a loaded machine: exit 1 is a verdict, not a fault.)
     let again = local(&root, &out, &cache);
@@ -285,5 +319,81 @@ fn a_mirrored_tarball_falls_through_unreachable_mirrors_and_stops_on_other_bytes
         Some(2),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The gate fails a run whose job verified other bytes than the pin, or whose jobs verified
+/// different bytes for the same asset (a results file edited after the fact, or a job that
+/// fetched elsewhere).
+#[test]
+fn the_gate_fails_a_subject_digest_that_is_not_the_pin_or_differs_between_jobs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tar = tarball();
+    let server = release(tar.clone(), &tar);
+    let root = subject_project(tmp.path(), &server, &hex(&tar));
+    let (out, cache) = (tmp.path().join("runs"), tmp.path().join("cache"));
+    cell()
+        .env("CELL_CACHE", &cache)
+        .args([
+            "local",
+            "--toolchains",
+            "clang,tcc",
+            "--reps",
+            "3",
+            "--seed",
+            "1",
+            "-q",
+        ])
+        .arg("--root")
+        .arg(&root)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let run = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_str().unwrap().contains("-local-"))
+        .unwrap();
+    let cell_dir = std::fs::read_dir(&run)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir())
+        .unwrap();
+    let file = cell_dir.join("results.json");
+    let mut merged = read_json(&file);
+    assert_eq!(
+        merged["jobs"]["clang"]["subject"]["sha256"],
+        hex(&tar),
+        "every job verifies it"
+    );
+    let gate = |history: &Path| {
+        cell()
+            .args(["gate", run.to_str().unwrap(), "--history"])
+            .arg(history)
+            .arg("--root")
+            .arg(&root)
+            .assert()
+    };
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    gate(&empty).success();
+    merged["jobs"]["clang"]["subject"]["sha256"] = "1".repeat(64).into();
+    std::fs::write(&file, cell_schema::to_json(&merged)).unwrap();
+    let a = gate(&empty).code(1);
+    let printed = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    assert!(
+        printed.contains(&format!(
+            "subject: job clang verified {ASSET} as {}, but versions.env pins {}",
+            "1".repeat(64),
+            hex(&tar)
+        )),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("differs between jobs of this run"),
+        "{printed}"
     );
 }
