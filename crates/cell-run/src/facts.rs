@@ -39,10 +39,34 @@ fn field<'a>(text: &'a str, key: &str, sep: char) -> Option<&'a str> {
     })
 }
 
+/// The `sysctl` keys a macOS cell reads, in one call.
+const SYSCTL_KEYS: &[&str] = &["machdep.cpu.brand_string", "hw.memsize"];
+
+/// One key of `sysctl`'s output (`name: value` lines, as `sysctl NAME…` prints them).
+pub fn sysctl_value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    field(text, key, ':').filter(|v| !v.is_empty())
+}
+
+/// `sw_vers` output (`ProductName:\tmacOS`, `ProductVersion:\t15.1`, `BuildVersion:\t24B83`)
+/// as one line: `macOS 15.1 (24B83)`.
+pub fn sw_vers_line(text: &str) -> Option<String> {
+    let name = field(text, "ProductName", ':')?;
+    let version = field(text, "ProductVersion", ':')?;
+    Some(match field(text, "BuildVersion", ':') {
+        Some(b) if !b.is_empty() => format!("{name} {version} ({b})"),
+        _ => format!("{name} {version}"),
+    })
+}
+
+fn sysctl() -> String {
+    capture("sysctl", SYSCTL_KEYS).unwrap_or_default()
+}
+
 fn cpu_model() -> String {
     if cfg!(target_os = "macos") {
-        return capture("sysctl", &["-n", "machdep.cpu.brand_string"])
-            .unwrap_or_else(|| "unknown".into());
+        return sysctl_value(&sysctl(), "machdep.cpu.brand_string")
+            .unwrap_or("unknown")
+            .to_owned();
     }
     let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     cpu_model_from(&info, || capture("lscpu", &[]))
@@ -90,7 +114,7 @@ fn arm_part_name(implementer: &str, part: &str) -> Option<&'static str> {
 
 fn memory_bytes() -> u64 {
     if cfg!(target_os = "macos") {
-        return capture("sysctl", &["-n", "hw.memsize"])
+        return sysctl_value(&sysctl(), "hw.memsize")
             .and_then(|s| s.parse().ok())
             .unwrap_or(0);
     }
@@ -125,9 +149,9 @@ fn kernel() -> String {
 
 fn os_release() -> String {
     if cfg!(target_os = "macos") {
-        let name = capture("sw_vers", &["-productName"]).unwrap_or_default();
-        let ver = capture("sw_vers", &["-productVersion"]).unwrap_or_default();
-        return format!("{name} {ver}").trim().to_owned();
+        return capture("sw_vers", &[])
+            .and_then(|t| sw_vers_line(&t))
+            .unwrap_or_else(|| "unknown".into());
     }
     let text = std::fs::read_to_string("/etc/os-release").unwrap_or_default();
     field(&text, "PRETTY_NAME", '=')
@@ -169,6 +193,32 @@ mod tests {
             Some("Architecture: aarch64\nModel name:  Neoverse-V2\n".into())
         });
         assert_eq!(got, "Neoverse-V2");
+    }
+
+    /// `sysctl machdep.cpu.brand_string hw.memsize` on an M-series runner, as documented
+    /// in `sysctl(8)`: one `name: value` line per key.
+    #[test]
+    fn sysctl_output_is_read_by_key() {
+        let out = "machdep.cpu.brand_string: Apple M1 (Virtual)\nhw.memsize: 7516192768\n";
+        assert_eq!(
+            sysctl_value(out, "machdep.cpu.brand_string"),
+            Some("Apple M1 (Virtual)")
+        );
+        assert_eq!(sysctl_value(out, "hw.memsize"), Some("7516192768"));
+        assert_eq!(sysctl_value(out, "hw.ncpu"), None);
+        assert_eq!(sysctl_value("hw.memsize:\n", "hw.memsize"), None);
+    }
+
+    /// `sw_vers` as documented in `sw_vers(1)`, tab-separated.
+    #[test]
+    fn sw_vers_output_is_one_line() {
+        let out = "ProductName:\t\tmacOS\nProductVersion:\t\t15.1\nBuildVersion:\t\t24B83\n";
+        assert_eq!(sw_vers_line(out).as_deref(), Some("macOS 15.1 (24B83)"));
+        assert_eq!(
+            sw_vers_line("ProductName: macOS\nProductVersion: 14.7\n").as_deref(),
+            Some("macOS 14.7")
+        );
+        assert_eq!(sw_vers_line("nonsense"), None);
     }
 
     #[test]
