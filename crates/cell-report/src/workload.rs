@@ -283,10 +283,12 @@ fn cell_footer(d: &mut Vec<Block>, cell: &CellResult) {
             ]
         })
     })));
-    d.extend([
-        Block::Blank,
-        verbatim_para(format!("Total cost: {:.1} s of jobs.", cell.cost.total_s)),
-    ]);
+    if let Some(cost) = &cell.cost {
+        d.extend([
+            Block::Blank,
+            verbatim_para(format!("Total cost: {:.1} s of jobs.", cost.total_s)),
+        ]);
+    }
 }
 
 fn jobs_table(cell: &CellResult) -> Table {

@@ -583,6 +583,7 @@ impl VerdictLine<'_> {
             new: gate_ratio(new),
             band: [lo, hi],
             message,
+            against_imported_point: false,
         }
     }
 }

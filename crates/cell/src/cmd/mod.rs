@@ -166,6 +166,7 @@ pub fn run_dir<'a>(
             .map(|c| cell_report::cell_dir(&c.result, &c.facts))
             .collect(),
         record,
+        imported_soak: None,
     }
 }
 
