@@ -211,6 +211,9 @@ fn protocol_para(job: &JobResult) -> Block {
 
 /// `RESULTS.md` of a cell of a run.
 pub fn cell_markdown(cell: &CellResult) -> String {
+    if let Some(imp) = &cell.imported {
+        return crate::imported::imported_markdown(cell, imp);
+    }
     let mut d = vec![
         Block::heading(
             1,
