@@ -160,12 +160,13 @@ fn merge_cell(
                 status: g.status.unwrap_or(Status::Ok),
                 reasons: g.reasons,
             },
-            cost: CellCost {
+            cost: Some(CellCost {
                 jobs_s: g.jobs_s,
                 total_s,
-            },
+            }),
             http: g.http,
             soak: g.soak,
+            imported: None,
         },
         facts: g.facts,
     })

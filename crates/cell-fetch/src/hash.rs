@@ -78,6 +78,14 @@ impl<W: Write> Write for HashingWriter<W> {
     }
 }
 
+/// SHA-256 of bytes already in memory (a file read once, so what is hashed is what is parsed).
+pub fn hash_bytes(bytes: &[u8]) -> Sha256 {
+    let mut w = HashingWriter::new(io::sink(), u64::MAX);
+    w.write_all(bytes)
+        .expect("a sink without a cap takes every byte");
+    w.finish().expect("a sink always flushes").1
+}
+
 /// Size and SHA-256 of a file.
 pub fn hash_file(path: &Path) -> io::Result<(u64, Sha256)> {
     let mut f = std::fs::File::open(path)?;
@@ -105,5 +113,6 @@ mod tests {
             sha.as_str(),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+        assert_eq!(hash_bytes(b"abc"), sha);
     }
 }

@@ -21,7 +21,7 @@ use cell_schema::Sha256;
 
 pub use self::digest_file::DigestFileError;
 pub use self::error::{FetchError, Unsafe};
-pub use self::hash::{CapExceeded, HashingWriter, hash_file};
+pub use self::hash::{CapExceeded, HashingWriter, hash_bytes, hash_file};
 pub use self::http::Timeouts;
 pub use self::unpack::{
     ArchiveKind, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_RATIO, DEFAULT_MAX_UNPACKED_BYTES,

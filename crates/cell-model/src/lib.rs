@@ -5,6 +5,7 @@
 
 pub mod env;
 mod error;
+pub mod import;
 pub mod raw;
 pub mod runners;
 mod safe;

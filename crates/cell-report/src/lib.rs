@@ -10,6 +10,7 @@ mod chart;
 pub mod doc;
 mod figures;
 pub mod gate;
+mod imported;
 pub mod report;
 pub mod suite;
 mod workload;

@@ -255,6 +255,9 @@ fn protocol_para(job: &JobResult) -> Block {
 
 /// `RESULTS.md` of a cell of a run.
 pub fn cell_markdown(cell: &CellResult) -> String {
+    if let Some(imp) = &cell.imported {
+        return crate::imported::imported_markdown(cell, imp);
+    }
     let mut d = vec![
         Block::heading(
             1,
@@ -338,10 +341,12 @@ fn cell_footer(d: &mut Vec<Block>, cell: &CellResult) {
             ]
         })
     })));
-    d.extend([
-        Block::Blank,
-        verbatim_para(format!("Total cost: {:.1} s of jobs.", cell.cost.total_s)),
-    ]);
+    if let Some(cost) = &cell.cost {
+        d.extend([
+            Block::Blank,
+            verbatim_para(format!("Total cost: {:.1} s of jobs.", cost.total_s)),
+        ]);
+    }
 }
 
 fn jobs_table(cell: &CellResult) -> Table {

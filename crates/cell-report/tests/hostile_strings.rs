@@ -213,6 +213,7 @@ fn hostile_report() -> Vec<Output> {
                 .into_iter()
                 .collect(),
                 record: None,
+                imported_soak: None,
             }
         })
         .collect();

@@ -256,5 +256,9 @@ pub fn subject_record(
             Verification::Both => Verified::Both,
         }),
         tools: tools.clone(),
+        // Each tool's digest, size and printed version are under `tools`.
+        binary_sha256: None,
+        binary_bytes: None,
+        printed: None,
     }
 }

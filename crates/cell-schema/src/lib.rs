@@ -7,10 +7,12 @@
 
 pub mod escape;
 pub mod ids;
+mod imported;
 pub mod read;
 pub mod store;
 mod suite;
 pub mod time;
+pub mod upstream;
 pub mod validate;
 mod write;
 
@@ -22,6 +24,11 @@ use serde::{Deserialize, Serialize};
 pub use ids::{
     BadSha256, CellId, CellLabel, Phase, RowName, RunId, ServerName, Sha256, ToolName,
     ToolchainName,
+};
+pub use imported::{
+    ImportMethod, ImportSource, Imported, ImportedBuild, ImportedDrift, ImportedFile, ImportedJob,
+    ImportedMachine, ImportedPhase, ImportedRow, ImportedSkipped, ImportedSoakKind,
+    ImportedSoakRun, ImportedSoakServer, ImportedTool, ImportedTooth, PrintedVersion,
 };
 pub use suite::{
     CellHttpServer, CellSoakServer, CellSuiteServer, Drift, HttpJobResult, HttpKind, HttpRun,
@@ -274,6 +281,16 @@ pub struct Subject {
     /// Its tools: the path, the version printed, and SHA-256 and size of each binary.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tools: BTreeMap<ToolName, ToolVersion>,
+    /// SHA-256 of the release's binary, when an imported record has one (a job records each
+    /// tool's under `tools`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary_sha256: Option<Sha256>,
+    /// Size of the release's binary in bytes, when recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary_bytes: Option<u64>,
+    /// The version the binary printed, when recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub printed: Option<String>,
 }
 
 /// Which clock a verdict is read from.
@@ -844,14 +861,28 @@ pub struct CellResult {
     pub failures: Vec<String>,
     /// The worst job status, with every reason.
     pub verdict: Verdict,
-    /// Seconds each job of the cell spent in `cell run`.
-    pub cost: CellCost,
+    /// Seconds each job of the cell spent in `cell run` (absent in an imported cell: the old
+    /// tool's job minutes are another measure, kept in `imported.jobs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<CellCost>,
     /// The http suite's servers, each from its own job.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub http: BTreeMap<ServerName, CellHttpServer>,
     /// The soak suite's servers, each from its own job.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub soak: BTreeMap<ServerName, CellSoakServer>,
+    /// A cell imported from another tool's history (`cell import`): its rows, points and
+    /// provenance. Its `jobs`, `rows`, `skipped` and `missing` are empty, so nothing reads an
+    /// imported point ratio as a measured interval; `verdict` is the old tool's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported: Option<Imported>,
+}
+
+impl CellResult {
+    /// Whether the cell was imported from another tool's history rather than measured.
+    pub fn is_imported(&self) -> bool {
+        self.imported.is_some()
+    }
 }
 
 /// Marks a run record.
@@ -959,6 +990,10 @@ pub struct GateVerdict {
     pub band: [f64; 2],
     /// One line a person reads.
     pub message: String,
+    /// The baseline is an imported point ratio (a ratio of medians on the wall clock, with no
+    /// interval): `old.lo` and `old.hi` are its median, and only the band is read.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub against_imported_point: bool,
 }
 
 /// The gate's findings for one cell.
@@ -1121,6 +1156,12 @@ pub fn read_cell(text: &str) -> Result<CellResult, SchemaError> {
     Ok(serde_json::from_str(text)?)
 }
 
+/// Reads an `imported-soak.json`, refusing a newer major version.
+pub fn read_imported_soak(text: &str) -> Result<ImportedSoakRun, SchemaError> {
+    probe(text)?;
+    Ok(serde_json::from_str(text)?)
+}
+
 /// Reads a `run.json`, refusing a newer major version.
 pub fn read_record(text: &str) -> Result<RunRecord, SchemaError> {
     probe(text)?;
@@ -1136,6 +1177,12 @@ pub fn results_schema() -> serde_json::Value {
 /// The JSON Schema of `gate.json`.
 pub fn gate_schema() -> serde_json::Value {
     let schema = schemars::schema_for!(GateReport);
+    serde_json::to_value(schema).expect("a schema is always JSON")
+}
+
+/// The JSON Schema of `imported-soak.json`.
+pub fn imported_soak_schema() -> serde_json::Value {
+    let schema = schemars::schema_for!(ImportedSoakRun);
     serde_json::to_value(schema).expect("a schema is always JSON")
 }
 

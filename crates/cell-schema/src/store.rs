@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! <job dir>/results.json facts.json RESULTS.md soak/<server>.svg soak/overlay.svg
-//! results/<YYYY-MM-DD>-<run-id>/run.json gate.json
+//! results/<YYYY-MM-DD>-<run-id>/run.json gate.json imported-soak.json
 //! results/<YYYY-MM-DD>-<run-id>/<cell-id>/results.json RESULTS.md facts/<toolchain>.json
 //!                                        soak/<server>.svg soak/overlay.svg
 //! ```
@@ -17,7 +17,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::validate::{self, Problem};
-use crate::{AnyJob, CellId, CellResult, Facts, RunRecord, SchemaError, ServerName, ToolchainName};
+use crate::{
+    AnyJob, CellId, CellResult, Facts, ImportedSoakRun, RunRecord, SchemaError, ServerName,
+    ToolchainName,
+};
 
 /// A job's or a cell's results.
 pub const RESULTS_JSON: &str = "results.json";
@@ -29,6 +32,9 @@ pub const RESULTS_MD: &str = "RESULTS.md";
 pub const RUN_JSON: &str = "run.json";
 /// What `cell gate` decided about a run dir.
 pub const GATE_JSON: &str = "gate.json";
+/// An imported soak of another tool's history, beside the cells of its run dir (the old soak
+/// file names no cell).
+pub const IMPORTED_SOAK_JSON: &str = "imported-soak.json";
 /// A cell dir's folder of per-job facts, `facts/<toolchain>.json`.
 pub const FACTS_DIR: &str = "facts";
 /// The folder of soak charts beside `RESULTS.md`.
@@ -520,6 +526,8 @@ pub struct RunDir<'a> {
     pub cells: Vec<CellDir<'a>>,
     /// `run.json`, when the run has a record (collected runs do, local runs do not).
     pub record: Option<&'a RunRecord>,
+    /// `imported-soak.json`, when `cell import` read an old soak of this run.
+    pub imported_soak: Option<&'a ImportedSoakRun>,
 }
 
 impl RunDir<'_> {
@@ -529,7 +537,31 @@ impl RunDir<'_> {
         if let Some(r) = self.record {
             out.push(Output::new(RUN_JSON, crate::to_json(r).into_bytes()));
         }
+        if let Some(s) = self.imported_soak {
+            out.push(Output::new(
+                IMPORTED_SOAK_JSON,
+                crate::to_json(s).into_bytes(),
+            ));
+        }
         out
+    }
+}
+
+/// What [`write_run_dir`] with [`Replace::Never`] would do, with nothing written under
+/// `results`: [`Written::New`] when the dir is not there, [`Written::Unchanged`] when it holds
+/// these bytes, [`StoreError::Exists`] when it holds others. A command that writes several run
+/// dirs asks first, so a conflict in one leaves every one unwritten.
+pub fn check_run_dir(results: &Path, run: &RunDir<'_>) -> Result<Written, StoreError> {
+    let dest = results.join(run.name.to_string());
+    if !dest.exists() {
+        return Ok(Written::New);
+    }
+    let stage = tempfile::tempdir().map_err(io_at(results))?;
+    write_files(stage.path(), &run.files())?;
+    if same_tree(stage.path(), &dest, &[GATE_JSON]).map_err(io_at(&dest))? {
+        Ok(Written::Unchanged)
+    } else {
+        Err(StoreError::Exists(dest))
     }
 }
 
@@ -641,9 +673,18 @@ pub struct HistoryRun {
     /// Its `run.json`, when it has one and was read ([`load_run`] reads it; [`load_history`]
     /// does not, since what it serves compares cells only).
     pub record: Option<RunRecord>,
+    /// Its `imported-soak.json`, when `cell import` wrote one.
+    pub imported_soak: Option<ImportedSoakRun>,
 }
 
 impl HistoryRun {
+    /// Whether the run was imported from another tool's history (every cell of it is, and an
+    /// imported soak is): no measurement of this tool.
+    pub fn imported(&self) -> bool {
+        (self.imported_soak.is_some() || !self.cells.is_empty())
+            && self.cells.values().all(CellResult::is_imported)
+    }
+
     /// Whether any job of the run was timed by the scripted test executor.
     pub fn scripted(&self) -> bool {
         self.cells
@@ -802,11 +843,33 @@ fn read_run(dir: &Path, with_record: bool) -> Result<(HistoryRun, Vec<SkippedFil
     } else {
         None
     };
+    let soak_path = dir.join(IMPORTED_SOAK_JSON);
+    let mut imported_soak = None;
+    if soak_path.is_file() {
+        let text = read_text(&soak_path)?;
+        match crate::read_imported_soak(&text) {
+            Ok(s) => imported_soak = Some(s),
+            // The history leaves a bad record out by path, as it does a bad cell file.
+            Err(error) if !with_record => skipped.push(SkippedFile {
+                path: soak_path,
+                run: name.clone(),
+                cell: String::new(),
+                reason: Unusable::Bad(error),
+            }),
+            Err(error) => {
+                return Err(StoreError::Bad {
+                    path: soak_path,
+                    error,
+                });
+            }
+        }
+    }
     let run = HistoryRun {
         dir: dir.to_owned(),
         name,
         cells,
         record,
+        imported_soak,
     };
     Ok((run, skipped))
 }

@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use crate::{CellResult, JobSummary, RatioCi, RowResult, Summary};
+use crate::{CellResult, Imported, JobSummary, RatioCi, RowResult, Summary};
 
 /// One impossible value, with where it sits.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,10 +54,15 @@ pub fn cell_result(cell: &CellResult) -> Vec<Problem> {
         }
         row_result(&what, &row.row, &mut out);
     }
-    for (tc, s) in &cell.cost.jobs_s {
-        seconds(&format!("cost of job {tc}"), *s, &mut out);
+    if let Some(cost) = &cell.cost {
+        for (tc, s) in &cost.jobs_s {
+            seconds(&format!("cost of job {tc}"), *s, &mut out);
+        }
+        seconds("total cost", cost.total_s, &mut out);
     }
-    seconds("total cost", cell.cost.total_s, &mut out);
+    if let Some(imp) = &cell.imported {
+        imported(imp, &mut out);
+    }
     out
 }
 
@@ -104,6 +109,52 @@ fn row_result(what: &str, row: &RowResult, out: &mut Vec<Problem>) {
             let of = format!("{at}, round {} seq {}", run.round, run.seq);
             seconds(&format!("wall time of {of}"), run.wall_s, out);
             seconds(&format!("cpu time of {of}"), run.cpu_s, out);
+        }
+    }
+}
+
+/// An imported cell: every time a time, every point ratio above 0, the statistics in order
+/// and drawn from repetitions that were kept.
+fn imported(imp: &Imported, out: &mut Vec<Problem>) {
+    for (name, row) in &imp.rows {
+        let what = format!("imported row {name}");
+        seconds(&format!("compile time of {what}"), row.build.compile_s, out);
+        for (phase, p) in &row.phases {
+            let at = format!("{what} on phase {phase}");
+            if !(p.point_ratio.is_finite() && p.point_ratio > 0.0) {
+                out.push(Problem(format!(
+                    "point ratio of {at} is {} (impossible)",
+                    p.point_ratio
+                )));
+            }
+            for (i, t) in p.run_s.iter().enumerate() {
+                seconds(&format!("repetition {} of {at}", i + 1), *t, out);
+            }
+            for (name, v) in [("best", p.best_s), ("median", p.median_s), ("max", p.max_s)] {
+                seconds(&format!("{name} of {at}"), v, out);
+            }
+            if !(p.best_s <= p.median_s && p.median_s <= p.max_s) {
+                out.push(Problem(format!(
+                    "{at}: best {} ≤ median {} ≤ max {} does not hold (impossible)",
+                    p.best_s, p.median_s, p.max_s
+                )));
+            }
+            if p.run_s.len() <= p.dropped as usize {
+                out.push(Problem(format!(
+                    "{at} drops {} of {} repetitions: none kept (impossible)",
+                    p.dropped,
+                    p.run_s.len()
+                )));
+            }
+        }
+    }
+    for (tc, job) in &imp.jobs {
+        for (phase, m) in &job.reference_median_s {
+            seconds(
+                &format!("reference median of imported job {tc} on phase {phase}"),
+                *m,
+                out,
+            );
         }
     }
 }

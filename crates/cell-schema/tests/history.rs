@@ -87,7 +87,7 @@ fn impossible_values_are_named_where_they_sit() {
         ),
         (
             "negative cost",
-            |c| c.cost.total_s = -1.0,
+            |c| c.cost.as_mut().unwrap().total_s = -1.0,
             "total cost is -1 s (impossible)",
         ),
         (

@@ -12,6 +12,11 @@ fn facts_schema_snapshot() {
 }
 
 #[test]
+fn imported_soak_schema_snapshot() {
+    insta::assert_json_snapshot!("imported-soak.schema", cell_schema::imported_soak_schema());
+}
+
+#[test]
 fn gate_schema_snapshot() {
     insta::assert_json_snapshot!("gate.schema", cell_schema::gate_schema());
 }
@@ -23,13 +28,17 @@ fn docs_copies_are_current() {
         ("results.schema.json", cell_schema::results_schema()),
         ("facts.schema.json", cell_schema::facts_schema()),
         ("gate.schema.json", cell_schema::gate_schema()),
+        (
+            "imported-soak.schema.json",
+            cell_schema::imported_soak_schema(),
+        ),
     ] {
         let committed = std::fs::read_to_string(docs.join(file)).unwrap_or_default();
         assert_eq!(
             committed,
             cell_schema::to_json(&schema),
             "docs/schema/{file} is stale: run `cargo run -p cell -- schema {} > docs/schema/{file}`",
-            file.split('.').next().unwrap()
+            file.split(".schema").next().unwrap()
         );
     }
 }

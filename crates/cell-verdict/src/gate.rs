@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use cell_schema::store::{History, HistoryRun, SkippedFile};
 use cell_schema::{
     CellResult, Clock, GateCell, GateKind, GateRatio, GateReport, GateStatus, GateSummary,
-    GateVerdict, JobSummary, Phase, RatioCi, RowResult, SCHEMA_VERSION,
+    GateVerdict, JobSummary, Phase, RatioCi, RowName, RowResult, SCHEMA_VERSION,
 };
 
 use crate::GateConfig;
@@ -171,19 +171,41 @@ pub fn gate(
     })
 }
 
-/// One cell: the workload against the newest older run that had workload jobs, then the
-/// suites against theirs.
+/// What a cell's workload is judged against.
+#[derive(Clone, Copy)]
+enum Baseline<'a> {
+    /// A first run: nothing.
+    None,
+    /// A measured run of this tool: interval against interval.
+    Measured(&'a str, &'a CellResult),
+    /// An imported run of another tool's history: interval against its point ratio.
+    Imported(&'a str, &'a cell_schema::Imported),
+}
+
+/// The baseline among `older` (oldest first; only the pinned run when one is pinned): the
+/// newest measured run, else the newest imported one. An imported run is judged against only
+/// when it is pinned or no measured run of the cell exists: its points are a weaker baseline
+/// than any interval.
+fn baseline<'a>(older: &[(&'a str, &'a CellResult)]) -> Baseline<'a> {
+    if let Some((name, c)) = older.iter().rev().find(|(_, c)| !c.jobs.is_empty()) {
+        return Baseline::Measured(name, c);
+    }
+    older
+        .iter()
+        .rev()
+        .find_map(|(name, c)| c.imported.as_ref().map(|i| Baseline::Imported(name, i)))
+        .unwrap_or(Baseline::None)
+}
+
+/// One cell: the workload against its baseline ([`baseline`]), then the suites against
+/// theirs.
 fn gate_one_cell(
     cell: &CellResult,
     older: &[(&str, &CellResult)],
     config: &GateConfig,
     run_missing: &[String],
 ) -> GateCell {
-    let baseline = older
-        .iter()
-        .rev()
-        .find(|(_, c)| !c.jobs.is_empty())
-        .copied();
+    let baseline = baseline(older);
     let suites =
         crate::suite::gate_suites(cell, older, config.http_tolerance, config.soak.as_ref());
     let mut g = if cell.jobs.is_empty() {
@@ -229,7 +251,7 @@ fn summarize(cells: &[GateCell]) -> GateSummary {
 /// The workload of one cell: failures, notices, and a verdict per row and phase.
 fn gate_cell(
     cell: &CellResult,
-    baseline: Option<(&str, &CellResult)>,
+    baseline: Baseline<'_>,
     config: &GateConfig,
     run_missing: &[String],
 ) -> GateCell {
@@ -240,19 +262,28 @@ fn gate_cell(
     let mut notices = missing_job_notices(cell);
     notices.extend(contention_notices(cell, config));
     notices.extend(calibration_notices(cell, config));
-    let Some((base_name, base)) = baseline else {
-        notices.push("first run of this cell: baseline recorded".into());
-        return GateCell {
-            cell: cell.cell.id.clone(),
-            baseline: None,
-            failures,
-            notices,
-            verdicts: Vec::new(),
-        };
+    let (base_name, verdicts) = match baseline {
+        Baseline::None => {
+            notices.push("first run of this cell: baseline recorded".into());
+            return GateCell {
+                cell: cell.cell.id.clone(),
+                baseline: None,
+                failures,
+                notices,
+                verdicts: Vec::new(),
+            };
+        }
+        Baseline::Measured(base_name, base) => {
+            notices.extend(baseline_notices(cell, base_name, base, config));
+            let verdicts = row_verdicts(cell, base_name, base, config, &mut notices);
+            notices.extend(dropped_row_notices(cell, base));
+            (base_name, verdicts)
+        }
+        Baseline::Imported(base_name, imp) => {
+            notices.extend(imported_notices(cell, base_name, imp));
+            (base_name, imported_verdicts(cell, base_name, imp, config))
+        }
     };
-    notices.extend(baseline_notices(cell, base_name, base, config));
-    let verdicts = row_verdicts(cell, base_name, base, config, &mut notices);
-    notices.extend(dropped_row_notices(cell, base));
     GateCell {
         cell: cell.cell.id.clone(),
         baseline: Some(base_name.to_owned()),
@@ -618,6 +649,167 @@ fn row_verdicts(
     verdicts
 }
 
+/// Rows with the phases each has on one side of a comparison.
+type RowPhases<'a> = BTreeMap<&'a RowName, Vec<&'a Phase>>;
+
+/// The rows (not the reference) of `cell` and of the imported baseline, each with the phases
+/// it has on that side.
+fn row_phases<'a>(
+    cell: &'a CellResult,
+    imp: &'a cell_schema::Imported,
+) -> (RowPhases<'a>, RowPhases<'a>) {
+    let new = cell
+        .rows
+        .iter()
+        .filter(|(_, r)| r.row.role != cell_schema::Role::Reference)
+        .map(|(n, r)| (n, r.row.phases.keys().collect()))
+        .collect();
+    let old = imp
+        .rows
+        .iter()
+        .filter(|(n, _)| **n != imp.reference)
+        .map(|(n, r)| (n, r.phases.keys().collect()))
+        .collect();
+    (new, old)
+}
+
+/// What a gate against an imported baseline says beside its verdicts: what the baseline is and
+/// how it is read, the rows and phases only one side has, a change of CPU.
+fn imported_notices(
+    cell: &CellResult,
+    base_name: &str,
+    imp: &cell_schema::Imported,
+) -> Vec<String> {
+    let mut out = vec![format!(
+        "baseline {base_name} is imported ({}): {}; each row is compared on this run's wall clock against its point ratio, with the band only",
+        imp.source.path, imp.method.summary
+    )];
+    let (new, old) = row_phases(cell, imp);
+    let only = |a: &RowPhases<'_>, b: &RowPhases<'_>| {
+        a.keys()
+            .filter(|n| !b.contains_key(*n))
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+    };
+    let (new_only, old_only) = (only(&new, &old), only(&old, &new));
+    if !new_only.is_empty() || !old_only.is_empty() {
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "none".into()
+            } else {
+                v.join(", ")
+            }
+        };
+        out.push(format!(
+            "rows not compared: only in this run: {}; only in the imported baseline: {}",
+            list(&new_only),
+            list(&old_only)
+        ));
+    }
+    let mut phases = Vec::new();
+    for (name, ps) in &new {
+        let Some(old_ps) = old.get(name) else {
+            continue;
+        };
+        let mine: Vec<String> = ps
+            .iter()
+            .filter(|p| !old_ps.contains(p))
+            .map(ToString::to_string)
+            .collect();
+        let theirs: Vec<String> = old_ps
+            .iter()
+            .filter(|p| !ps.contains(p))
+            .map(ToString::to_string)
+            .collect();
+        if !mine.is_empty() {
+            phases.push(format!("{name} {} (this run only)", mine.join(", ")));
+        }
+        if !theirs.is_empty() {
+            phases.push(format!("{name} {} (imported only)", theirs.join(", ")));
+        }
+    }
+    if !phases.is_empty() {
+        out.push(format!("phases not compared: {}", phases.join("; ")));
+    }
+    if let Some(cpu) = &imp.machine.cpu_model {
+        for (tc, j) in &cell.jobs {
+            if &j.machine.cpu_model != cpu {
+                out.push(format!(
+                    "job {tc} ran on `{}`, the imported baseline on `{cpu}`",
+                    j.machine.cpu_model
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The rule against an imported baseline: its ratios are ratios of medians on the wall clock
+/// with no interval, so each row and phase both runs have is judged on this run's **wall**
+/// clock, its interval against the band around the imported point (PASS inside, FAIL wholly
+/// outside, INCONCLUSIVE otherwise, or when this run's A/A control on the wall clock is off).
+fn imported_verdicts(
+    cell: &CellResult,
+    base_name: &str,
+    imp: &cell_schema::Imported,
+    config: &GateConfig,
+) -> Vec<GateVerdict> {
+    let mut verdicts = Vec::new();
+    for (name, row) in &cell.rows {
+        if row.row.role == cell_schema::Role::Reference || *name == imp.reference {
+            continue;
+        }
+        let Some(old_row) = imp.rows.get(name) else {
+            continue;
+        };
+        for (p, pr) in &row.row.phases {
+            let (Some(new), Some(old)) = (
+                pr.ratio.as_ref().map(|r| &r.wall),
+                old_row.phases.get(p).map(|x| x.point_ratio),
+            ) else {
+                continue;
+            };
+            let noisy = cell
+                .jobs
+                .get(&row.job)
+                .and_then(|j| too_noisy(j, p, Clock::Wall, config.tolerance));
+            let (lo, hi) = band(old, config.tolerance);
+            let status = if noisy.is_some() {
+                GateStatus::Inconclusive
+            } else {
+                three_way(old, new.lo, new.hi, config.tolerance)
+            };
+            let mut message = format!(
+                "{} {} {name} {p} (wall): {:.4} (CI {:.4}–{:.4}) vs {old:.4} in {base_name}, against an imported point ratio on the wall clock (a ratio of medians, no interval); band {lo:.4}–{hi:.4}",
+                status.word(),
+                cell.cell.id,
+                new.median,
+                new.lo,
+                new.hi,
+            );
+            if let Some(n) = noisy {
+                let _ = write!(message, "; {n}");
+            }
+            verdicts.push(GateVerdict {
+                row: name.clone(),
+                phase: p.clone(),
+                clock: Clock::Wall,
+                status,
+                old: GateRatio {
+                    median: old,
+                    lo: old,
+                    hi: old,
+                },
+                new: gate_ratio(new),
+                band: [lo, hi],
+                message,
+                against_imported_point: true,
+            });
+        }
+    }
+    verdicts
+}
+
 /// Where one row verdict is, for its message.
 struct VerdictLine<'a> {
     cell: &'a str,
@@ -668,6 +860,7 @@ impl VerdictLine<'_> {
             new: gate_ratio(new),
             band: [lo, hi],
             message,
+            against_imported_point: false,
         }
     }
 }

@@ -63,6 +63,9 @@ pub enum Command {
     Gate(crate::cmd::gate::GateArgs),
     /// Measure this machine's A/A noise (reference against its copy) per phase and clock.
     Calibrate(crate::cmd::calibrate::CalibrateArgs),
+    /// Import the Python cell's committed history into results/ (each cell marked imported),
+    /// or print its versions.env in this tool's keys (--versions-env).
+    Import(crate::cmd::import::ImportArgs),
 }
 
 /// `cell run`.
@@ -186,4 +189,6 @@ pub enum SchemaKind {
     Facts,
     /// gate.json.
     Gate,
+    /// imported-soak.json (an imported soak of another tool's history).
+    ImportedSoak,
 }

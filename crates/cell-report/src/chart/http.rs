@@ -111,6 +111,7 @@ pub(crate) fn chart(cell_id: &str, c: &CellReport) -> String {
                     color,
                     dash,
                     dot: true,
+                    square: false,
                 },
             )
         })

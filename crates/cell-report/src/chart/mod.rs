@@ -168,6 +168,8 @@ pub(crate) struct Key<'a> {
     pub color: &'a str,
     pub dash: &'a str,
     pub dot: bool,
+    /// A hollow square and no line: the imported points, which no line joins.
+    pub square: bool,
 }
 
 /// The line sample of a legend entry: its length and where the label starts, both from the
@@ -206,14 +208,19 @@ pub(crate) fn legend_entry(
     label: &str,
 ) {
     let color = key.color;
+    if key.square {
+        hollow_square(out, (x + 11.0, y), color, "");
+    }
     let y = num(y);
-    let _ = writeln!(
-        out,
-        "<line x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{color}\" stroke-width=\"2\"{}/>",
-        num(x),
-        num(x + sample.line),
-        dash_attr(key.dash)
-    );
+    if !key.square {
+        let _ = writeln!(
+            out,
+            "<line x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{color}\" stroke-width=\"2\"{}/>",
+            num(x),
+            num(x + sample.line),
+            dash_attr(key.dash)
+        );
+    }
     if key.dot {
         let _ = writeln!(
             out,
@@ -226,6 +233,22 @@ pub(crate) fn legend_entry(
         "<text x=\"{}\" y=\"{y}\" dy=\"4\" fill=\"{INK}\">{}</text>",
         num(x + sample.label),
         escape(label)
+    );
+}
+
+/// The marker of an imported point: a hollow square centred on `(x, y)`, with `title` (escaped
+/// here; none when empty) as its tooltip.
+pub(crate) fn hollow_square(out: &mut String, (x, y): (f64, f64), color: &str, title: &str) {
+    let tip = if title.is_empty() {
+        String::new()
+    } else {
+        format!("<title>{}</title>", escape(title))
+    };
+    let _ = writeln!(
+        out,
+        "<rect class=\"imported\" x=\"{}\" y=\"{}\" width=\"8\" height=\"8\" fill=\"#ffffff\" stroke=\"{color}\" stroke-width=\"1.5\">{tip}</rect>",
+        num(x - 4.0),
+        num(y - 4.0)
     );
 }
 

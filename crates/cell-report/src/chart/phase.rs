@@ -10,12 +10,21 @@ use super::axis::{
     slot_x,
 };
 use super::{
-    DASHES, Key, LEFT, LONG, MUTED, PALETTE, escape, legend_grid, line, num, plot_w, series_path,
-    subtitle, svg_open,
+    DASHES, Key, LEFT, LONG, MUTED, PALETTE, escape, hollow_square, legend_grid, line, num, plot_w,
+    series_path, subtitle, svg_open,
 };
 use crate::report::{CellReport, PhaseReport, Series};
 
-/// Legend entries: each row, then the reference line.
+/// The legend entry of the imported points.
+const IMPORTED_LABEL: &str = "imported (wall clock, point ratio)";
+
+/// Whether any row of the phase has an imported point.
+fn has_imported(p: &PhaseReport) -> bool {
+    p.rows.values().any(|s| !s.imported.is_empty())
+}
+
+/// Legend entries: each row, then the reference line, then the imported marker when the
+/// phase has imported points.
 fn legend_labels(c: &CellReport, p: &PhaseReport) -> Vec<String> {
     let mut e: Vec<String> = p
         .rows
@@ -23,6 +32,9 @@ fn legend_labels(c: &CellReport, p: &PhaseReport) -> Vec<String> {
         .map(|(name, s)| format!("{name} ({})", s.clock.name()))
         .collect();
     e.push(format!("{} = 1 (reference)", c.reference));
+    if has_imported(p) {
+        e.push(IMPORTED_LABEL.into());
+    }
     e
 }
 
@@ -52,11 +64,12 @@ fn row_index(c: &CellReport, row: &str) -> usize {
 /// The chart of one phase of one cell.
 pub(crate) fn chart(cell_id: &str, c: &CellReport, p: &PhaseReport) -> String {
     let (width, height) = size(c, p);
-    let scale = Scale::new(
-        p.rows
-            .values()
-            .flat_map(|s| s.points.iter().flat_map(|q| [q.lo, q.hi, q.median])),
-    );
+    let scale = Scale::new(p.rows.values().flat_map(|s| {
+        s.points
+            .iter()
+            .flat_map(|q| [q.lo, q.hi, q.median])
+            .chain(s.imported.iter().map(|q| q.ratio))
+    }));
     let mut out = String::new();
     let title = format!(
         "{cell_id} · {}: ratio to {} over runs",
@@ -66,13 +79,18 @@ pub(crate) fn chart(cell_id: &str, c: &CellReport, p: &PhaseReport) -> String {
     subtitle(
         &mut out,
         &escape(&format!(
-            "median of per-round ratios to {} ({}) on each row's verdict clock; {}",
+            "median of per-round ratios to {} ({}) on each row's verdict clock; {}{}",
             c.reference,
             c.reference_label,
             if c.runs.len() == 1 {
                 "bars: confidence interval"
             } else {
                 "bands: confidence interval"
+            },
+            if has_imported(p) {
+                "; hollow squares: imported points, no interval"
+            } else {
+                ""
             }
         )),
     );
@@ -157,7 +175,7 @@ fn series(
     let _ = writeln!(out, "<g class=\"series\" data-row=\"{}\">", escape(name));
     if s.points.len() >= 2 {
         band(out, scale, s, &xs, color);
-    } else {
+    } else if !s.points.is_empty() {
         error_bars(out, scale, s, &xs, color);
     }
     series_path(
@@ -170,6 +188,21 @@ fn series(
         dash,
     );
     points(out, scale, name, s, &xs, color);
+    for q in &s.imported {
+        let i = cell.runs.iter().position(|r| *r == q.run).unwrap_or(0);
+        let title = format!(
+            "{name} in {} (imported): {:.4}, a ratio of medians on the wall clock, no interval{}",
+            q.run,
+            q.ratio,
+            if q.answer_ok { "" } else { ", WRONG ANSWER" }
+        );
+        hollow_square(
+            out,
+            (slot_x(i, k) + offset, scale.y(q.ratio)),
+            color,
+            &title,
+        );
+    }
     out.push_str("</g>\n");
 }
 
@@ -246,12 +279,20 @@ fn legend(out: &mut String, c: &CellReport, p: &PhaseReport) {
                         color,
                         dash,
                         dot: true,
+                        square: false,
                     }
                 }
+                None if label == IMPORTED_LABEL => Key {
+                    color: MUTED,
+                    dash: "",
+                    dot: false,
+                    square: true,
+                },
                 None => Key {
                     color: MUTED,
                     dash: "5 4",
                     dot: false,
+                    square: false,
                 },
             };
             (label.as_str(), key)

@@ -54,6 +54,7 @@ fn key(color: &str, dashed: bool) -> Key<'_> {
         color,
         dash: if dashed { "6 3" } else { "" },
         dot: false,
+        square: false,
     }
 }
 

@@ -32,8 +32,9 @@ pub use html::HtmlExporter;
 pub use json::JsonExporter;
 pub use markdown::MarkdownExporter;
 pub use model::{
-    CellReport, HttpPoint, HttpSeries, JobReport, MachineReport, NewestRun, PhaseReport, Point,
-    REPORT_VERSION, ReferenceMedian, Report, ReportKind, RunRef, Sample, Series, SoakReport,
+    CellReport, HttpPoint, HttpSeries, ImportedPoint, JobReport, MachineReport, NewestRun,
+    PhaseReport, Point, REPORT_VERSION, ReferenceMedian, Report, ReportKind, RunRef, Sample,
+    Series, SoakReport,
 };
 pub use svg::SvgExporter;
 

@@ -7,9 +7,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use cell_schema::{
-    CellHttpServer, CellId, CellLabel, CellResult, CellSoakServer, Clock, Drift, JobSummary,
-    LoadReport, MissingJob, Phase, RatioCi, Role, RowName, RowResult, RssFit, ServerName,
-    SoakSettings, Status, ToolName, ToolchainName,
+    CellHttpServer, CellId, CellLabel, CellResult, CellSoakServer, Clock, Drift, ImportedSoakRun,
+    JobSummary, LoadReport, MissingJob, Phase, RatioCi, Role, RowName, RowResult, RssFit,
+    ServerName, SoakSettings, Status, ToolName, ToolchainName,
 };
 use serde::Serialize;
 
@@ -38,9 +38,13 @@ pub struct Report {
     /// What the page shows of each cell, by cell id.
     pub cells: BTreeMap<CellId, CellReport>,
     /// Every timed process of every run, for `samples.csv`. Not part of the JSON form, which
-    /// stays a summary: the samples of a long history run to megabytes.
+    /// stays a summary: the samples of a long history run to megabytes. Imported runs have
+    /// none: the old tool kept wall seconds only, in their cells' `RESULTS.md`.
     #[serde(skip)]
     pub samples: Vec<Sample>,
+    /// The imported soaks of the history (`imported-soak.json`), by run.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub imported_soak: BTreeMap<String, ImportedSoakRun>,
 }
 
 /// One run of the history.
@@ -58,6 +62,9 @@ pub struct RunRef {
     pub head_sha: Option<String>,
     /// Some jobs were missing when it was written.
     pub partial: bool,
+    /// Imported from another tool's history (`cell import`), not measured by this one.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub imported: bool,
 }
 
 /// One cell over the history.
@@ -165,6 +172,25 @@ pub struct Series {
     pub tools: Vec<ToolName>,
     /// One point per run that measured a ratio, oldest first.
     pub points: Vec<Point>,
+    /// One point per imported run that has the row, oldest first: another tool's ratio of
+    /// medians on the wall clock, with no interval.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub imported: Vec<ImportedPoint>,
+}
+
+/// A row's point ratio in an imported run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ImportedPoint {
+    /// Run directory name.
+    pub run: String,
+    /// The run's own date, `YYYY-MM-DD`.
+    pub date: String,
+    /// The old job that timed it.
+    pub job: ToolchainName,
+    /// `median(row) / median(reference)` of that job on the wall clock: a point.
+    pub ratio: f64,
+    /// Every repetition printed the expected answer.
+    pub answer_ok: bool,
 }
 
 /// A row's ratio in one run.
@@ -215,6 +241,10 @@ pub struct NewestRun {
     pub skipped: Vec<String>,
     /// Jobs that left no result.
     pub missing: Vec<MissingJob>,
+    /// The newest run is an imported one (the cell has no measured run): its jobs and figures
+    /// are in its `RESULTS.md`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub imported: bool,
     /// The http suite's servers, each as its own job measured it, from the newest run that
     /// had the suite (not written when none).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -337,6 +367,10 @@ impl Report {
                 .map(|(id, seen)| (id.clone(), cell_report(seen)))
                 .collect(),
             samples: runs.iter().flat_map(run_samples).collect(),
+            imported_soak: runs
+                .iter()
+                .filter_map(|r| Some((r.name.to_string(), r.imported_soak.clone()?)))
+                .collect(),
         }
     }
 
@@ -347,14 +381,20 @@ impl Report {
 }
 
 fn run_ref(run: &HistoryRun) -> RunRef {
-    let first = run.cells.values().next();
+    let info = run
+        .cells
+        .values()
+        .next()
+        .map(|c| &c.run)
+        .or(run.imported_soak.as_ref().map(|s| &s.run));
     RunRef {
         name: run.name.to_string(),
         date: run.name.date().to_owned(),
         id: run.name.id().to_owned(),
-        source: first.map(|c| c.run.source.clone()).unwrap_or_default(),
-        head_sha: first.and_then(|c| c.run.head_sha.clone()),
+        source: info.map(|r| r.source.clone()).unwrap_or_default(),
+        head_sha: info.and_then(|r| r.head_sha.clone()),
         partial: run.cells.values().any(|c| c.run.partial),
+        imported: run.imported(),
     }
 }
 
@@ -373,6 +413,9 @@ fn phase_order(seen: &[(&HistoryRun, &CellResult)]) -> Vec<Phase> {
         for row in cell.rows.values() {
             all.extend(row.row.phases.keys().cloned());
         }
+        if let Some(imp) = &cell.imported {
+            all.extend(imp.phases().into_iter().cloned());
+        }
     }
     for p in all {
         if !order.contains(&p) {
@@ -382,56 +425,98 @@ fn phase_order(seen: &[(&HistoryRun, &CellResult)]) -> Vec<Phase> {
     order
 }
 
+/// Every row's series on one phase over the cell's runs: measured points from measured runs,
+/// imported points (no interval) from imported ones, each row keeping its newest label.
+fn phase_report(seen: &[(&HistoryRun, &CellResult)], phase: Phase) -> PhaseReport {
+    let mut rows: BTreeMap<RowName, Series> = BTreeMap::new();
+    for (run, cell) in seen {
+        if let Some(imp) = &cell.imported {
+            for (name, row, p) in imp.points(&phase) {
+                let s = rows.entry(name.clone()).or_insert_with(|| Series {
+                    label: String::new(),
+                    job: row.toolchain.clone(),
+                    role: Role::Row,
+                    // An imported-only row reads the clock its points were timed on.
+                    clock: Clock::Wall,
+                    tools: Vec::new(),
+                    points: Vec::new(),
+                    imported: Vec::new(),
+                });
+                if s.points.is_empty() {
+                    s.label.clone_from(&row.label);
+                    s.job = row.toolchain.clone();
+                }
+                s.imported.push(ImportedPoint {
+                    run: run.name.to_string(),
+                    date: run.name.date().to_owned(),
+                    job: row.toolchain.clone(),
+                    ratio: p.point_ratio,
+                    answer_ok: p.stdout_ok,
+                });
+            }
+        }
+        for (name, cr) in &cell.rows {
+            if cr.row.role == Role::Reference {
+                continue;
+            }
+            let Some(point) = point(run, &cr.job, &cr.row, &phase) else {
+                continue;
+            };
+            let s = rows.entry(name.clone()).or_insert_with(|| Series {
+                label: String::new(),
+                job: cr.job.clone(),
+                role: cr.row.role,
+                clock: cr.row.verdict_clock,
+                tools: Vec::new(),
+                points: Vec::new(),
+                imported: Vec::new(),
+            });
+            s.label.clone_from(&cr.row.label);
+            s.job = cr.job.clone();
+            s.role = cr.row.role;
+            s.clock = cr.row.verdict_clock;
+            s.tools = cell
+                .jobs
+                .get(&cr.job)
+                .map(|j| build_tools(j, &cr.row))
+                .unwrap_or_default();
+            s.points.push(point);
+        }
+    }
+    PhaseReport { phase, rows }
+}
+
 fn cell_report(seen: &[(&HistoryRun, &CellResult)]) -> CellReport {
-    let (newest_run, newest) = *seen.last().expect("a cell is listed only once seen");
+    // The newest measured run is the cell's state; an imported one only when nothing else is.
+    let (newest_run, newest) = *seen
+        .iter()
+        .rev()
+        .find(|(_, c)| !c.is_imported())
+        .or(seen.last())
+        .expect("a cell is listed only once seen");
     let first_job = newest.jobs.values().next();
+    let (reference, reference_label) = match (first_job, &newest.imported) {
+        (Some(j), _) => (j.protocol.reference.clone(), j.reference.label.clone()),
+        (None, Some(imp)) => (
+            imp.reference.clone(),
+            imp.rows
+                .get(&imp.reference)
+                .map(|r| r.label.clone())
+                .unwrap_or_default(),
+        ),
+        (None, None) => (RowName::new(String::new()), String::new()),
+    };
     let phases = phase_order(seen)
         .into_iter()
-        .map(|phase| {
-            let mut rows: BTreeMap<RowName, Series> = BTreeMap::new();
-            for (run, cell) in seen {
-                for (name, cr) in &cell.rows {
-                    if cr.row.role == Role::Reference {
-                        continue;
-                    }
-                    let Some(point) = point(run, &cr.job, &cr.row, &phase) else {
-                        continue;
-                    };
-                    let s = rows.entry(name.clone()).or_insert_with(|| Series {
-                        label: String::new(),
-                        job: cr.job.clone(),
-                        role: cr.row.role,
-                        clock: cr.row.verdict_clock,
-                        tools: Vec::new(),
-                        points: Vec::new(),
-                    });
-                    s.label.clone_from(&cr.row.label);
-                    s.job = cr.job.clone();
-                    s.role = cr.row.role;
-                    s.clock = cr.row.verdict_clock;
-                    s.tools = cell
-                        .jobs
-                        .get(&cr.job)
-                        .map(|j| build_tools(j, &cr.row))
-                        .unwrap_or_default();
-                    s.points.push(point);
-                }
-            }
-            PhaseReport { phase, rows }
-        })
+        .map(|phase| phase_report(seen, phase))
         .collect();
     CellReport {
         os: newest.cell.os.clone(),
         arch: newest.cell.arch.clone(),
         label: newest.cell.label.clone(),
         runs: seen.iter().map(|(r, _)| r.name.to_string()).collect(),
-        reference: first_job.map_or_else(
-            || RowName::new(String::new()),
-            |j| j.protocol.reference.clone(),
-        ),
-        reference_label: first_job
-            .map(|j| j.reference.label.clone())
-            .unwrap_or_default(),
+        reference,
+        reference_label,
         phases,
         newest: newest_report(newest_run, newest, seen),
         http: http_series(seen),
@@ -563,6 +648,7 @@ fn newest_report(
             .map(|s| format!("{} ({}): {}", s.row, s.toolchain, s.message))
             .collect(),
         missing: cell.missing.clone(),
+        imported: cell.is_imported(),
         http: http_from.map(|(_, c)| c.http.clone()).unwrap_or_default(),
         http_run: http_from.map(|(r, _)| r.name.to_string()),
         soak_run: soak_from.map(|(r, _)| r.name.to_string()),

@@ -62,6 +62,7 @@ pub fn page(report: &Report) -> Vec<Block> {
     for (id, c) in &report.cells {
         cell_blocks(&mut out, id.as_str(), c);
     }
+    imported_soak_blocks(&mut out, report);
     runs_blocks(&mut out, report);
     unique_ids(&mut out);
     spaced(out)
@@ -110,6 +111,13 @@ fn intro(report: &Report) -> Block {
         text: super::REPORT_JSON.into(),
     });
     spans.push(text("."));
+    if report.runs.iter().any(|r| r.imported) {
+        spans.push(text(
+            " Runs marked imported come from another tool's history (cell import): their ratios \
+             are that tool's ratio of medians on the wall clock, points with no interval, drawn \
+             as hollow squares and never joined to the measured series.",
+        ));
+    }
     Block::Para(spans)
 }
 
@@ -147,11 +155,17 @@ fn cell_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport) {
     if !n.reasons.is_empty() {
         out.push(Block::list(n.reasons.iter().map(|r| vec![text(r.clone())])));
     }
+    if n.imported {
+        out.push(Block::Para(vec![text(
+            "This cell has imported runs only: its jobs, machines and versions are in the run's \
+             RESULTS.md.",
+        )]));
+    }
     for p in &c.phases {
         phase_blocks(out, id, c, p);
     }
     suite_blocks(out, id, c);
-    if workload {
+    if workload && !n.imported {
         jobs_blocks(out, c);
     }
     if !n.skipped.is_empty() || !n.missing.is_empty() {
@@ -293,15 +307,22 @@ fn row_cells(name: &str, s: &Series, c: &CellReport) -> Vec<Cell> {
         ]
     } else {
         let last = s.points.last();
+        let imported = s.imported.last();
         [
             vec![text("–")],
-            vec![text(last.map_or("–".into(), |q| {
-                format!(
+            vec![text(match (last, imported) {
+                (Some(q), _) => format!(
                     "not in the newest run; last {} in {}",
                     ratio(q.median),
                     q.run
-                )
-            }))],
+                ),
+                (None, Some(q)) => format!(
+                    "imported only: {} in {} (wall clock, a point, no interval)",
+                    ratio(q.ratio),
+                    q.run
+                ),
+                (None, None) => "–".into(),
+            })],
             vec![text("–")],
             vec![text("–")],
             vec![text("–")],
@@ -401,6 +422,53 @@ fn job_cells(name: &str, j: &JobReport, c: &CellReport) -> Vec<Cell> {
     ]
 }
 
+/// Every imported soak of the history: the old soak's figures per server, as it wrote them.
+fn imported_soak_blocks(out: &mut Vec<Block>, report: &Report) {
+    let opt = |v: Option<f64>, digits: usize| v.map_or("–".into(), |v| format!("{v:.digits$}"));
+    for (run, soak) in &report.imported_soak {
+        out.push(text_heading(2, format!("Imported soak {run}")));
+        out.push(Block::Para(vec![
+            text("Imported from "),
+            code(soak.source.path.clone()),
+            text(format!(": {}.", soak.method.summary)),
+        ]));
+        let rows = soak
+            .servers
+            .iter()
+            .map(|(name, s)| {
+                vec![
+                    vec![code(name.to_string())],
+                    vec![text(s.drift.map_or("–", |d| match d {
+                        cell_schema::ImportedDrift::Flat => "flat",
+                        cell_schema::ImportedDrift::Drifted => "drifted",
+                    }))],
+                    vec![text(opt(s.rss_slope_kib_per_min, 1))],
+                    vec![text(opt(s.rss_slope_r2, 3))],
+                    vec![text(opt(s.rss_peak_kib, 0))],
+                    vec![text(opt(s.rps, 1))],
+                    vec![text(opt(s.p99_ms, 3))],
+                    vec![text(opt(s.cpu_ms_per_1k_req, 3))],
+                    vec![text(s.error.clone().unwrap_or_else(|| "–".into()))],
+                ]
+            })
+            .collect();
+        out.push(text_table(
+            &[
+                ("server", Align::Left),
+                ("old rule", Align::Left),
+                ("RSS slope KiB/min", Align::Right),
+                ("R²", Align::Right),
+                ("peak RSS KiB", Align::Right),
+                ("req/s", Align::Right),
+                ("p99 ms", Align::Right),
+                ("CPU ms / 1k", Align::Right),
+                ("error", Align::Left),
+            ],
+            rows,
+        ));
+    }
+}
+
 fn runs_blocks(out: &mut Vec<Block>, report: &Report) {
     out.push(text_heading(2, "Runs"));
     let rows = report
@@ -422,7 +490,11 @@ fn runs_blocks(out: &mut Vec<Block>, report: &Report) {
                     s.get(..12).unwrap_or(s).to_owned()
                 }))],
                 vec![text(cells.join(", "))],
-                vec![text(if r.partial { "partial" } else { "" })],
+                vec![text(match (r.partial, r.imported) {
+                    (_, true) => "imported",
+                    (true, false) => "partial",
+                    (false, false) => "",
+                })],
             ]
         })
         .collect();

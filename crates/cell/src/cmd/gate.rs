@@ -48,6 +48,12 @@ pub fn run(args: &GateArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let run_dir = std::path::absolute(&args.run_dir).context("resolving the run directory")?;
     let run = store::load_run(&run_dir)?;
     anyhow::ensure!(
+        !run.imported(),
+        "{}: an imported run (cell import): another tool's history is a baseline, not a run to judge; gate a measured run against it with --baseline {}",
+        run_dir.display(),
+        run.name
+    );
+    anyhow::ensure!(
         !run.cells.is_empty(),
         "{}: no <cell-id>/results.json under it: is it a run directory?",
         run_dir.display()

@@ -5,6 +5,7 @@ pub mod collect;
 pub mod commit;
 pub mod fetch;
 pub mod gate;
+pub mod import;
 pub mod install;
 pub mod local;
 pub mod plan;
@@ -32,11 +33,13 @@ pub fn dispatch(cli: &Cli) -> anyhow::Result<Exit> {
         Command::Report(args) => report::run(args, cli),
         Command::Gate(args) => gate::run(args, cli),
         Command::Calibrate(args) => calibrate::run(args, cli),
+        Command::Import(args) => import::run(args, cli),
         Command::Schema(args) => {
             let schema = match args.kind {
                 SchemaKind::Results => cell_schema::results_schema(),
                 SchemaKind::Facts => cell_schema::facts_schema(),
                 SchemaKind::Gate => cell_schema::gate_schema(),
+                SchemaKind::ImportedSoak => cell_schema::imported_soak_schema(),
             };
             print!("{}", cell_schema::to_json(&schema));
             Ok(Exit::Ok)
@@ -168,6 +171,7 @@ pub fn run_dir<'a>(
             .map(|c| cell_report::cell_dir(&c.result, &c.facts))
             .collect(),
         record,
+        imported_soak: None,
     }
 }
 
