@@ -7,6 +7,7 @@
 //! (`chart`). A figure is formatted once, so no two outputs disagree on it.
 
 mod chart;
+pub mod compare;
 pub mod doc;
 mod figures;
 pub mod gate;

@@ -45,6 +45,9 @@ pub struct Report {
     /// The imported soaks of the history (`imported-soak.json`), by run.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub imported_soak: BTreeMap<String, ImportedSoakRun>,
+    /// The newest run with workload jobs: every row against every cell, and its cost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<crate::compare::Comparison>,
 }
 
 /// One run of the history.
@@ -371,6 +374,15 @@ impl Report {
                 .iter()
                 .filter_map(|r| Some((r.name.to_string(), r.imported_soak.clone()?)))
                 .collect(),
+            comparison: runs
+                .iter()
+                .rev()
+                .find(|r| r.cells.values().any(|c| !c.jobs.is_empty()))
+                .map(|r| {
+                    let cells: Vec<&CellResult> =
+                        r.cells.values().filter(|c| !c.jobs.is_empty()).collect();
+                    crate::compare::comparison(&r.name.to_string(), &cells, r.record.as_ref())
+                }),
         }
     }
 

@@ -59,6 +59,9 @@ pub fn page(report: &Report) -> Vec<Block> {
             Span::Status(c.newest.status),
         ]
     })));
+    if let Some(c) = &report.comparison {
+        out.extend(crate::compare::blocks(c));
+    }
     for (id, c) in &report.cells {
         cell_blocks(&mut out, id.as_str(), c);
     }

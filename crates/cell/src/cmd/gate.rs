@@ -70,6 +70,25 @@ pub fn run(args: &GateArgs, cli: &Cli) -> anyhow::Result<Exit> {
     report.config_rev.clone_from(&args.config_rev);
     store::write_gate(&run_dir, &report).context("writing gate.json")?;
     print_report(&report, cli)?;
+    // The collect job's summary also carries every row against every cell of the run.
+    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+        let cells: Vec<&cell_schema::CellResult> =
+            run.cells.values().filter(|c| !c.jobs.is_empty()).collect();
+        if !cells.is_empty() {
+            let c = cell_report::compare::comparison(
+                &run.name.to_string(),
+                &cells,
+                run.record.as_ref(),
+            );
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .with_context(|| format!("opening the step summary {}", path.display()))?;
+            f.write_all(cell_report::compare::markdown(&c).as_bytes())
+                .context("writing the step summary")?;
+        }
+    }
     Ok(if report.exit == 0 {
         Exit::Ok
     } else {
