@@ -5,6 +5,7 @@
 pub mod build;
 pub mod calibrate;
 pub mod capture;
+pub mod code_size;
 pub mod facts;
 pub mod job;
 pub mod protocol;
@@ -14,4 +15,5 @@ pub mod timing;
 pub mod tools;
 
 pub use calibrate::calibrate;
+pub use code_size::text_bytes;
 pub use job::{Event, JobError, JobOptions, run_job};
