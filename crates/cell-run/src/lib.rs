@@ -7,6 +7,7 @@ pub mod calibrate;
 pub mod capture;
 pub mod code_size;
 pub mod facts;
+pub mod installed;
 pub mod job;
 pub mod protocol;
 pub mod scripted;
@@ -16,4 +17,5 @@ pub mod tools;
 
 pub use calibrate::calibrate;
 pub use code_size::text_bytes;
+pub use installed::{installed_dir, tree_size};
 pub use job::{Event, JobError, JobOptions, run_job};
