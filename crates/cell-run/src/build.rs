@@ -71,9 +71,8 @@ pub fn build_row(
         // Every build starts from an empty work dir and no binary: a toolchain that caches
         // in `{work}` builds cold each time, and each build must write its own binary.
         let _ = std::fs::remove_dir_all(&work);
-        std::fs::create_dir_all(&work).map_err(|e| {
-            BuildFailure::before_start(format!("creating {}: {e}", work.display()))
-        })?;
+        std::fs::create_dir_all(&work)
+            .map_err(|e| BuildFailure::before_start(format!("creating {}: {e}", work.display())))?;
         let _ = std::fs::remove_file(&bin);
         let seconds = run_build(
             &format!("`{}`", row.name),

@@ -291,9 +291,7 @@ fn rustup_target(path: &Path) -> Option<PathBuf> {
 fn is_shared(root: &Path) -> bool {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     SHARED_ROOTS.iter().any(|s| root == Path::new(s))
-        || home.is_some_and(|h| {
-            root == h || root == h.join(".local") || root == h.join(".cargo")
-        })
+        || home.is_some_and(|h| root == h || root == h.join(".local") || root == h.join(".cargo"))
 }
 
 /// `libfoo:amd64` or `python3:any` → `libfoo`, `python3`.
@@ -317,8 +315,7 @@ struct Dpkg {
 }
 
 /// The fields `Dpkg::parse` reads, one line per package.
-const DPKG_FORMAT: &str =
-    "${Package}\\t${db:Status-Abbrev}\\t${Installed-Size}\\t${Provides}\\t${Depends}\\t${Pre-Depends}\\n";
+const DPKG_FORMAT: &str = "${Package}\\t${db:Status-Abbrev}\\t${Installed-Size}\\t${Provides}\\t${Depends}\\t${Pre-Depends}\\n";
 
 /// What a dependency walk summed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -504,9 +501,13 @@ mod tests {
         );
         // A virtual package is satisfied by what provides it; a removed package counts nothing.
         let w = db.walk(&["cc-wrapper"], MAX_PACKAGES);
-        assert_eq!(w.packages, 7, "cc-wrapper and clang-14's six, not the metapackage");
         assert_eq!(
-            db.walk(&["clang", "clang-14", "libc6"], MAX_PACKAGES).packages,
+            w.packages, 7,
+            "cc-wrapper and clang-14's six, not the metapackage"
+        );
+        assert_eq!(
+            db.walk(&["clang", "clang-14", "libc6"], MAX_PACKAGES)
+                .packages,
             7,
             "several roots share their dependencies"
         );
@@ -522,7 +523,8 @@ mod tests {
         assert_eq!(i.packages, Some(7));
         assert_eq!(i.bytes, Some(114_167 * 1024));
         assert!(
-            i.how.starts_with("dpkg Installed-Size of 7 packages (clang, "),
+            i.how
+                .starts_with("dpkg Installed-Size of 7 packages (clang, "),
             "{}",
             i.how
         );
@@ -564,7 +566,10 @@ mod tests {
         assert!(i.how.contains("(2 files)"), "{}", i.how);
         let none = installed_dir(&tmp.path().join("missing"));
         assert_eq!((none.bytes, none.method), (None, SizeMethod::None));
-        assert!(tree_size(&root.join("bin/tool")).is_err(), "a file is no tree");
+        assert!(
+            tree_size(&root.join("bin/tool")).is_err(),
+            "a file is no tree"
+        );
     }
 
     #[test]

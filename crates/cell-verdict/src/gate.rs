@@ -491,14 +491,21 @@ pub fn footprint_notices(cell: &CellResult, base: &CellResult) -> Vec<String> {
         };
         let (new, old) = (&row.row.build, &old.row.build);
         let sizes = [
-            ("binary bytes", Some(old.binary_bytes), Some(new.binary_bytes)),
+            (
+                "binary bytes",
+                Some(old.binary_bytes),
+                Some(new.binary_bytes),
+            ),
             ("text bytes", old.text_bytes, new.text_bytes),
         ];
         for (what, old, new) in sizes {
             if let (Some(old), Some(new)) = (old, new)
                 && old != new
             {
-                out.push(format!("row {name} {what} {old} → {new} ({})", change(old, new)));
+                out.push(format!(
+                    "row {name} {what} {old} → {new} ({})",
+                    change(old, new)
+                ));
             }
         }
     }

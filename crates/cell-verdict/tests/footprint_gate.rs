@@ -28,7 +28,10 @@ fn set_sizes(cell: &mut CellResult, row: &str, binary: u64, text: Option<u64>) {
 fn a_binary_or_text_size_that_changed_is_one_notice_each() {
     let mut old = recorded("2026-12-01-local-093937");
     let mut new = recorded("2026-12-01-local-093940");
-    assert!(footprint_notices(&new, &old).is_empty(), "same sizes, no notice");
+    assert!(
+        footprint_notices(&new, &old).is_empty(),
+        "same sizes, no notice"
+    );
     set_sizes(&mut old, "gcc-O2", 15_960, Some(10_240));
     set_sizes(&mut new, "gcc-O2", 16_000, Some(11_264));
     set_sizes(&mut old, "c-slow", 16_056, Some(4_000));
