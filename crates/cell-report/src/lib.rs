@@ -9,6 +9,7 @@
 mod chart;
 pub mod doc;
 mod figures;
+pub mod footprint;
 pub mod gate;
 pub mod report;
 pub mod suite;
