@@ -233,6 +233,7 @@ fn merge_workload(g: &mut Gathered, j: cell_schema::JobResult, attempt: u32) {
             pins: j.pins,
             versions: j.versions,
             subject: j.subject,
+            installed: j.installed,
             protocol: j.protocol,
             reference,
             control,

@@ -82,6 +82,11 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
         "seconds one build may run before it is killed",
     ),
     (
+        "BUILD_REPS",
+        "3",
+        "builds of every row: compile seconds are their median, the last build's binary is timed",
+    ),
+    (
         "HTTP_TOLERANCE",
         "0.20",
         "gate band of the http suite: median req/s may move this fraction before it can fail",
@@ -192,6 +197,8 @@ pub struct Settings {
     pub run_timeout_s: f64,
     /// Per-build timeout, seconds.
     pub build_timeout_s: f64,
+    /// Builds of every row (`BUILD_REPS`, at least 1).
+    pub build_reps: u32,
     /// The run the gate compares against, when pinned.
     pub baseline: Option<String>,
     /// Gate band of the http suite.
@@ -240,6 +247,7 @@ impl Settings {
             time_cap_s: t.time_cap_s,
             run_timeout_s: t.run_timeout_s,
             build_timeout_s: t.build_timeout_s,
+            build_reps: u32::try_from(keys.positive("BUILD_REPS")?).unwrap_or(u32::MAX),
             baseline: Some(keys.raw("BASELINE").to_owned()).filter(|b| !b.is_empty()),
             http_tolerance: t.http_tolerance,
             http_load_cpu_max: t.http_load_cpu_max,
@@ -554,6 +562,19 @@ mod tests {
         assert_eq!(s.min_rounds(), 10);
         assert_eq!(s.max_rounds(), 30);
         assert_eq!(s.clock("linux"), Some(Clock::Cpu));
+    }
+
+    #[test]
+    fn build_reps_is_at_least_one() {
+        assert_eq!(settings("").unwrap().build_reps, 3);
+        assert_eq!(settings("BUILD_REPS=1\n").unwrap().build_reps, 1);
+        let e = settings("BUILD_REPS=0\n").unwrap_err();
+        assert!(
+            e.starts_with("versions.env:1: BUILD_REPS=0 allows nothing: write at least 1"),
+            "{e}"
+        );
+        let e = settings("BUILD_REPS=two\n").unwrap_err();
+        assert!(e.contains("BUILD_REPS=two is not a whole number"), "{e}");
     }
 
     #[test]

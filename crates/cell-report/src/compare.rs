@@ -28,6 +28,21 @@ pub struct Comparison {
     pub phases: Vec<ComparePhase>,
     /// What each cell cost.
     pub cost: Vec<CellMinutes>,
+    /// The footprint across toolchains, from the first cell that recorded one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub footprint: Option<Footprint>,
+}
+
+/// Every row's compile time, binary and text bytes, and every toolchain's installed size, as
+/// one cell measured them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Footprint {
+    /// The cell.
+    pub cell: CellId,
+    /// Per row.
+    pub rows: Vec<crate::footprint::FootprintRow>,
+    /// Per toolchain.
+    pub installed: Vec<crate::footprint::ToolchainSize>,
 }
 
 /// One phase's rows.
@@ -118,6 +133,14 @@ pub fn comparison(run: &str, cells: &[&CellResult], record: Option<&RunRecord>) 
             .map(|p| phase_rows(cells, p, subject.as_ref()))
             .collect(),
         cost: cells.iter().map(|c| minutes(c, record)).collect(),
+        footprint: cells.iter().find_map(|c| {
+            let (rows, installed) = crate::footprint::of_cell(c);
+            (!rows.is_empty()).then(|| Footprint {
+                cell: c.cell.id.clone(),
+                rows,
+                installed,
+            })
+        }),
         reference,
         subject,
     }
@@ -241,6 +264,16 @@ pub fn blocks(c: &Comparison) -> Vec<Block> {
             .collect();
         out.push(text_heading(3, p.phase.as_str()));
         out.push(text_table(&head, rows));
+    }
+    if let Some(f) = &c.footprint {
+        out.push(text_heading(3, "Footprint"));
+        out.push(Block::Para(vec![
+            text("Compile time (median of the builds), binary and text bytes per row, and installed size per toolchain, on "),
+            code(f.cell.to_string()),
+            text("."),
+        ]));
+        out.push(Block::Table(crate::footprint::rows_table(&f.rows)));
+        out.push(Block::Table(crate::footprint::sizes_table(&f.installed)));
     }
     out.push(cost_block(c));
     out

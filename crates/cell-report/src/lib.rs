@@ -10,6 +10,7 @@ mod chart;
 pub mod compare;
 pub mod doc;
 mod figures;
+pub mod footprint;
 pub mod gate;
 mod imported;
 pub mod report;

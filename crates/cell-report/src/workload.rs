@@ -13,7 +13,7 @@ use crate::doc::{
     self, Align, Block, Item, Span, Table, verbatim, verbatim_code, verbatim_heading, verbatim_para,
 };
 use crate::figures::status_name;
-use crate::{suite, verdict_median, verdict_ratio};
+use crate::{footprint, suite, verdict_median, verdict_ratio};
 
 fn ci(r: &RatioCi) -> String {
     format!("{:.4}–{:.4}", r.lo, r.hi)
@@ -211,6 +211,8 @@ pub fn job_markdown(job: &JobResult) -> String {
         Block::Blank,
     ]);
     phase_sections(&mut d, &job.protocol.phases, |p| job_phase_table(job, p));
+    let (rows, sizes) = footprint::of_job(job);
+    d.extend(footprint::markdown_section(&rows, &sizes));
     tooth_blocks(&mut d, job.tooth.as_ref());
     skipped_blocks(&mut d, &job.skipped);
     d.extend([verbatim_heading(2, "Machine"), Block::Blank]);
@@ -300,6 +302,10 @@ pub fn cell_markdown(cell: &CellResult) -> String {
         ]);
     }
     phase_sections(&mut d, &cell_phases(cell), |p| cell_phase_table(cell, p));
+    if workload {
+        let (rows, sizes) = footprint::of_cell(cell);
+        d.extend(footprint::markdown_section(&rows, &sizes));
+    }
     d.extend(doc::spaced(suite::cell_suites_blocks(cell)));
     if workload {
         d.extend([
@@ -510,6 +516,10 @@ pub fn text_summary(cells: &[CellResult]) -> String {
             &cell.verdict.reasons,
         );
         phase_text(&mut d, &cell_phases(cell), |p| cell_phase_table(cell, p));
+        if !cell.jobs.is_empty() || !cell.rows.is_empty() {
+            let (rows, sizes) = footprint::of_cell(cell);
+            d.extend(footprint::text_section(&rows, &sizes));
+        }
         if !cell.http.is_empty() || !cell.soak.is_empty() {
             d.push(Block::Blank);
         }
@@ -550,6 +560,8 @@ pub fn job_text(job: &JobResult) -> String {
         &job.verdict.reasons,
     );
     phase_text(&mut d, &job.protocol.phases, |p| job_phase_table(job, p));
+    let (rows, sizes) = footprint::of_job(job);
+    d.extend(footprint::text_section(&rows, &sizes));
     if let Some(t) = &job.tooth {
         d.extend([
             Block::Blank,

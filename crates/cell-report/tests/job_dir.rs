@@ -1,5 +1,6 @@
 //! The job dir of each suite, written from recorded results (frozen under
-//! `crates/cell-testkit/fixtures/`): every file, byte for byte.
+//! `crates/cell-testkit/fixtures/`): every file, byte for byte (a workload `RESULTS.md` but
+//! for its footprint section, which the recording predates).
 
 use std::path::Path;
 
@@ -22,13 +23,21 @@ fn workload_job_dir() {
     let result = cell_schema::read_job(&read(&job.join("results.json"))).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     write(tmp.path(), &AnyJob::from(result));
-    for name in ["results.json", "facts.json", "RESULTS.md"] {
+    for name in ["results.json", "facts.json"] {
         assert_eq!(
             read(&tmp.path().join(name)),
             read(&job.join(name)),
             "{name}"
         );
     }
+    // The recorded RESULTS.md predates the footprint section: all else is as it was.
+    let (md, footprint) =
+        cell_testkit::split_section(&read(&tmp.path().join("RESULTS.md")), "## Footprint");
+    assert_eq!(md, read(&job.join("RESULTS.md")));
+    assert!(
+        footprint.contains("| c-slow | clang | clang |"),
+        "{footprint}"
+    );
     insta::assert_snapshot!("workload_job_dir", dump(tmp.path()));
 }
 

@@ -146,6 +146,22 @@ fn with_job(job: &str, mut row: Value) -> Value {
     row
 }
 
+/// The newest Linux run as a build that records the footprint writes it: go's row with its
+/// builds, text bytes and a compiler that did not reproduce; both jobs' installed sizes.
+/// `c-O0` keeps the older form, without text bytes.
+fn with_footprint(cell: &mut Value) {
+    let build = &mut cell["rows"]["go"]["build"];
+    build["compile_runs_s"] = json!([1.25, 1.5, 1.0]);
+    build["compile_s"] = json!(1.25);
+    build["binary_bytes"] = json!(2_345_678);
+    build["text_bytes"] = json!(1_048_576);
+    build["reproducible"] = json!(false);
+    cell["jobs"]["go"]["installed"] = json!({
+        "clang": { "bytes": 429_744_128_u64, "method": "dpkg", "how": "dpkg Installed-Size of 61 packages (clang, and the installed packages it depends on)", "packages": 61 },
+        "go": { "bytes": 254_803_968_u64, "method": "tree", "how": "files under /opt/hostedtoolcache/go/1.23.4/x64 (14000 files)", "root": "/opt/hostedtoolcache/go/1.23.4/x64" }
+    });
+}
+
 /// The synthetic history on disk, in the committed layout.
 fn history(dir: &Path) {
     let runs = [
@@ -155,7 +171,11 @@ fn history(dir: &Path) {
     ];
     for (k, (date, id)) in runs.iter().enumerate() {
         let run = dir.join(format!("{date}-{id}"));
-        let mut cells = vec![(LINUX, linux_cell(date, id, k as u32))];
+        let mut linux = linux_cell(date, id, k as u32);
+        if k == 2 {
+            with_footprint(&mut linux);
+        }
+        let mut cells = vec![(LINUX, linux)];
         if k == 2 {
             cells.push((MAC, mac_cell(date, id)));
         }
@@ -356,10 +376,13 @@ fn same_history_same_bytes() {
         [
             "charts/linux-x86_64-ubuntu-24.04/mix.svg",
             "charts/linux-x86_64-ubuntu-24.04/fib.svg",
+            "charts/linux-x86_64-ubuntu-24.04/footprint.svg",
             "charts/macos-aarch64-macos-15/mix.svg",
+            "charts/macos-aarch64-macos-15/footprint.svg",
             "index.html",
             "README.md",
             "samples.csv",
+            "footprint.csv",
             "report.json",
         ]
     );
@@ -382,6 +405,79 @@ fn csv_has_a_header_and_one_record_per_sample() {
         "2026-03-01-9001,2026-03-01,linux-x86_64-ubuntu-24.04,clang,c-O2,reference,fib,0,0,true,0.0101,0.0101,1024,true"
     );
     assert!(lines.iter().all(|l| l.split(',').count() == 14));
+}
+
+#[test]
+fn the_newest_footprint_is_a_table_a_bar_chart_and_every_run_a_csv_record() {
+    let r = build();
+    let linux = &r.cells[LINUX].newest;
+    assert_eq!(linux.footprint_run.as_deref(), Some("2026-03-15-9003"));
+    let rows: Vec<&str> = linux.footprint.iter().map(|f| f.row.as_str()).collect();
+    assert_eq!(rows, ["c-O0", "c-O2", "go"]);
+    let sizes: Vec<(&str, Option<u64>)> = linux
+        .installed
+        .iter()
+        .map(|s| {
+            (
+                s.toolchain.as_str(),
+                s.installed.as_ref().and_then(|i| i.bytes),
+            )
+        })
+        .collect();
+    assert_eq!(
+        sizes,
+        [("clang", Some(429_744_128)), ("go", Some(254_803_968))],
+        "clang's size from the go job, the only one that measured it"
+    );
+    let files = report::render(&r);
+    let svg = file(&files, "charts/linux-x86_64-ubuntu-24.04/footprint.svg");
+    assert_balanced(svg);
+    assert_eq!(
+        svg.matches("class=\"bar\"").count(),
+        3 + 2,
+        "a bar per row and toolchain"
+    );
+    assert_eq!(
+        svg.matches("class=\"inner\"").count(),
+        1,
+        "text bytes only where recorded"
+    );
+    assert!(svg.contains(">go · go</text>") && svg.contains(">2.2 MiB · text 1.0 MiB</text>"));
+    assert!(
+        svg.contains(">16.0 KiB · text –</text>"),
+        "an older row: –, never 0"
+    );
+    assert!(svg.contains(">409.8 MiB (dpkg)</text>"));
+    // An older run has no installed sizes at all: every toolchain's bar is a dash.
+    let mac = file(&files, "charts/macos-aarch64-macos-15/footprint.svg");
+    assert!(mac.contains(">– (not recorded)</text>"), "{mac}");
+    assert!(!mac.contains("class=\"inner\""));
+    let md = file(&files, "README.md");
+    assert!(
+        md.contains("64-ubuntu-24.04 · Footprint in 2026-03-15-9003"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| go | go | go | 1.250 | 3 | 2345678 | 1048576 | NO |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| c-O0 | clang | clang | 0.500 | – | 16384 | – | – |"),
+        "{md}"
+    );
+    let csv = file(&files, "footprint.csv");
+    let lines: Vec<&str> = csv.split_terminator("\r\n").collect();
+    assert_eq!(
+        lines[0],
+        "run,date,cell,job,row,role,toolchain,compile_s,builds,compile_runs_s,binary_bytes,text_bytes,reproducible,installed_bytes,installed_method"
+    );
+    // Three rows of the Linux cell in each of three runs, one row of the macOS cell.
+    assert_eq!(lines.len(), 1 + 3 * 3 + 1);
+    assert!(lines.contains(&"2026-03-15-9003,2026-03-15,linux-x86_64-ubuntu-24.04,go,go,row,go,1.25,3,1.25;1.5;1,2345678,1048576,false,254803968,tree"));
+    assert!(lines.contains(
+        &"2026-03-01-9001,2026-03-01,linux-x86_64-ubuntu-24.04,go,go,row,go,0.5,,,16384,,,,"
+    ));
+    assert!(lines.iter().all(|l| l.split(',').count() == 15));
 }
 
 #[test]

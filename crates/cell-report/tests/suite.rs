@@ -258,6 +258,7 @@ fn the_report_shows_the_newest_suites_with_their_charts() {
             "index.html",
             "README.md",
             "samples.csv",
+            "footprint.csv",
             "report.json",
         ]
     );

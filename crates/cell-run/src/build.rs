@@ -1,5 +1,6 @@
 //! Building a row's binary (or a server) with its toolchain: one command, its output in a
-//! log, killed after `BUILD_TIMEOUT_S`, the binary hashed as it is recorded.
+//! log, killed after `BUILD_TIMEOUT_S`, the binary hashed as it is recorded; a row is built
+//! `BUILD_REPS` times and the size of its code section read from the last binary.
 
 use std::io::{Read as _, Seek as _, SeekFrom};
 use std::path::Path;
@@ -8,8 +9,10 @@ use std::time::{Duration, Instant};
 
 use cell_fetch::hash_file;
 use cell_model::{Plan, Row, Vars};
-use cell_schema::{Build, ToolName, round_time};
+use cell_schema::{Build, Sha256, ToolName, round_time};
+use cell_stats::median;
 
+use crate::code_size::text_bytes;
 use crate::tools::Probed;
 
 /// A build that did not produce a binary.
@@ -34,7 +37,9 @@ impl BuildFailure {
     }
 }
 
-/// Builds `row` into `<out>/build/bin/<row>`, working in `<out>/build/<row>`.
+/// Builds `row` into `<out>/build/bin/<row>`, working in `<out>/build/<row>`, `BUILD_REPS`
+/// times: the compile seconds are their median, the binary recorded (and timed) is the last
+/// build's, and builds whose binaries differ are recorded as not reproducible.
 pub fn build_row(
     plan: &Plan,
     row: &Row,
@@ -43,9 +48,6 @@ pub fn build_row(
 ) -> Result<Build, BuildFailure> {
     let work = out.join("build").join(row.name.as_str());
     let bin = out.join("build").join("bin").join(row.name.as_str());
-    std::fs::create_dir_all(&work)
-        .map_err(|e| BuildFailure::before_start(format!("creating {}: {e}", work.display())))?;
-    let _ = std::fs::remove_file(&bin);
     let (src, binary, workdir) = (
         row.source.display().to_string(),
         bin.display().to_string(),
@@ -61,27 +63,46 @@ pub fn build_row(
         port: "",
     };
     let argv: Vec<String> = row.build.iter().map(|a| a.render(&vars)).collect();
-    let compile_s = run_build(
-        &format!("`{}`", row.name),
-        &argv,
-        &work,
-        plan.settings.build_timeout_s,
-    )?;
-    let (bytes, sha256) = hash_file(&bin).map_err(|e| BuildFailure {
-        message: format!(
-            "build of `{}` exited 0 but wrote no binary at {}: {e}",
-            row.name,
-            bin.display()
-        ),
-        exit_code: Some(0),
-        log_tail: log_tail(&work.join("build.log")),
-    })?;
+    let reps = plan.settings.build_reps.max(1);
+    let mut runs = Vec::new();
+    let mut digests: Vec<Sha256> = Vec::new();
+    let mut bytes = 0;
+    for _ in 0..reps {
+        // Every build starts from an empty work dir and no binary: a toolchain that caches
+        // in `{work}` builds cold each time, and each build must write its own binary.
+        let _ = std::fs::remove_dir_all(&work);
+        std::fs::create_dir_all(&work)
+            .map_err(|e| BuildFailure::before_start(format!("creating {}: {e}", work.display())))?;
+        let _ = std::fs::remove_file(&bin);
+        let seconds = run_build(
+            &format!("`{}`", row.name),
+            &argv,
+            &work,
+            plan.settings.build_timeout_s,
+        )?;
+        let (size, sha256) = hash_file(&bin).map_err(|e| BuildFailure {
+            message: format!(
+                "build of `{}` exited 0 but wrote no binary at {}: {e}",
+                row.name,
+                bin.display()
+            ),
+            exit_code: Some(0),
+            log_tail: log_tail(&work.join("build.log")),
+        })?;
+        runs.push(round_time(seconds));
+        digests.push(sha256);
+        bytes = size;
+    }
+    let sha256 = digests.last().expect("at least one build").clone();
     Ok(Build {
         argv,
         cwd: workdir,
-        compile_s: round_time(compile_s),
+        compile_s: round_time(median(&runs)),
+        compile_runs_s: runs,
         binary,
         binary_bytes: bytes,
+        text_bytes: text_bytes(&bin),
+        reproducible: (digests.len() > 1).then(|| digests.iter().all(|d| *d == sha256)),
         sha256,
     })
 }
@@ -163,8 +184,11 @@ pub fn copy_control(reference: &Build, to: &Path) -> std::io::Result<Build> {
         ],
         cwd: reference.cwd.clone(),
         compile_s: 0.0,
+        compile_runs_s: Vec::new(),
         binary: to.display().to_string(),
         binary_bytes: bytes,
+        text_bytes: reference.text_bytes,
         sha256,
+        reproducible: None,
     })
 }

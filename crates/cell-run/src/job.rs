@@ -7,15 +7,16 @@ use std::time::{Duration, Instant};
 
 use cell_model::{Cell, Plan, Row, Toolchain, Vars};
 use cell_schema::{
-    Build, Clock, Contention, JobCost, JobKind, JobResult, Machine, Phase, PhaseResult, Protocol,
-    Role, RowName, RowResult, SCHEMA_VERSION, SkipReason, Skipped, Stopped, ToolName, Tooth,
-    Verdict, round_ratio, round_time,
+    Build, Clock, Contention, Installed, JobCost, JobKind, JobResult, Machine, Phase, PhaseResult,
+    Protocol, Role, RowName, RowResult, SCHEMA_VERSION, SkipReason, Skipped, Stopped, ToolName,
+    ToolchainName, Tooth, Verdict, round_ratio, round_time,
 };
 use cell_stats::median;
 use cell_verdict::{GateConfig, WorkloadJob};
 
 use crate::build::{BuildFailure, build_row, copy_control};
 use crate::capture;
+use crate::installed;
 use crate::protocol::{self, Executor, Outcome, Params, Sample, Unit};
 use crate::scripted::{ScriptedExecutor, ScriptedTimings};
 use crate::timing::{Engine, ExitKind};
@@ -116,6 +117,7 @@ pub fn run_job(
     let probed = probe(plan, &cell, &tc, opts)?;
     let bin_dir = out.join("build").join("bin");
     std::fs::create_dir_all(&bin_dir).map_err(io(format!("creating {}", bin_dir.display())))?;
+    let installed = installed_sizes(plan, &tc, &probed);
     let probe_s = t0.elapsed().as_secs_f64();
     let default_clock = plan
         .settings
@@ -141,6 +143,7 @@ pub fn run_job(
         opts,
         Assembly {
             probes: probed,
+            installed,
             built,
             timed,
             judged,
@@ -217,6 +220,27 @@ fn probe(plan: &Plan, cell: &Cell, tc: &Toolchain, opts: &JobOptions) -> Result<
         job,
         subject,
     })
+}
+
+/// The installed size of the reference's toolchain and of the job's, once each: the job's
+/// only when it is here.
+fn installed_sizes(
+    plan: &Plan,
+    tc: &Toolchain,
+    probes: &Probes,
+) -> BTreeMap<ToolchainName, Installed> {
+    let ref_tc = plan.reference_toolchain();
+    let mut sizes = BTreeMap::new();
+    sizes.insert(
+        ref_tc.name.clone(),
+        installed::installed(ref_tc, &probes.reference),
+    );
+    if let Ok(p) = &probes.job
+        && tc.name != ref_tc.name
+    {
+        sizes.insert(tc.name.clone(), installed::installed(tc, p));
+    }
+    sizes
 }
 
 /// Every timed unit (reference, control, the toolchain's rows, the tooth's rows) and the rows
@@ -300,7 +324,7 @@ fn build(
 
 fn skip(
     row: &Row,
-    tc: &cell_schema::ToolchainName,
+    tc: &ToolchainName,
     reason: SkipReason,
     message: String,
     failure: Option<BuildFailure>,
@@ -557,6 +581,7 @@ fn judge(
 /// What the job's stages produced, for the result.
 struct Assembly {
     probes: Probes,
+    installed: BTreeMap<ToolchainName, Installed>,
     built: Built,
     timed: Timing,
     judged: Judged,
@@ -581,6 +606,7 @@ fn assemble(plan: &Plan, cell: &Cell, tc: &Toolchain, opts: &JobOptions, a: Asse
         pins: pins(plan, tc, ref_tc),
         versions,
         subject: a.probes.subject.clone(),
+        installed: a.installed,
         protocol: Protocol {
             reference: plan.reference().name.clone(),
             control: RowName::from(cell_model::CONTROL_ROW),

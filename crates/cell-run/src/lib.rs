@@ -5,8 +5,10 @@
 pub mod build;
 pub mod calibrate;
 pub mod capture;
+pub mod code_size;
 pub mod facts;
 pub mod install;
+pub mod installed;
 pub mod job;
 pub mod protocol;
 pub mod scripted;
@@ -15,4 +17,6 @@ pub mod timing;
 pub mod tools;
 
 pub use calibrate::calibrate;
+pub use code_size::text_bytes;
+pub use installed::{installed_dir, tree_size};
 pub use job::{Event, JobError, JobOptions, run_job};

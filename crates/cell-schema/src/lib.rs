@@ -426,14 +426,61 @@ pub struct Build {
     pub argv: Vec<String>,
     /// Working directory of the build.
     pub cwd: String,
-    /// Wall seconds the build took.
+    /// Wall seconds the build took: the median of `compile_runs_s` when the row was built
+    /// more than once (`BUILD_REPS`).
     pub compile_s: f64,
-    /// The binary (absolute path).
+    /// Wall seconds of every build of the row, in the order they ran. Absent in files written
+    /// before builds were repeated, and for the control, which is a copy.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub compile_runs_s: Vec<f64>,
+    /// The binary (absolute path): what the last build wrote.
     pub binary: String,
     /// Its size in bytes.
     pub binary_bytes: u64,
+    /// Bytes of its executable code section (ELF `.text`, Mach-O `__TEXT,__text`, PE
+    /// `.text`), read from its headers. Absent when the format could not be read, and in
+    /// files written before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_bytes: Option<u64>,
     /// Its SHA-256.
     pub sha256: Sha256,
+    /// Whether every build wrote a binary of the same SHA-256: `false` is a compiler whose
+    /// output is not reproducible (the binary timed is the last one). Absent with one build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reproducible: Option<bool>,
+}
+
+/// How an installed size was measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SizeMethod {
+    /// The bytes of every regular file under one directory (a tarball or a setup action's
+    /// install root), symbolic links not followed, hard links counted once.
+    Tree,
+    /// dpkg's `Installed-Size` of an apt package and of every installed package it depends
+    /// on, recursively.
+    Dpkg,
+    /// Not measured; `how` says why.
+    None,
+}
+
+/// The disk a toolchain's install takes, and how that was measured.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Installed {
+    /// Bytes installed (dpkg's KiB times 1024); absent when not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// `tree`, `dpkg` or `none`.
+    pub method: SizeMethod,
+    /// One line a person reads: `files under /opt/go (3012 files)`, `dpkg Installed-Size of
+    /// 23 packages`, or why nothing was measured.
+    pub how: String,
+    /// The directory measured (`tree`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    /// Packages summed (`dpkg`): the package and the dependencies installed with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packages: Option<u32>,
 }
 
 /// One timed process run.
@@ -689,6 +736,10 @@ pub struct JobResult {
     pub versions: BTreeMap<ToolName, ToolVersion>,
     /// The release under test, if any.
     pub subject: Option<Subject>,
+    /// The installed size of this job's toolchain and of the reference's, by toolchain.
+    /// Absent in files written before it was measured.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub installed: BTreeMap<ToolchainName, Installed>,
     /// The timing protocol's parameters as run (rounds, seed, why it stopped, tolerance).
     pub protocol: Protocol,
     /// Every timed row, reference and control included.
@@ -741,6 +792,9 @@ pub struct Facts {
     pub versions: BTreeMap<ToolName, ToolVersion>,
     /// The release under test, if any.
     pub subject: Option<Subject>,
+    /// Installed sizes of the toolchains the job used.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub installed: BTreeMap<ToolchainName, Installed>,
 }
 
 impl JobResult {
@@ -755,6 +809,7 @@ impl JobResult {
             pins: self.pins.clone(),
             versions: self.versions.clone(),
             subject: self.subject.clone(),
+            installed: self.installed.clone(),
         }
     }
 }
@@ -793,6 +848,10 @@ pub struct JobSummary {
     pub versions: BTreeMap<ToolName, ToolVersion>,
     /// The release under test, if any.
     pub subject: Option<Subject>,
+    /// The installed size of the job's toolchain and of the reference's, as the job measured
+    /// them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub installed: BTreeMap<ToolchainName, Installed>,
     /// The timing protocol's parameters as run (rounds, seed, why it stopped, tolerance).
     pub protocol: Protocol,
     /// The job's reference row (absolute medians live here, per job).

@@ -4,8 +4,9 @@
 //!
 //! Impossible means impossible, not unusual: a ratio at or below 0, or not finite; an
 //! interval whose bounds do not hold its median (`lo ≤ median ≤ hi`); a negative or
-//! non-finite time; a row of a job the cell has no summary (and so no reference) for, or a
-//! ratio on a phase its job's reference never measured.
+//! non-finite time; a code section larger than its binary; a row of a job the cell has no
+//! summary (and so no reference) for, or a ratio on a phase its job's reference never
+//! measured.
 
 use std::fmt;
 
@@ -95,6 +96,18 @@ fn job_summary(what: &str, job: &JobSummary, out: &mut Vec<Problem>) {
 
 fn row_result(what: &str, row: &RowResult, out: &mut Vec<Problem>) {
     seconds(&format!("compile time of {what}"), row.build.compile_s, out);
+    for (i, s) in row.build.compile_runs_s.iter().enumerate() {
+        seconds(&format!("compile time of {what}, build {}", i + 1), *s, out);
+    }
+    // The code section is a part of the file: it cannot be larger than the file.
+    if let Some(text) = row.build.text_bytes
+        && text > row.build.binary_bytes
+    {
+        out.push(Problem(format!(
+            "text bytes of {what} are {text}, more than its binary's {} (impossible)",
+            row.build.binary_bytes
+        )));
+    }
     for (phase, pr) in &row.phases {
         let at = format!("{what} on phase {phase}");
         if let Some(r) = &pr.ratio {

@@ -8,7 +8,8 @@
 //!
 //! - this module: files on disk — [`fixtures`] (results recorded from real runs, frozen),
 //!   [`repo_root`], [`read`], [`read_json`], [`files`] and [`dump`] (a tree as one text for a
-//!   snapshot), [`copy_dir`], [`names`], [`tree`], [`is_executable`], [`git`] and [`sha256`];
+//!   snapshot), [`copy_dir`], [`names`], [`tree`], [`is_executable`], [`git`], [`sha256`] and
+//!   [`split_section`] (a Markdown file without one of its sections);
 //! - [`http`]: one loopback HTTP/1.1 server (a handler closure or a route table, a log of every
 //!   request) with fault injection: any status, redirects, rate limits, a delay, a body that
 //!   stalls or comes up short, a connection closed without an answer;
@@ -49,6 +50,27 @@ pub fn repo_root() -> PathBuf {
         .join("../..")
         .canonicalize()
         .unwrap()
+}
+
+/// `markdown` without its section under `heading` (the heading line up to the next heading of
+/// the same level, or the end), and that section: the recorded `RESULTS.md` files predate
+/// the footprint section, and everything around it must still be what they hold.
+pub fn split_section(markdown: &str, heading: &str) -> (String, String) {
+    let level = heading.split(' ').next().unwrap_or("##");
+    let Some(start) = markdown.match_indices(heading).map(|(i, _)| i).find(|i| {
+        (*i == 0 || markdown[..*i].ends_with('\n'))
+            && markdown[*i..].starts_with(&format!("{heading}\n"))
+    }) else {
+        return (markdown.to_owned(), String::new());
+    };
+    let rest = &markdown[start + heading.len()..];
+    let end = rest
+        .find(&format!("\n{level} "))
+        .map_or(markdown.len(), |i| start + heading.len() + i + 1);
+    (
+        format!("{}{}", &markdown[..start], &markdown[end..]),
+        markdown[start..end].to_owned(),
+    )
 }
 
 /// A file's text, or a panic naming it.

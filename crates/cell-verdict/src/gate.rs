@@ -1,6 +1,7 @@
 //! The verdict of a run against committed history: three-way per row and phase (PASS / FAIL /
 //! INCONCLUSIVE), failures that always trip (wrong answers, checksums, the tooth, missing
-//! rows), and notices that never do (health, machine changes, contention).
+//! rows), and notices that never do (health, machine changes, contention, a binary or code
+//! section of another size).
 //!
 //! Every threshold comes from the checked-in configuration ([`GateConfig`]), never from the
 //! artifact being judged: a job that wrote a lenient floor into its own results is still
@@ -275,6 +276,7 @@ fn gate_cell(
         }
         Baseline::Measured(base_name, base) => {
             notices.extend(baseline_notices(cell, base_name, base, config));
+            notices.extend(footprint_notices(cell, base));
             let verdicts = row_verdicts(cell, base_name, base, config, &mut notices);
             notices.extend(dropped_row_notices(cell, base));
             (base_name, verdicts)
@@ -592,6 +594,46 @@ fn health_notices(
         }
     }
     out
+}
+
+/// A row whose binary or code section changed size against the baseline's same row: a
+/// notice, never a failure (a new compiler release may rightly change either). A figure an
+/// older file lacks is not compared.
+pub fn footprint_notices(cell: &CellResult, base: &CellResult) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, row) in &cell.rows {
+        let Some(old) = base.rows.get(name) else {
+            continue;
+        };
+        let (new, old) = (&row.row.build, &old.row.build);
+        let sizes = [
+            (
+                "binary bytes",
+                Some(old.binary_bytes),
+                Some(new.binary_bytes),
+            ),
+            ("text bytes", old.text_bytes, new.text_bytes),
+        ];
+        for (what, old, new) in sizes {
+            if let (Some(old), Some(new)) = (old, new)
+                && old != new
+            {
+                out.push(format!(
+                    "row {name} {what} {old} → {new} ({})",
+                    change(old, new)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// `+10.0%`: the change from `old` to `new`, signed, of a size that was not 0.
+fn change(old: u64, new: u64) -> String {
+    if old == 0 {
+        return "from nothing".into();
+    }
+    format!("{:+.1}%", (new as f64 / old as f64 - 1.0) * 100.0)
 }
 
 /// Three-way per row and phase; a row the baseline lacks is a notice.

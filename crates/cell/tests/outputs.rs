@@ -100,7 +100,9 @@ fn report_of_the_two_runs() {
         [
             "README.md",
             "charts/linux-x86_64-local/fib.svg",
+            "charts/linux-x86_64-local/footprint.svg",
             "charts/linux-x86_64-local/mix.svg",
+            "footprint.csv",
             "index.html",
             "report.json",
             "samples.csv"

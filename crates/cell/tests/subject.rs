@@ -147,6 +147,21 @@ fn a_compilers_own_tarball_is_verified_recorded_and_timed() {
     let ratio = &job["rows"]["tcc-O2"]["phases"]["mix"]["ratio"]["cpu"];
     assert!(ratio["median"].as_f64().unwrap() > 0.0, "{ratio}");
 
+    // The footprint: compile time, binary and text bytes of the row, the release's size.
+    let build = &job["rows"]["tcc-O2"]["build"];
+    assert!(build["compile_s"].as_f64().unwrap() > 0.0, "{build}");
+    let (bin, text) = (
+        build["binary_bytes"].as_u64().unwrap(),
+        build["text_bytes"].as_u64().unwrap(),
+    );
+    assert!(text > 0 && text < bin, "{build}");
+    let size = &job["installed"]["tcc"];
+    assert_eq!(size["method"], "tree", "{size}");
+    assert!(
+        size["bytes"].as_u64().unwrap() >= tcc.len() as u64,
+        "{size}"
+    );
+
     // RESULTS.md and the gate name the release and both digests.
     let jobs = out.join("jobs");
     let run = std::fs::read_dir(&jobs)
@@ -162,6 +177,8 @@ fn a_compilers_own_tarball_is_verified_recorded_and_timed() {
         .unwrap()
         .path();
     let md = std::fs::read_to_string(job_dir.join("RESULTS.md")).unwrap();
+    assert!(md.contains("## Footprint"), "{md}");
+    assert!(md.contains("| tcc-O2 | tcc | tcc |"), "{md}");
     assert!(
         md.contains(&format!(
             "Release under test: `tcc` release-0.9.27, `{ASSET}` sha256 `{}` (verified by the pin and the published checksum); `tcc` sha256 `{}` ({} bytes)",

@@ -1,12 +1,13 @@
-//! Every chart of the crate, drawn by hand as SVG with one toolkit: the phase charts and the
-//! http chart of the report ([`phase`], [`http`]), and the soak charts of a server and of
-//! every server ([`soak`]). Coordinates are rounded to 0.1 px, so the same input always gives
-//! the same bytes.
+//! Every chart of the crate, drawn by hand as SVG with one toolkit: the phase charts, the
+//! http chart and the footprint bars of the report ([`phase`], [`http`], [`footprint`]), and
+//! the soak charts of a server and of every server ([`soak`]). Coordinates are rounded to
+//! 0.1 px, so the same input always gives the same bytes.
 //!
 //! This module holds the primitives they share: the document opening, escaping, number
 //! formatting, colours, legend entries and lines; [`axis`] holds the axes.
 
 pub(crate) mod axis;
+pub(crate) mod footprint;
 pub(crate) mod http;
 pub(crate) mod phase;
 pub(crate) mod soak;

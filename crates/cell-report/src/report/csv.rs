@@ -1,8 +1,10 @@
-//! `samples.csv`: every timed process of every run, one line each, RFC 4180 (CRLF line
-//! ends; a field holding `,`, `"`, CR or LF is quoted, its quotes doubled).
+//! `samples.csv`: every timed process of every run, one line each; `footprint.csv`: every
+//! row of every run with its compile seconds, binary and text bytes and its toolchain's
+//! installed size. RFC 4180 (CRLF line ends; a field holding `,`, `"`, CR or LF is quoted,
+//! its quotes doubled); a figure a results file lacks is an empty field.
 
-use super::model::{Report, Sample, role_name};
-use super::{Exporter, Output, SAMPLES_CSV};
+use super::model::{FootprintRecord, Report, Sample, role_name};
+use super::{Exporter, FOOTPRINT_CSV, Output, SAMPLES_CSV};
 
 /// Writes `samples.csv`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -26,13 +28,69 @@ pub const HEADER: [&str; 14] = [
     "ok",
 ];
 
+/// The header line's fields of `footprint.csv`.
+pub const FOOTPRINT_HEADER: [&str; 15] = [
+    "run",
+    "date",
+    "cell",
+    "job",
+    "row",
+    "role",
+    "toolchain",
+    "compile_s",
+    "builds",
+    "compile_runs_s",
+    "binary_bytes",
+    "text_bytes",
+    "reproducible",
+    "installed_bytes",
+    "installed_method",
+];
+
 impl Exporter for CsvExporter {
     fn export(&self, report: &Report) -> Vec<Output> {
-        vec![Output::new(
-            SAMPLES_CSV,
-            render(&report.samples).into_bytes(),
-        )]
+        vec![
+            Output::new(SAMPLES_CSV, render(&report.samples).into_bytes()),
+            Output::new(
+                FOOTPRINT_CSV,
+                render_footprint(&report.footprint).into_bytes(),
+            ),
+        ]
     }
+}
+
+/// A figure, or an empty field when there is none.
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(String::new, |v| v.to_string())
+}
+
+/// `footprint.csv`: the header, then one record per row of each cell of each run. Every
+/// build's seconds are one field, separated by `;`.
+pub fn render_footprint(records: &[FootprintRecord]) -> String {
+    let mut out = record(&FOOTPRINT_HEADER);
+    for f in records {
+        let r = &f.row;
+        let runs: Vec<String> = r.compile_runs_s.iter().map(f64::to_string).collect();
+        let installed = f.installed.as_ref();
+        out.push_str(&record(&[
+            f.run.clone(),
+            f.date.clone(),
+            f.cell.to_string(),
+            r.job.to_string(),
+            r.row.to_string(),
+            role_name(r.role).to_owned(),
+            r.toolchain.to_string(),
+            r.compile_s.to_string(),
+            opt((!runs.is_empty()).then_some(runs.len())),
+            runs.join(";"),
+            r.binary_bytes.to_string(),
+            opt(r.text_bytes),
+            opt(r.reproducible),
+            opt(installed.and_then(|i| i.bytes)),
+            opt(installed.map(|i| crate::footprint::method_name(i.method))),
+        ]));
+    }
+    out
 }
 
 /// One field, quoted when RFC 4180 requires it.

@@ -6,10 +6,10 @@
 //!
 //! | exporter | writes |
 //! |---|---|
-//! | [`SvgExporter`] | `charts/<cell>/<phase>.svg` |
+//! | [`SvgExporter`] | `charts/<cell>/<phase>.svg`, `charts/<cell>/footprint.svg` |
 //! | [`HtmlExporter`] | `index.html` (self-contained: inline CSS, no script) |
 //! | [`MarkdownExporter`] | `README.md` (GitHub Markdown, the same document) |
-//! | [`CsvExporter`] | `samples.csv` (every timed process) |
+//! | [`CsvExporter`] | `samples.csv` (every timed process), `footprint.csv` (every row's footprint) |
 //! | [`JsonExporter`] | `report.json` (the data model) |
 //!
 //! Every link between the files is relative, so the folder works at any depth and moved.
@@ -32,9 +32,9 @@ pub use html::HtmlExporter;
 pub use json::JsonExporter;
 pub use markdown::MarkdownExporter;
 pub use model::{
-    CellReport, HttpPoint, HttpSeries, ImportedPoint, JobReport, MachineReport, NewestRun,
-    PhaseReport, Point, REPORT_VERSION, ReferenceMedian, Report, ReportKind, RunRef, Sample,
-    Series, SoakReport,
+    CellReport, FootprintRecord, FootprintRow, HttpPoint, HttpSeries, ImportedPoint, JobReport,
+    MachineReport, NewestRun, PhaseReport, Point, REPORT_VERSION, ReferenceMedian, Report,
+    ReportKind, RunRef, Sample, Series, SoakReport, ToolchainSize,
 };
 pub use svg::SvgExporter;
 
@@ -44,6 +44,8 @@ pub const INDEX_HTML: &str = "index.html";
 pub const README_MD: &str = "README.md";
 /// Every timed process of every run, one CSV record each.
 pub const SAMPLES_CSV: &str = "samples.csv";
+/// Every row's footprint in every run, one CSV record each.
+pub const FOOTPRINT_CSV: &str = "footprint.csv";
 /// The data model.
 pub const REPORT_JSON: &str = "report.json";
 /// The folder of the charts.
@@ -86,6 +88,11 @@ pub fn soak_chart_path(cell: &str, server: &str) -> String {
 /// Where the chart of every soak server's RSS of a cell lives.
 pub fn soak_overlay_path(cell: &str) -> String {
     format!("{CHARTS_DIR}/{}/soak-overlay.svg", segment(cell))
+}
+
+/// Where the footprint chart of a cell lives.
+pub fn footprint_chart_path(cell: &str) -> String {
+    format!("{CHARTS_DIR}/{}/footprint.svg", segment(cell))
 }
 
 /// Where the chart of a cell's http req/s over the runs lives.

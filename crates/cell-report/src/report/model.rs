@@ -8,10 +8,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use cell_schema::{
     CellHttpServer, CellId, CellLabel, CellResult, CellSoakServer, Clock, Drift, ImportedSoakRun,
-    JobSummary, LoadReport, MissingJob, Phase, RatioCi, Role, RowName, RowResult, RssFit,
-    ServerName, SoakSettings, Status, ToolName, ToolchainName,
+    Installed, JobSummary, LoadReport, MissingJob, Phase, RatioCi, Role, RowName, RowResult,
+    RssFit, ServerName, SoakSettings, Status, ToolName, ToolchainName,
 };
 use serde::Serialize;
+
+use crate::footprint::of_cell;
+pub use crate::footprint::{FootprintRow, ToolchainSize};
 
 use cell_schema::store::HistoryRun;
 
@@ -48,6 +51,24 @@ pub struct Report {
     /// The newest run with workload jobs: every row against every cell, and its cost.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<crate::compare::Comparison>,
+    /// Every row's footprint in every run, for `footprint.csv`.
+    #[serde(skip)]
+    pub footprint: Vec<FootprintRecord>,
+}
+
+/// One row of one cell of one run, as `footprint.csv` writes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FootprintRecord {
+    /// Run directory name.
+    pub run: String,
+    /// The run's own date, `YYYY-MM-DD`.
+    pub date: String,
+    /// The cell.
+    pub cell: CellId,
+    /// The row's figures.
+    pub row: FootprintRow,
+    /// The installed size of the row's toolchain, as the cell records it.
+    pub installed: Option<Installed>,
 }
 
 /// One run of the history.
@@ -261,6 +282,16 @@ pub struct NewestRun {
     /// The run `soak` comes from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub soak_run: Option<String>,
+    /// Every row's footprint in the newest run that had workload jobs (not written when
+    /// none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub footprint: Vec<FootprintRow>,
+    /// Each toolchain's installed size in that run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub installed: Vec<ToolchainSize>,
+    /// The run `footprint` and `installed` come from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub footprint_run: Option<String>,
 }
 
 /// One job of the newest run.
@@ -383,6 +414,7 @@ impl Report {
                         r.cells.values().filter(|c| !c.jobs.is_empty()).collect();
                     crate::compare::comparison(&r.name.to_string(), &cells, r.record.as_ref())
                 }),
+            footprint: runs.iter().flat_map(run_footprint).collect(),
         }
     }
 
@@ -643,6 +675,8 @@ fn newest_report(
     // Each suite from the newest run that ran it: push runs have no soak, a local run one suite.
     let http_from = seen.iter().rev().find(|(_, c)| !c.http.is_empty());
     let soak_from = seen.iter().rev().find(|(_, c)| !c.soak.is_empty());
+    let workload_from = seen.iter().rev().find(|(_, c)| !c.jobs.is_empty());
+    let (footprint, installed) = workload_from.map_or_else(Default::default, |(_, c)| of_cell(c));
     NewestRun {
         run: run.name.to_string(),
         date: run.name.date().to_owned(),
@@ -664,6 +698,9 @@ fn newest_report(
         http: http_from.map(|(_, c)| c.http.clone()).unwrap_or_default(),
         http_run: http_from.map(|(r, _)| r.name.to_string()),
         soak_run: soak_from.map(|(r, _)| r.name.to_string()),
+        footprint,
+        installed,
+        footprint_run: workload_from.map(|(r, _)| r.name.to_string()),
         soak: soak_from
             .map(|(_, c)| &c.soak)
             .into_iter()
@@ -729,6 +766,27 @@ fn job_report(j: &JobSummary) -> JobReport {
             })
             .collect(),
     }
+}
+
+/// Every row of every cell of a run with its footprint, and its toolchain's installed size.
+fn run_footprint(run: &HistoryRun) -> Vec<FootprintRecord> {
+    let mut out = Vec::new();
+    for (cell_id, cell) in &run.cells {
+        let (rows, sizes) = of_cell(cell);
+        for row in rows {
+            out.push(FootprintRecord {
+                run: run.name.to_string(),
+                date: run.name.date().to_owned(),
+                cell: cell_id.clone(),
+                installed: sizes
+                    .iter()
+                    .find(|s| s.toolchain == row.toolchain)
+                    .and_then(|s| s.installed.clone()),
+                row,
+            });
+        }
+    }
+    out
 }
 
 /// Every timed process of a run: per cell, per job its reference and control, then the rows

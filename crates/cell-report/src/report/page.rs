@@ -167,6 +167,7 @@ fn cell_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport) {
     for p in &c.phases {
         phase_blocks(out, id, c, p);
     }
+    footprint_blocks(out, id, c);
     suite_blocks(out, id, c);
     if workload && !n.imported {
         jobs_blocks(out, c);
@@ -186,6 +187,30 @@ fn cell_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport) {
         }));
         out.push(Block::list(items));
     }
+}
+
+/// The footprint of the newest workload run: its chart, every row's figures, every
+/// toolchain's installed size.
+fn footprint_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport) {
+    let n = &c.newest;
+    if !crate::chart::footprint::wanted(c) {
+        return;
+    }
+    let run = n.footprint_run.as_deref().unwrap_or(&n.run);
+    out.push(text_heading(3, format!("{id} · Footprint in {run}")));
+    let (width, height) = crate::chart::footprint::size(c);
+    out.push(Block::Image {
+        src: super::footprint_chart_path(id),
+        alt: format!(
+            "{id}: binary and text bytes of {} row(s), installed size of {} toolchain(s), in {run}",
+            n.footprint.len(),
+            n.installed.len()
+        ),
+        width,
+        height,
+    });
+    out.push(Block::Table(crate::footprint::rows_table(&n.footprint)));
+    out.push(Block::Table(crate::footprint::sizes_table(&n.installed)));
 }
 
 /// The newest run's HTTP and soak sections, with the http history chart and the soak charts.

@@ -1,12 +1,16 @@
 //! The charts of the report, drawn by [`chart`](crate::chart): one per cell and phase, the
-//! http chart of a cell, and the soak charts of its newest soak.
+//! footprint and http charts of a cell, and the soak charts of its newest soak.
 
 use super::model::Report;
-use super::{Exporter, Output, chart_path, http_chart_path, soak_chart_path, soak_overlay_path};
+use super::{
+    Exporter, Output, chart_path, footprint_chart_path, http_chart_path, soak_chart_path,
+    soak_overlay_path,
+};
 use crate::chart;
 
-/// Writes `charts/<cell>/<phase>.svg`, and for the suites `charts/<cell>/http-rps.svg`,
-/// `charts/<cell>/soak-<server>.svg` and `charts/<cell>/soak-overlay.svg`.
+/// Writes `charts/<cell>/<phase>.svg`, `charts/<cell>/footprint.svg`, and for the suites
+/// `charts/<cell>/http-rps.svg`, `charts/<cell>/soak-<server>.svg` and
+/// `charts/<cell>/soak-overlay.svg`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SvgExporter;
 
@@ -18,6 +22,12 @@ impl Exporter for SvgExporter {
                 out.push(Output::new(
                     chart_path(id.as_str(), p.phase.as_str()),
                     chart::phase::chart(id.as_str(), c, p).into_bytes(),
+                ));
+            }
+            if chart::footprint::wanted(c) {
+                out.push(Output::new(
+                    footprint_chart_path(id.as_str()),
+                    chart::footprint::chart(id.as_str(), c).into_bytes(),
                 ));
             }
             if chart::http::wanted(c) {
