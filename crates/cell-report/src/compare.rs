@@ -24,6 +24,9 @@ pub struct Comparison {
     pub reference: (RowName, String),
     /// The release under test, when the run's jobs verified one.
     pub subject: Option<ToolchainName>,
+    /// What it was: `<tag> <asset> sha256 <digest>`, once per distinct digest.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub releases: Vec<String>,
     /// One table per phase.
     pub phases: Vec<ComparePhase>,
     /// What each cell cost.
@@ -141,6 +144,17 @@ pub fn comparison(run: &str, cells: &[&CellResult], record: Option<&RunRecord>) 
                 installed,
             })
         }),
+        releases: cells
+            .iter()
+            .flat_map(|c| c.jobs.values())
+            .filter_map(|j| j.subject.as_ref())
+            .map(cell_schema::Subject::summary)
+            .fold(Vec::new(), |mut v, r| {
+                if !v.contains(&r) {
+                    v.push(r);
+                }
+                v
+            }),
         reference,
         subject,
     }
@@ -245,6 +259,12 @@ pub fn blocks(c: &Comparison) -> Vec<Block> {
             },
         ]),
     ];
+    for r in &c.releases {
+        out.push(Block::Para(vec![
+            text("Release under test: "),
+            code(r.clone()),
+        ]));
+    }
     let ids: Vec<String> = c.cells.iter().map(ToString::to_string).collect();
     let mut head: Vec<(&str, Align)> = vec![("row", Align::Left), ("toolchain", Align::Left)];
     head.extend(ids.iter().map(|i| (i.as_str(), Align::Right)));

@@ -77,6 +77,16 @@ pub enum InstallError {
 }
 
 impl InstallError {
+    /// The toolchain it is about.
+    pub fn toolchain(&self) -> Option<&str> {
+        match self {
+            Self::Config { toolchain, .. }
+            | Self::Disagree { toolchain, .. }
+            | Self::Fetch { toolchain, .. } => Some(toolchain),
+            Self::Cache { .. } => None,
+        }
+    }
+
     /// A digest that is not the release's (exit 1), as opposed to a network or disk failure.
     pub fn is_integrity(&self) -> bool {
         match self {
@@ -182,9 +192,16 @@ pub fn install(
                 let marker = serde_json::json!({ "url": done.url, "sha256": sha256.to_string() });
                 std::fs::write(partial.join(MARKER), cell_schema::to_json(&marker))
                     .map_err(cache_err(&partial))?;
-                // Another job may have finished the same digest first: theirs is as good.
-                if std::fs::rename(&partial, &dir).is_err() && cached_url(&dir).is_some() {
+                if let Err(e) = std::fs::rename(&partial, &dir) {
                     let _ = std::fs::remove_dir_all(&partial);
+                    // Another job may have finished the same digest first: theirs is as good;
+                    // anything else in its place is not a tree to time.
+                    if cached_url(&dir).is_none() {
+                        return Err(InstallError::Cache {
+                            path: dir,
+                            source: e,
+                        });
+                    }
                 }
                 return Ok(found(dir, src, sha256, done.url, false));
             }
@@ -243,6 +260,14 @@ pub fn subject_record(
     installed: &Installed,
     tools: &std::collections::BTreeMap<ToolName, ToolVersion>,
 ) -> Subject {
+    // The release's compiler: its only tool, or the tool named like the toolchain; with
+    // several and none so named, no single binary stands for the release.
+    let first = if tc.tools.len() == 1 {
+        tc.tools.keys().next()
+    } else {
+        tc.tools.keys().find(|t| t.as_str() == tc.name.as_str())
+    }
+    .and_then(|t| tools.get(t));
     Subject {
         tag: installed.source.tag.clone(),
         asset: installed.source.asset.clone(),
@@ -255,10 +280,11 @@ pub fn subject_record(
             Verification::Checksum => Verified::Checksum,
             Verification::Both => Verified::Both,
         }),
+        // Its digest, size and version as printed, in the shape an imported record has;
+        // every tool's are under `tools`.
+        binary_sha256: first.and_then(|v| v.sha256.clone()),
+        binary_bytes: first.and_then(|v| v.bytes),
+        printed: first.map(|v| v.printed.lines().next().unwrap_or("").to_owned()),
         tools: tools.clone(),
-        // Each tool's digest, size and printed version are under `tools`.
-        binary_sha256: None,
-        binary_bytes: None,
-        printed: None,
     }
 }

@@ -191,13 +191,13 @@ fn probe_toolchain(
 
 fn probe(plan: &Plan, cell: &Cell, tc: &Toolchain, opts: &JobOptions) -> Result<Probes, JobError> {
     let ref_tc = plan.reference_toolchain();
-    let (reference, _) = probe_toolchain(plan, cell, ref_tc, opts)?;
+    let (reference, ref_install) = probe_toolchain(plan, cell, ref_tc, opts)?;
     let reference = reference.map_err(|missing| JobError::ReferenceMissing {
         row: plan.reference().name.clone(),
         missing,
     })?;
     let (job, job_install) = if tc.name == ref_tc.name {
-        (Ok(reference.clone()), None)
+        (Ok(reference.clone()), ref_install.clone())
     } else {
         probe_toolchain(plan, cell, tc, opts)?
     };
@@ -207,6 +207,9 @@ fn probe(plan: &Plan, cell: &Cell, tc: &Toolchain, opts: &JobOptions) -> Result<
             let versions = job.as_ref().map(|p| p.versions.clone()).unwrap_or_default();
             crate::install::subject_record(s, &i, &versions)
         }),
+        Some(s) if s.name == ref_tc.name => {
+            ref_install.map(|i| crate::install::subject_record(s, &i, &reference.versions))
+        }
         Some(s) => {
             let (probed, installed) = probe_toolchain(plan, cell, s, opts)?;
             installed.map(|i| {

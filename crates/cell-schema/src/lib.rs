@@ -293,6 +293,18 @@ pub struct Subject {
     pub printed: Option<String>,
 }
 
+impl Subject {
+    /// `[<toolchain> ]<tag> <asset> sha256 <hex>`: how the gate, the step summary and the
+    /// report name the release.
+    pub fn summary(&self) -> String {
+        let name = self
+            .toolchain
+            .as_ref()
+            .map_or(String::new(), |t| format!("{t} "));
+        format!("{name}{} {} sha256 {}", self.tag, self.asset, self.sha256)
+    }
+}
+
 /// Which clock a verdict is read from.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,

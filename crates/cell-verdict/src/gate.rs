@@ -373,14 +373,7 @@ fn subject_digests(run: &HistoryRun) -> BTreeMap<String, BTreeMap<String, Vec<St
 fn subject_notices(cell: &CellResult) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for s in cell.jobs.values().filter_map(|j| j.subject.as_ref()) {
-        let name = s
-            .toolchain
-            .as_ref()
-            .map_or(String::new(), |t| format!("{t} "));
-        let line = format!(
-            "release under test: {name}{} {} sha256 {}",
-            s.tag, s.asset, s.sha256
-        );
+        let line = format!("release under test: {}", s.summary());
         if !out.contains(&line) {
             out.push(line);
         }
@@ -407,6 +400,12 @@ fn subject_failures(
             ));
             continue;
         };
+        if s.tools.is_empty() {
+            out.push(format!(
+                "subject: job {tc} verified {} but found none of {name}'s tools in it",
+                s.asset
+            ));
+        }
         if let Some(pin) = config.subject_pin(&cell.cell.os, &cell.cell.arch)
             && *pin != s.sha256
         {

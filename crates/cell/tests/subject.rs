@@ -124,6 +124,10 @@ fn a_compilers_own_tarball_is_verified_recorded_and_timed() {
     let tcc = std::fs::read("/usr/bin/tcc").unwrap();
     assert_eq!(tool["sha256"], hex(&tcc), "the binary that built the row");
     assert_eq!(tool["bytes"], tcc.len());
+    // And in the shape the upstream record has: the compiler's digest, size and version.
+    assert_eq!(s["binary_sha256"], hex(&tcc));
+    assert_eq!(s["binary_bytes"], tcc.len());
+    assert_eq!(s["printed"], "tcc version 0.9.27 (x86_64 Linux)");
     assert!(
         tool["printed"]
             .as_str()
@@ -178,7 +182,19 @@ fn a_compilers_own_tarball_is_verified_recorded_and_timed() {
         .path();
     let md = std::fs::read_to_string(job_dir.join("RESULTS.md")).unwrap();
     assert!(md.contains("## Footprint"), "{md}");
-    assert!(md.contains("| tcc-O2 | tcc | tcc |"), "{md}");
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| tcc-O2 | tcc | tcc |"))
+        .expect("the row's footprint");
+    assert!(
+        row.contains(&format!("| {bin} | {text} |")) && !row.contains('–'),
+        "compile s, builds, binary and text bytes: {row}"
+    );
+    let size = md
+        .lines()
+        .find(|l| l.starts_with("| tcc | tcc |"))
+        .expect("the release's size");
+    assert!(size.contains("| tree | files under "), "{size}");
     assert!(
         md.contains(&format!(
             "Release under test: `tcc` release-0.9.27, `{ASSET}` sha256 `{}` (verified by the pin and the published checksum); `tcc` sha256 `{}` ({} bytes)",

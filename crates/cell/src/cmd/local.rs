@@ -165,8 +165,13 @@ fn run_one(
             progress.finish();
             return Ok(Ran::Tampered(e));
         }
-        // A toolchain that is not the release under test and cannot be fetched is missing.
-        Err(cell_run::JobError::Install(e)) if plan.subject().is_none_or(|s| s.name != tc.name) => {
+        // A toolchain that is not the release under test and cannot be fetched is missing;
+        // the release itself, whichever job fetched it, stops the run (exit 2).
+        Err(cell_run::JobError::Install(e))
+            if plan
+                .subject()
+                .is_none_or(|s| Some(s.name.as_str()) != e.toolchain()) =>
+        {
             progress.finish();
             return Ok(missing(e.to_string()));
         }
