@@ -83,6 +83,38 @@ pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&read(path)).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// The run dir `cell local --out OUT` wrote (`<date>-local-<time>`), the first by name.
+pub fn local_run_dir(out: &Path) -> PathBuf {
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(out)
+        .unwrap_or_else(|e| panic!("{}: {e}", out.display()))
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_dir()
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().contains("-local-"))
+        })
+        .collect();
+    runs.sort();
+    runs.into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("no local run under {}", out.display()))
+}
+
+/// The first subdirectory of `dir` by name (a run dir's cell, a jobs dir's job).
+pub fn first_dir(dir: &Path) -> PathBuf {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs.into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("no directory under {}", dir.display()))
+}
+
 /// Every file under `dir`, by `/`-separated relative path.
 pub fn files(dir: &Path) -> BTreeMap<String, String> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {

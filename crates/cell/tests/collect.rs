@@ -52,11 +52,7 @@ fn local_run(tmp: &Path) -> Local {
         .arg(&out)
         .assert()
         .success();
-    let run = std::fs::read_dir(&out)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_str().unwrap().contains("-local-"))
-        .unwrap();
+    let run = cell_testkit::local_run_dir(&out);
     let name = run.file_name().unwrap().to_owned();
     let jobs_root = out.join("jobs").join(name);
     let mut jobs: Vec<PathBuf> = std::fs::read_dir(&jobs_root)

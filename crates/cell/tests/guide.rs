@@ -70,18 +70,7 @@ fn the_own_compiler_guide_works_as_written() {
         .arg(&out)
         .assert()
         .success();
-    let run = std::fs::read_dir(&out)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.file_name().unwrap().to_str().unwrap().contains("-local-"))
-        .unwrap();
-    let cell_dir = std::fs::read_dir(&run)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.is_dir())
-        .unwrap();
+    let cell_dir = cell_testkit::first_dir(&cell_testkit::local_run_dir(&out));
     let merged = read_json(&cell_dir.join("results.json"));
     assert_eq!(merged["jobs"]["tcc"]["subject"]["sha256"], digest);
     assert_eq!(merged["jobs"]["tcc"]["subject"]["verified"], "both");

@@ -81,21 +81,13 @@ fn local(root: &Path, out: &Path, cache: &Path) -> assert_cmd::assert::Assert {
         .assert()
 }
 
+/// The results.json of the one job of the one run under `out`.
+fn job_dir(out: &Path) -> PathBuf {
+    cell_testkit::first_dir(&cell_testkit::first_dir(&out.join("jobs")))
+}
+
 fn job_result(out: &Path) -> serde_json::Value {
-    let jobs = out.join("jobs");
-    let run = std::fs::read_dir(&jobs)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let job = std::fs::read_dir(&run)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    read_json(&job.join("results.json"))
+    read_json(&job_dir(out).join("results.json"))
 }
 
 #[test]
@@ -167,19 +159,8 @@ fn a_compilers_own_tarball_is_verified_recorded_and_timed() {
     );
 
     // RESULTS.md and the gate name the release and both digests.
-    let jobs = out.join("jobs");
-    let run = std::fs::read_dir(&jobs)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let job_dir = std::fs::read_dir(&run)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let job_dir = job_dir(&out);
+    let run = job_dir.parent().unwrap().to_path_buf();
     let md = std::fs::read_to_string(job_dir.join("RESULTS.md")).unwrap();
     assert!(md.contains("## Footprint"), "{md}");
     let row = md
@@ -383,18 +364,8 @@ fn the_gate_fails_a_subject_digest_that_is_not_the_pin_or_differs_between_jobs()
         .arg(&out)
         .assert()
         .success();
-    let run = std::fs::read_dir(&out)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.file_name().unwrap().to_str().unwrap().contains("-local-"))
-        .unwrap();
-    let cell_dir = std::fs::read_dir(&run)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.is_dir())
-        .unwrap();
+    let run = cell_testkit::local_run_dir(&out);
+    let cell_dir = cell_testkit::first_dir(&run);
     let file = cell_dir.join("results.json");
     let mut merged = read_json(&file);
     assert_eq!(
