@@ -127,6 +127,16 @@ pub enum TarballError {
         /// `<os>-<arch>`.
         platform: String,
     },
+    /// A platform's own URL key with a less specific digest key.
+    #[error("{url_key} has no digest of its own: {sha256_key} is less specific; add {want}=...")]
+    Unpaired {
+        /// The URL key found.
+        url_key: String,
+        /// The digest key found.
+        sha256_key: String,
+        /// The digest key to add.
+        want: String,
+    },
     /// A URL template that cannot be filled, or neither a key nor a template.
     #[error("{0}")]
     Template(String),

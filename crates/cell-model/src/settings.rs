@@ -247,7 +247,7 @@ impl Settings {
             time_cap_s: t.time_cap_s,
             run_timeout_s: t.run_timeout_s,
             build_timeout_s: t.build_timeout_s,
-            build_reps: u32::try_from(keys.positive("BUILD_REPS")?).unwrap_or(u32::MAX),
+            build_reps: keys.build_reps()?,
             baseline: Some(keys.raw("BASELINE").to_owned()).filter(|b| !b.is_empty()),
             http_tolerance: t.http_tolerance,
             http_load_cpu_max: t.http_load_cpu_max,
@@ -340,6 +340,17 @@ impl<'a> Keys<'a> {
                 ),
             )),
             n => Ok(u64::from(n)),
+        }
+    }
+
+    /// `BUILD_REPS`: 1 to 20 builds of every row (each build of a large row can take minutes).
+    fn build_reps(&self) -> Result<u32, ConfigError> {
+        match self.positive("BUILD_REPS")? {
+            n @ 1..=20 => Ok(u32::try_from(n).unwrap_or(20)),
+            n => Err(self.error_at(
+                "BUILD_REPS",
+                format!("BUILD_REPS={n} builds every row {n} times: write at most 20"),
+            )),
         }
     }
 
@@ -573,6 +584,8 @@ mod tests {
             e.starts_with("versions.env:1: BUILD_REPS=0 allows nothing: write at least 1"),
             "{e}"
         );
+        let e = settings("BUILD_REPS=21\n").unwrap_err();
+        assert!(e.contains("write at most 20"), "{e}");
         let e = settings("BUILD_REPS=two\n").unwrap_err();
         assert!(e.contains("BUILD_REPS=two is not a whole number"), "{e}");
     }

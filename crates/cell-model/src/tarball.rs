@@ -110,6 +110,22 @@ fn look<'a>(
         })
 }
 
+/// The URL key's level of the lookup when the digest key found is less specific than it: a
+/// platform's own URL with the generic digest is a mismatch waiting to happen at install.
+fn less_specific(
+    sha_key: &str,
+    url_key: Option<&str>,
+    sha_base: &str,
+    def: &TarballDef,
+    os: &str,
+    arch: &str,
+) -> Option<usize> {
+    let (url_key, url_base) = (url_key?, def.url_key.as_deref()?);
+    let level = |key: &str, base: &str| candidates(base, os, arch).iter().position(|k| k == key);
+    let (u, s) = (level(url_key, url_base)?, level(sha_key, sha_base)?);
+    (s > u).then_some(u)
+}
+
 /// A template with `{version}`, `{os}`, `{arch}` (spelt the project's way) and `{url}` filled.
 fn expand(
     template: &str,
@@ -172,6 +188,15 @@ pub fn resolve(
     };
     let (sha256, sha256_key) = match &def.sha256_key {
         Some(key) => match look(env, key, os, arch) {
+            Ok((k, _))
+                if let Some(at) = less_specific(&k, url_key.as_deref(), key, def, os, arch) =>
+            {
+                return Err(TarballError::Unpaired {
+                    url_key: url_key.unwrap_or_default(),
+                    sha256_key: k,
+                    want: candidates(key, os, arch)[at].clone(),
+                });
+            }
             Ok((k, v)) => {
                 let d = Sha256::parse(v).map_err(|error| TarballError::BadSha256 {
                     key: k.clone(),
@@ -290,6 +315,18 @@ mod tests {
         );
         assert_eq!(s.tag, "go1.26.7");
         assert_eq!(s.verification(), Verification::Checksum);
+    }
+
+    #[test]
+    fn a_platforms_own_url_needs_its_own_digest() {
+        let e = env(
+            "ZIG_URL_MACOS_AARCH64=https://z.example/zig-aarch64-macos.tar.xz\nZIG_SHA256=70e49664a74374b48b51e6f3fdfbf437f6395d42509050588bd49abe52ba3d00\n",
+        );
+        let err = resolve(&e, &keyed(), "macos", "aarch64").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "ZIG_URL_MACOS_AARCH64 has no digest of its own: ZIG_SHA256 is less specific; add ZIG_SHA256_MACOS_AARCH64=..."
+        );
     }
 
     #[test]
