@@ -180,7 +180,7 @@ struct Gathered {
 }
 
 /// A job conclusion that means the job itself failed (not skipped, not cancelled).
-fn failed_conclusion(c: &str) -> bool {
+pub(crate) fn failed_conclusion(c: &str) -> bool {
     matches!(c, "failure" | "timed_out" | "startup_failure")
 }
 

@@ -85,12 +85,9 @@ fn nothing_left(missing: &[MissingJob]) -> (Status, Vec<String>) {
         .iter()
         .map(|m| format!("{}: no result ({})", m.toolchain, m.conclusion))
         .collect();
-    let failed = missing.iter().any(|m| {
-        matches!(
-            m.conclusion.as_str(),
-            "failure" | "timed_out" | "startup_failure"
-        )
-    });
+    let failed = missing
+        .iter()
+        .any(|m| crate::collect::failed_conclusion(&m.conclusion));
     (
         if failed {
             Status::Failed

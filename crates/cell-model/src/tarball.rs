@@ -35,16 +35,8 @@ pub struct TarballDef {
     pub mirrors: Vec<String>,
 }
 
-/// How a digest was established before anything was unpacked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verification {
-    /// The pin in `versions.env` alone.
-    Pin,
-    /// The release's published checksum file alone.
-    Checksum,
-    /// Both, and they agreed.
-    Both,
-}
+/// How a digest was established: the schema's own type, so a job records it as is.
+pub use cell_schema::Verified as Verification;
 
 /// One platform's tarball: everything an installer needs, with the keys it came from.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! the release under test first and marked), and what the run cost in runner minutes. The
 //! report page opens with it and the collect job's step summary carries it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use cell_schema::{CellId, CellResult, Clock, Phase, Role, RowName, RunRecord, ToolchainName};
 use serde::Serialize;
@@ -107,19 +107,11 @@ pub fn comparison(run: &str, cells: &[&CellResult], record: Option<&RunRecord>) 
         .iter()
         .flat_map(|c| c.jobs.values())
         .find_map(|j| j.subject.as_ref()?.toolchain.clone());
-    let phases: BTreeSet<&Phase> = cells
-        .iter()
-        .flat_map(|c| c.jobs.values().flat_map(|j| &j.protocol.phases))
-        .collect();
-    let order: Vec<Phase> = cells
-        .iter()
-        .flat_map(|c| c.jobs.values().flat_map(|j| j.protocol.phases.iter()))
-        .fold(Vec::new(), |mut v, p| {
-            if !v.contains(p) && phases.contains(p) {
-                v.push(p.clone());
-            }
-            v
-        });
+    let order = distinct(cells.iter().flat_map(|c| {
+        c.jobs
+            .values()
+            .flat_map(|j| j.protocol.phases.iter().cloned())
+    }));
     let reference = cells
         .iter()
         .flat_map(|c| c.jobs.values())
@@ -144,20 +136,27 @@ pub fn comparison(run: &str, cells: &[&CellResult], record: Option<&RunRecord>) 
                 installed,
             })
         }),
-        releases: cells
-            .iter()
-            .flat_map(|c| c.jobs.values())
-            .filter_map(|j| j.subject.as_ref())
-            .map(cell_schema::Subject::summary)
-            .fold(Vec::new(), |mut v, r| {
-                if !v.contains(&r) {
-                    v.push(r);
-                }
-                v
-            }),
+        releases: distinct(
+            cells
+                .iter()
+                .flat_map(|c| c.jobs.values())
+                .filter_map(|j| j.subject.as_ref())
+                .map(cell_schema::Subject::summary),
+        ),
         reference,
         subject,
     }
+}
+
+/// Each item once, in the order first seen.
+fn distinct<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut out = Vec::new();
+    for x in items {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
 }
 
 fn phase_rows(

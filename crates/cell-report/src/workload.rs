@@ -128,14 +128,9 @@ fn verdict_blocks(out: &mut Vec<Block>, status: cell_schema::Status, reasons: &[
 /// rows, so a reader of RESULTS.md can check both digests against the release.
 fn subject_blocks(out: &mut Vec<Block>, subjects: &[&cell_schema::Subject]) {
     for s in subjects {
-        let how = match s.verified {
-            Some(cell_schema::Verified::Pin) => " (verified by the pin)",
-            Some(cell_schema::Verified::Checksum) => " (verified by the published checksum)",
-            Some(cell_schema::Verified::Both) => {
-                " (verified by the pin and the published checksum)"
-            }
-            None => "",
-        };
+        let how = s
+            .verified
+            .map_or(String::new(), |v| format!(" (verified by {})", v.phrase()));
         let mut line = vec![Span::Text("Release under test: ".into())];
         if let Some(tc) = &s.toolchain {
             line.extend([Span::Code(tc.to_string()), Span::Text(" ".into())]);
@@ -145,7 +140,7 @@ fn subject_blocks(out: &mut Vec<Block>, subjects: &[&cell_schema::Subject]) {
             Span::Code(s.asset.clone()),
             Span::Text(" sha256 ".into()),
             Span::Code(s.sha256.to_string()),
-            Span::Text(how.into()),
+            Span::Text(how),
         ]);
         for (tool, v) in &s.tools {
             line.push(Span::Text("; ".into()));

@@ -57,7 +57,10 @@ fn every_row_against_every_cell_with_the_subject_first() {
     );
     assert!(mix.rows[0].subject);
     assert!(mix.rows.iter().skip(1).all(|r| !r.subject));
-    assert_eq!(mix.rows[0].cells.len(), 2, "measured on both cells");
+    assert!(
+        mix.rows.iter().all(|r| r.cells.len() == 2),
+        "every row on both cells"
+    );
     assert!(
         mix.rows.iter().all(|r| r.row.as_str() != "c-fast"),
         "the reference is 1 by construction"

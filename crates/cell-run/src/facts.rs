@@ -58,13 +58,15 @@ pub fn sw_vers_line(text: &str) -> Option<String> {
     })
 }
 
-fn sysctl() -> String {
-    capture("sysctl", SYSCTL_KEYS).unwrap_or_default()
+/// `sysctl` of [`SYSCTL_KEYS`], run once per process.
+fn sysctl() -> &'static str {
+    static OUT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    OUT.get_or_init(|| capture("sysctl", SYSCTL_KEYS).unwrap_or_default())
 }
 
 fn cpu_model() -> String {
     if cfg!(target_os = "macos") {
-        return sysctl_value(&sysctl(), "machdep.cpu.brand_string")
+        return sysctl_value(sysctl(), "machdep.cpu.brand_string")
             .unwrap_or("unknown")
             .to_owned();
     }
@@ -114,7 +116,7 @@ fn arm_part_name(implementer: &str, part: &str) -> Option<&'static str> {
 
 fn memory_bytes() -> u64 {
     if cfg!(target_os = "macos") {
-        return sysctl_value(&sysctl(), "hw.memsize")
+        return sysctl_value(sysctl(), "hw.memsize")
             .and_then(|s| s.parse().ok())
             .unwrap_or(0);
     }

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use cell_fetch::{Expected, FetchError, FetchRequest, Timeouts, UnpackOptions};
-use cell_model::{Plan, TarballSource, Toolchain, Verification};
-use cell_schema::{Sha256, Subject, ToolName, ToolVersion, Verified};
+use cell_model::{Plan, TarballSource, Toolchain};
+use cell_schema::{Sha256, Subject, ToolName, ToolVersion};
 
 /// The marker written into a cached tree once it is whole.
 const MARKER: &str = ".cell-installed.json";
@@ -23,8 +23,6 @@ pub struct Installed {
     pub source: TarballSource,
     /// The verified digest.
     pub sha256: Sha256,
-    /// How it was established.
-    pub verified: Verification,
     /// The URL that served it (credentials removed); the cached one's, on a cache hit.
     pub url: String,
     /// Whether it came from the cache.
@@ -94,6 +92,17 @@ impl InstallError {
             Self::Fetch { source, .. } => source.is_integrity(),
             _ => false,
         }
+    }
+}
+
+/// The unpack options a set of caps from versions.env stands for (no stripping).
+pub fn unpack_options(caps: &cell_model::UnpackCaps) -> UnpackOptions {
+    UnpackOptions {
+        strip_components: 0,
+        max_unpacked_bytes: caps.max_bytes,
+        max_entries: usize::try_from(caps.max_entries).unwrap_or(usize::MAX),
+        max_ratio: caps.max_ratio,
+        ratio_floor: caps.ratio_floor_bytes,
     }
 }
 
@@ -179,10 +188,7 @@ pub fn install(
         let req = FetchRequest {
             unpack: UnpackOptions {
                 strip_components: usize::try_from(src.strip).unwrap_or(usize::MAX),
-                max_unpacked_bytes: caps.max_bytes,
-                max_entries: usize::try_from(caps.max_entries).unwrap_or(usize::MAX),
-                max_ratio: caps.max_ratio,
-                ratio_floor: caps.ratio_floor_bytes,
+                ..unpack_options(caps)
             },
             timeouts,
             ..FetchRequest::new(url.clone(), Expected::Digest(sha256.clone()), &partial)
@@ -246,7 +252,6 @@ fn found(
     Installed {
         dir,
         bin,
-        verified: source.verification(),
         source,
         sha256,
         url,
@@ -275,11 +280,7 @@ pub fn subject_record(
         toolchain: Some(tc.name.clone()),
         version: installed.source.version.clone(),
         url: Some(installed.url.clone()),
-        verified: Some(match installed.verified {
-            Verification::Pin => Verified::Pin,
-            Verification::Checksum => Verified::Checksum,
-            Verification::Both => Verified::Both,
-        }),
+        verified: Some(installed.source.verification()),
         // Its digest, size and version as printed, in the shape an imported record has;
         // every tool's are under `tools`.
         binary_sha256: first.and_then(|v| v.sha256.clone()),

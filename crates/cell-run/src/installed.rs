@@ -122,7 +122,7 @@ pub fn installed_dir(root: &Path) -> Installed {
 /// files, or their install roots (a setup action's, a tarball's directory).
 pub fn installed(tc: &Toolchain, probed: &Probed) -> Installed {
     if let Install::Apt { package, .. } = &tc.install
-        && let Ok(db) = Dpkg::read()
+        && let Ok(db) = dpkg()
         && db.installed(package)
     {
         return db.measure(&[(package.clone(), None)]);
@@ -134,22 +134,12 @@ pub fn installed(tc: &Toolchain, probed: &Probed) -> Installed {
 
 /// An apt package and every installed package it depends on, recursively.
 pub fn installed_apt(package: &str) -> Installed {
-    match Dpkg::read() {
+    match dpkg() {
         Ok(db) if db.installed(package) => db.measure(&[(package.to_owned(), None)]),
         Ok(_) => unmeasured(format!(
             "apt package {package} is not installed (dpkg lists it as no installed package)"
         )),
         Err(why) => unmeasured(why),
-    }
-}
-
-/// A tool no install step of cell put in place (the reference found on PATH in `/usr/bin`):
-/// the apt package that owns its file and what that package depends on, when dpkg knows the
-/// file.
-pub fn installed_file(path: &Path) -> Installed {
-    match owner(path) {
-        Some(o) => by_packages(&[o]),
-        None => unowned(path),
     }
 }
 
@@ -173,7 +163,7 @@ fn owner(path: &Path) -> Option<(String, Option<PathBuf>)> {
 
 /// The packages that own the tools' files, measured together.
 fn by_packages(owners: &[(String, Option<PathBuf>)]) -> Installed {
-    match Dpkg::read() {
+    match dpkg() {
         Ok(db) => db.measure(owners),
         Err(why) => unmeasured(why),
     }
@@ -312,6 +302,13 @@ struct Package {
 struct Dpkg {
     packages: BTreeMap<String, Package>,
     provides: BTreeMap<String, Vec<String>>,
+}
+
+/// dpkg's database, read once per process: a job measures two toolchains, each of which may
+/// ask for it twice.
+fn dpkg() -> Result<&'static Dpkg, String> {
+    static DB: std::sync::OnceLock<Result<Dpkg, String>> = std::sync::OnceLock::new();
+    DB.get_or_init(Dpkg::read).as_ref().map_err(Clone::clone)
 }
 
 /// The fields `Dpkg::parse` reads, one line per package.
@@ -589,7 +586,7 @@ mod tests {
 
     #[test]
     fn an_apt_package_is_measured_by_dpkg_where_there_is_one() {
-        let Ok(db) = Dpkg::read() else {
+        let Ok(db) = dpkg() else {
             println!("skipped: dpkg-query is not on this machine");
             return;
         };

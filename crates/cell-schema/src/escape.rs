@@ -78,7 +78,7 @@ fn starts_entity(s: &str) -> bool {
 /// the longest run of them), and `|`, which GitHub splits table cells on even inside code;
 /// line breaks turned into spaces.
 pub fn markdown_code(s: &str) -> String {
-    let s = bars(s).replace(['\n', '\r'], " ");
+    let s = markdown_cell(s);
     let run = longest_run(&s, '`');
     if run == 0 {
         format!("`{s}`")

@@ -257,6 +257,17 @@ pub enum Verified {
     Both,
 }
 
+impl Verified {
+    /// `by the pin`, `by the published checksum`, `by the pin and the published checksum`.
+    pub fn phrase(self) -> &'static str {
+        match self {
+            Self::Pin => "the pin",
+            Self::Checksum => "the published checksum",
+            Self::Both => "the pin and the published checksum",
+        }
+    }
+}
+
 /// The release under test, installed from its tarball and verified before unpacking.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Subject {

@@ -370,16 +370,21 @@ fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     }
 }
 
-/// Writes `files` under `dir`, each atomically.
-pub fn write_files(dir: &Path, files: &[Output]) -> Result<(), StoreError> {
-    // Every part of every path is one safe segment: a name from a results file (a cell id,
-    // a toolchain) can never climb out of `dir`.
-    if let Some(f) = files
+/// Every part of every path is one safe segment: a name from a results file (a cell id, a
+/// toolchain) can never climb out of the directory written. Every writer checks first.
+fn check_names(files: &[Output]) -> Result<(), StoreError> {
+    match files
         .iter()
         .find(|f| f.path.split('/').any(|seg| segment(seg) != seg))
     {
-        return Err(StoreError::BadName(f.path.clone()));
+        Some(f) => Err(StoreError::BadName(f.path.clone())),
+        None => Ok(()),
     }
+}
+
+/// Writes `files` under `dir`, each atomically.
+pub fn write_files(dir: &Path, files: &[Output]) -> Result<(), StoreError> {
+    check_names(files)?;
     for f in files {
         let path = f.path.split('/').fold(dir.to_path_buf(), |p, s| p.join(s));
         crate::write_atomic(&path, &f.bytes).map_err(io_at(&path))?;
@@ -413,6 +418,7 @@ pub fn write_job_dir(dir: &Path, job: &JobDir<'_>) -> Result<(), StoreError> {
 /// removed; a failed swap puts the old dir back. An error names the file as it would have been
 /// in `dir`.
 fn write_set(dir: &Path, files: &[Output], set: &[&str]) -> Result<(), StoreError> {
+    check_names(files)?;
     let dir = std::path::absolute(dir).map_err(io_at(dir))?;
     let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
         return Err(io_at(&dir)(std::io::Error::new(

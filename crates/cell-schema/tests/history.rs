@@ -71,18 +71,7 @@ fn impossible_values_are_named_where_they_sit() {
         ),
         (
             "negative time",
-            |c| {
-                let p = c
-                    .rows
-                    .get_mut(&RowName::new("gcc-O2"))
-                    .unwrap()
-                    .row
-                    .phases
-                    .values_mut()
-                    .next()
-                    .unwrap();
-                p.runs[0].cpu_s = -0.25;
-            },
+            |c| phase(c).runs[0].cpu_s = -0.25,
             "cpu time of row gcc-O2 on phase fib, round",
         ),
         (
@@ -106,17 +95,20 @@ fn impossible_values_are_named_where_they_sit() {
     }
 }
 
-fn ratio(c: &mut CellResult) -> &mut cell_schema::RatioCi {
-    let p = c
-        .rows
+/// `gcc-O2`'s first phase, where the cases spoil a value.
+fn phase(c: &mut CellResult) -> &mut cell_schema::PhaseResult {
+    c.rows
         .get_mut(&RowName::new("gcc-O2"))
         .unwrap()
         .row
         .phases
         .values_mut()
         .next()
-        .unwrap();
-    &mut p.ratio.as_mut().unwrap().wall
+        .unwrap()
+}
+
+fn ratio(c: &mut CellResult) -> &mut cell_schema::RatioCi {
+    &mut phase(c).ratio.as_mut().unwrap().wall
 }
 
 /// Issue 12: one bad file stopped every reader of the history. Now it is left out by path

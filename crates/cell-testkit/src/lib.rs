@@ -202,6 +202,15 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
+/// `git add -A` and a commit of everything in `dir` as a test identity (no global git config
+/// needed); returns the commit.
+pub fn commit_all(dir: &Path, message: &str) -> String {
+    git(dir, &["add", "-A"]);
+    let id = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"];
+    git(dir, &[&id[..], &["commit", "-qm", message]].concat());
+    git(dir, &["rev-parse", "HEAD"])
+}
+
 /// Whether anyone may execute the file `path` (or what it links to).
 #[cfg(unix)]
 pub fn is_executable(path: &Path) -> bool {

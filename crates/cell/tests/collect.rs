@@ -811,20 +811,7 @@ fn gate_reads_the_thresholds_of_the_run_s_own_commit() {
     };
     std::fs::write(root.join("versions.env"), pinned("0.07")).unwrap();
     git(&root, &["init", "-q", "-b", "main"]);
-    git(&root, &["add", "-A"]);
-    git(
-        &root,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.invalid",
-            "commit",
-            "-qm",
-            "pins",
-        ],
-    );
-    let sha = git(&root, &["rev-parse", "HEAD"]);
+    let sha = cell_testkit::commit_all(&root, "pins");
     // The branch moved on: a looser tolerance in the work tree.
     std::fs::write(root.join("versions.env"), pinned("0.45")).unwrap();
     let committed = 0.07;
@@ -1085,7 +1072,7 @@ fn a_name_inside_a_results_file_cannot_write_outside_results() {
         let tmp = tempfile::tempdir().unwrap();
         let local = local_run(tmp.path());
         let jobs = tmp.path().join("jobs");
-        // Not in an artifact-named folder: the store itself must refuse the path.
+        // Not in an artifact-named folder: the typed id refuses the name as the file is read.
         let plain = jobs.join("plain");
         std::fs::create_dir_all(&plain).unwrap();
         let src = local.job("gcc");
@@ -1108,7 +1095,11 @@ fn a_name_inside_a_results_file_cannot_write_outside_results() {
             .assert()
             .code(1)
             .stderr(predicates::str::contains("plain/results.json"))
-            .stderr(predicates::str::contains("not a cell results file"));
+            .stderr(predicates::str::contains(if field == "cell" {
+                "is not a valid CellId"
+            } else {
+                "is not a valid ToolchainName"
+            }));
         let run_dir = repo.join("results").join(format!("2026-12-01-{RUN}"));
         let written: Vec<PathBuf> = all_files(tmp.path())
             .into_iter()
@@ -1292,8 +1283,9 @@ fn the_artifact_caps_of_versions_env_refuse_an_artifact_by_name() {
 }
 
 /// Regression: a cell whose every job failed vanished from the run dir (only run.json named
-/// it). It is written, its RESULTS.md says what became of each job, and the gate trips; a job
-/// name that is not `cell <safe-id> <safe-id>` never becomes a directory.
+/// it). It is written, its RESULTS.md says what became of each job, collect trips (exit 1)
+/// and the gate names the failed jobs; a job name that is not `cell <safe-id> <safe-id>`
+/// never becomes a directory.
 #[test]
 fn a_cell_whose_every_job_failed_is_written_and_says_so() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1328,10 +1320,12 @@ fn a_cell_whose_every_job_failed_is_written_and_says_so() {
     // The other cell is whole. Collect's exit 1 is the trip (the workflow's last step fails
     // on it); the gate names the failed jobs under their cell.
     assert!(dir.join(&local.cell_id).join("RESULTS.md").is_file());
+    // A job that left no result is the collect's failure; the gate lists it as a notice.
     let out = cell()
         .args(["gate", dir.to_str().unwrap(), "--root"])
         .arg(tmp.path().join("proj"))
-        .assert();
+        .assert()
+        .success();
     let printed = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     assert!(
         printed.contains("linux-aarch64-arm against nothing (first run)\n  notice: job clang left no result (failure)"),

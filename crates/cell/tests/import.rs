@@ -94,7 +94,7 @@ fn import_writes_one_run_dir_per_old_run_each_marked_imported() {
     );
     assert_eq!(imp["subject"]["binary_bytes"], 1_446_104);
     let md = cell_testkit::read(&cell_dir.join("RESULTS.md"));
-    assert!(md.contains("imported"), "{md}");
+    assert!(md.contains("Imported by `cell import` from"), "{md}");
 
     // The soak names no cell: a record beside the cells of its run, with no hostname.
     let soak_file = results.join(SOAK_RUN).join("imported-soak.json");

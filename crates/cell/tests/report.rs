@@ -45,21 +45,9 @@ fn two_run_history(tmp: &Path) -> PathBuf {
     names.sort();
     assert_eq!(names.len(), 2, "{names:?}");
     for n in &names {
-        copy_dir(&runs.join(n), &history.join(n));
+        cell_testkit::copy_dir(&runs.join(n), &history.join(n));
     }
     history
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
 }
 
 /// Every `results.json` under the history, by run dir name.
@@ -296,7 +284,7 @@ fn report_of_two_local_runs_writes_pages_charts_and_every_sample() {
 
     // Moved elsewhere, the folder still works: every link is relative.
     let moved = tmp.path().join("deeper/still/report");
-    copy_dir(&out, &moved);
+    cell_testkit::copy_dir(&out, &moved);
     assert_links_resolve(&moved, "index.html (moved)", links(&html, "src=\"", '"'));
 }
 

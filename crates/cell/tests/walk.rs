@@ -47,20 +47,7 @@ fn origin(extra_toml: &str) -> Origin {
         .assert()
         .success();
     git(&root, &["init", "-q", "-b", "main"]);
-    git(&root, &["add", "-A"]);
-    git(
-        &root,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.invalid",
-            "commit",
-            "-qm",
-            "the tiny project and its workflow",
-        ],
-    );
-    let sha = git(&root, &["rev-parse", "HEAD"]);
+    let sha = cell_testkit::commit_all(&root, "the tiny project and its workflow");
     let bare = tmp.path().join("origin.git");
     let out = std::process::Command::new("git")
         .args(["clone", "-q", "--bare"])

@@ -405,15 +405,13 @@ impl Report {
                 .iter()
                 .filter_map(|r| Some((r.name.to_string(), r.imported_soak.clone()?)))
                 .collect(),
-            comparison: runs
-                .iter()
-                .rev()
-                .find(|r| r.cells.values().any(|c| !c.jobs.is_empty()))
-                .map(|r| {
-                    let cells: Vec<&CellResult> =
-                        r.cells.values().filter(|c| !c.jobs.is_empty()).collect();
+            comparison: runs.iter().rev().find_map(|r| {
+                let cells: Vec<&CellResult> =
+                    r.cells.values().filter(|c| !c.jobs.is_empty()).collect();
+                (!cells.is_empty()).then(|| {
                     crate::compare::comparison(&r.name.to_string(), &cells, r.record.as_ref())
-                }),
+                })
+            }),
             footprint: runs.iter().flat_map(run_footprint).collect(),
         }
     }

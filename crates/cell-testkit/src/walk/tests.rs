@@ -15,15 +15,9 @@ fn walk(tmp: &Path, workflow: &str, options: Options) -> Walk {
     std::fs::create_dir_all(&src).unwrap();
     std::fs::write(src.join("README"), "hello\n").unwrap();
     git(&src, &["init", "-q", "-b", "main"]);
-    let commit = |msg: &str| {
-        git(&src, &["add", "-A"]);
-        let id = ["-c", "user.name=t", "-c", "user.email=t@x.invalid"];
-        git(&src, &[&id[..], &["commit", "-qm", msg]].concat());
-    };
-    commit("init");
+    crate::commit_all(&src, "init");
     std::fs::write(src.join("second"), "2\n").unwrap();
-    commit("second");
-    let sha = git(&src, &["rev-parse", "HEAD"]);
+    let sha = crate::commit_all(&src, "second");
     let bare = tmp.join("origin.git");
     git(
         tmp,

@@ -170,7 +170,7 @@ fn artifact_caps(cli: &Cli) -> anyhow::Result<cell_fetch::UnpackOptions> {
     }
     let env = cell_model::VersionsEnv::load(&path)?;
     let caps = cell_model::Settings::from_env(&env)?.artifact_unpack;
-    Ok(super::unpack_options(&caps))
+    Ok(cell_run::install::unpack_options(&caps))
 }
 
 /// The git work tree the results directory is in, if any.

@@ -71,23 +71,14 @@ pub fn run(args: &GateArgs, cli: &Cli) -> anyhow::Result<Exit> {
     store::write_gate(&run_dir, &report).context("writing gate.json")?;
     print_report(&report, cli)?;
     // The collect job's summary also carries every row against every cell of the run.
-    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
-        let cells: Vec<&cell_schema::CellResult> =
-            run.cells.values().filter(|c| !c.jobs.is_empty()).collect();
-        if !cells.is_empty() {
-            let c = cell_report::compare::comparison(
-                &run.name.to_string(),
-                &cells,
-                run.record.as_ref(),
-            );
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .with_context(|| format!("opening the step summary {}", path.display()))?;
-            f.write_all(cell_report::compare::markdown(&c).as_bytes())
-                .context("writing the step summary")?;
-        }
+    let cells: Vec<&cell_schema::CellResult> =
+        run.cells.values().filter(|c| !c.jobs.is_empty()).collect();
+    if let Some(path) = step_summary_file()
+        && !cells.is_empty()
+    {
+        let c =
+            cell_report::compare::comparison(&run.name.to_string(), &cells, run.record.as_ref());
+        append(&path, &cell_report::compare::markdown(&c))?;
     }
     Ok(if report.exit == 0 {
         Exit::Ok
@@ -106,14 +97,25 @@ pub fn print_report(report: &GateReport, cli: &Cli) -> anyhow::Result<()> {
     if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
         print!("{}", annotations(report, 10));
     }
-    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .context("opening $GITHUB_STEP_SUMMARY")?;
-        f.write_all(step_summary(report, 1 << 20).as_bytes())
-            .context("writing $GITHUB_STEP_SUMMARY")?;
+    match step_summary_file() {
+        Some(path) => append(&path, &step_summary(report, 1 << 20)),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The runner's step summary file, when there is one.
+fn step_summary_file() -> Option<PathBuf> {
+    std::env::var_os("GITHUB_STEP_SUMMARY")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+}
+
+fn append(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .context("opening $GITHUB_STEP_SUMMARY")?;
+    f.write_all(text.as_bytes())
+        .context("writing $GITHUB_STEP_SUMMARY")
 }

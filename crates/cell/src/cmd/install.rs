@@ -50,11 +50,7 @@ pub fn run(args: &InstallArgs, cli: &Cli) -> anyhow::Result<Exit> {
         });
         print!("{}", cell_schema::to_json(&v));
     } else if !cli.quiet {
-        let how = match done.verified {
-            cell_model::Verification::Pin => "the pin",
-            cell_model::Verification::Checksum => "the published checksum",
-            cell_model::Verification::Both => "the pin and the published checksum",
-        };
+        let how = done.source.verification().phrase();
         let from = if done.cached {
             "the cache"
         } else {

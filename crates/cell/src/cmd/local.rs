@@ -67,9 +67,11 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
         store::Replace::Never,
     )
     .with_context(|| format!("writing {}", run_dir.display()))?;
-    let report = gate(&plan, &args.out, &run_dir)?;
+    // One read of the history for the gate and the report.
+    let history = super::load_history(&args.out, false)?;
+    let report = gate(&plan, &history, &run_dir)?;
     print(&cells, &report, cli);
-    let report_dir = write_report(&args.out)?;
+    let report_dir = write_report(&args.out, &history)?;
     if !cli.quiet {
         eprintln!(
             "wrote {}",
@@ -199,14 +201,13 @@ enum Ran {
 
 /// The gate against earlier local runs in the same `--out`, with the inputs `cell gate` takes,
 /// its report written beside the run.
-fn gate(plan: &Plan, out: &Path, run_dir: &Path) -> anyhow::Result<GateReport> {
-    let history = super::load_history(out, false)?;
+fn gate(plan: &Plan, history: &store::History, run_dir: &Path) -> anyhow::Result<GateReport> {
     let this = store::load_run(run_dir)?;
     let mut config = GateConfig::from_plan(plan, None, this.cells.keys())?;
     // A scripted run (tests only) may be judged against the runs before it in --out; a real
     // run keeps the gate's refusal of any scripted run in its history.
     config.allow_scripted = this.scripted();
-    let report = cell_verdict::gate_history(&this, &history, &config)?;
+    let report = cell_verdict::gate_history(&this, history, &config)?;
     store::write_gate(run_dir, &report).context("writing gate.json")?;
     Ok(report)
 }
@@ -232,8 +233,7 @@ fn print(cells: &[MergedCell], report: &GateReport, cli: &Cli) {
 }
 
 /// The report over every local run in `out`, as `cell report` would write it.
-fn write_report(out: &Path) -> anyhow::Result<PathBuf> {
-    let history = store::load_history(out)?;
+fn write_report(out: &Path, history: &store::History) -> anyhow::Result<PathBuf> {
     let page = cell_report::report::Report::build(&history.runs);
     let report_dir = out.join(store::REPORT_DIR);
     cell_report::report::write(&page, &report_dir).context("writing the report")?;

@@ -115,17 +115,6 @@ pub fn load_plan_at(
         .with_context(|| format!("loading the cell definition of commit {rev}"))
 }
 
-/// The unpack options a set of caps from versions.env stands for.
-pub fn unpack_options(caps: &cell_model::UnpackCaps) -> cell_fetch::UnpackOptions {
-    cell_fetch::UnpackOptions {
-        strip_components: 0,
-        max_unpacked_bytes: caps.max_bytes,
-        max_entries: usize::try_from(caps.max_entries).unwrap_or(usize::MAX),
-        max_ratio: caps.max_ratio,
-        ratio_floor: caps.ratio_floor_bytes,
-    }
-}
-
 /// A toolchain that has workload rows; one without (a server's) says where its servers run.
 pub fn with_rows<'a>(
     plan: &'a cell_model::Plan,
@@ -186,8 +175,6 @@ pub fn scripted_timings(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     /// The caps versions.env writes by default are the ones `cell fetch` and `cell collect`
     /// apply without it: one set of figures, told in two places that must agree.
     #[test]
@@ -195,11 +182,11 @@ mod tests {
         let env = cell_model::VersionsEnv::parse(std::path::Path::new("versions.env"), "").unwrap();
         let s = cell_model::Settings::from_env(&env).unwrap();
         assert_eq!(
-            unpack_options(&s.unpack),
+            cell_run::install::unpack_options(&s.unpack),
             cell_fetch::UnpackOptions::default()
         );
         assert_eq!(
-            unpack_options(&s.artifact_unpack),
+            cell_run::install::unpack_options(&s.artifact_unpack),
             cell_collect::Options::artifact_caps()
         );
     }
