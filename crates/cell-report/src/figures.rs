@@ -3,6 +3,11 @@
 
 use cell_schema::{Drift, Status, ToolVersion};
 
+/// A figure, or `–` where the results do not record one (an older file), never 0.
+pub(crate) fn or_dash<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "–".to_owned(), |v| v.to_string())
+}
+
 /// At most `decimals` decimals, trailing zeros dropped: `10`, `0.5`, `2.25`; never `-0`.
 pub(crate) fn short(v: f64, decimals: usize) -> String {
     let s = format!("{v:.decimals$}");

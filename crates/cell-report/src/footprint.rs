@@ -11,6 +11,7 @@ use cell_schema::{
 use serde::Serialize;
 
 use crate::doc::{Align, Block, Cell, Table, code, text, verbatim_heading};
+use crate::figures::or_dash;
 
 /// One row's footprint.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -141,11 +142,6 @@ pub(crate) fn bytes(n: u64) -> String {
     } else {
         format!("{:.2} GiB", v / (KIB * KIB * KIB))
     }
-}
-
-/// A figure, or `–` when the file has none.
-fn or_dash<T: ToString>(v: Option<T>) -> String {
-    v.map_or_else(|| "–".to_owned(), |v| v.to_string())
 }
 
 /// `tree`, `dpkg`, `none`.

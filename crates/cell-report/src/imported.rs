@@ -5,13 +5,10 @@
 use cell_schema::{CellResult, Imported, Phase};
 
 use crate::doc::{self, Align, Block, Cell, Span, code, text, text_heading, text_table};
+use crate::figures::or_dash;
 
 fn fig(v: f64) -> String {
     format!("{v:.4}")
-}
-
-fn opt<T: ToString>(v: Option<T>) -> String {
-    v.map_or("–".into(), |v| v.to_string())
 }
 
 /// `RESULTS.md` of a cell whose `imported` is `imp`.
@@ -121,7 +118,7 @@ fn phase_table(imp: &Imported, phase: &Phase) -> Block {
                 vec![text(p.rss_bytes.to_string())],
                 vec![text(fig(r.build.compile_s))],
                 vec![text(r.build.binary_bytes.to_string())],
-                vec![text(opt(r.build.text_bytes))],
+                vec![text(or_dash(r.build.text_bytes))],
                 vec![text(if p.stdout_ok { "ok" } else { "WRONG" })],
             ]
         })
@@ -151,7 +148,7 @@ fn jobs_table(imp: &Imported) -> Block {
                 vec![Span::Status(j.status)],
                 vec![text(refs.join(", "))],
                 vec![text(j.tooth.map_or("–".into(), fig))],
-                vec![text(opt(j.job_minutes))],
+                vec![text(or_dash(j.job_minutes))],
             ]
         })
         .collect();
@@ -161,13 +158,13 @@ fn jobs_table(imp: &Imported) -> Block {
 fn machine_list(imp: &Imported) -> Block {
     let m = &imp.machine;
     let mut items = vec![
-        vec![text(format!("CPU: {}", opt(m.cpu_model.as_deref())))],
+        vec![text(format!("CPU: {}", or_dash(m.cpu_model.as_deref())))],
         vec![text(format!(
             "nproc {}, memory {} B",
-            opt(m.nproc),
-            opt(m.memory_bytes)
+            or_dash(m.nproc),
+            or_dash(m.memory_bytes)
         ))],
-        vec![text(format!("kernel: {}", opt(m.kernel.as_deref())))],
+        vec![text(format!("kernel: {}", or_dash(m.kernel.as_deref())))],
         vec![text(format!(
             "runner image: {}",
             m.runner_image
@@ -197,8 +194,8 @@ fn machine_list(imp: &Imported) -> Block {
             code(s.sha256.to_string()),
             text(format!(
                 "), binary {} B, prints {}",
-                opt(s.binary_bytes),
-                opt(s.printed.as_deref())
+                or_dash(s.binary_bytes),
+                or_dash(s.printed.as_deref())
             )),
         ]);
     }
