@@ -189,6 +189,8 @@ impl Executor for Real<'_> {
         Sample {
             wall_s: m.wall_s,
             cpu_s: m.cpu_s,
+            user_s: m.user_s,
+            sys_s: m.sys_s,
             maxrss_kib: m.maxrss_kib,
             ok: true,
             wrong: None,

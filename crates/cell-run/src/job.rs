@@ -755,6 +755,8 @@ impl Executor for RealExecutor<'_> {
                 Sample {
                     wall_s: m.wall_s,
                     cpu_s: m.cpu_s,
+                    user_s: m.user_s,
+                    sys_s: m.sys_s,
                     maxrss_kib: m.maxrss_kib,
                     ok: wrong.is_none(),
                     wrong,
@@ -765,6 +767,8 @@ impl Executor for RealExecutor<'_> {
             Err(e) => Sample {
                 wall_s: 0.0,
                 cpu_s: 0.0,
+                user_s: 0.0,
+                sys_s: 0.0,
                 maxrss_kib: 0,
                 ok: false,
                 wrong: Some(format!("could not start {}: {e}", argv[0])),

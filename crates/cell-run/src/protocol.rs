@@ -19,8 +19,12 @@ use cell_stats::{SplitMix64, median, median_ci, shuffle, summary};
 pub struct Sample {
     /// Wall seconds.
     pub wall_s: f64,
-    /// CPU seconds.
+    /// CPU seconds, user + system.
     pub cpu_s: f64,
+    /// User CPU seconds (0 when the executor does not tell them apart).
+    pub user_s: f64,
+    /// System CPU seconds.
+    pub sys_s: f64,
     /// Peak RSS, KiB.
     pub maxrss_kib: u64,
     /// Right answer and clean exit.
@@ -441,6 +445,8 @@ mod tests {
             Sample {
                 wall_s: t * 1.01,
                 cpu_s: t,
+                user_s: t * 0.98,
+                sys_s: t * 0.02,
                 maxrss_kib: 1000,
                 ok: true,
                 wrong: None,

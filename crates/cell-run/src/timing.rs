@@ -16,6 +16,10 @@ pub struct Measured {
     pub wall_s: f64,
     /// User + system CPU seconds of the child.
     pub cpu_s: f64,
+    /// User CPU seconds of the child.
+    pub user_s: f64,
+    /// System CPU seconds of the child (page faults, syscalls).
+    pub sys_s: f64,
     /// Peak RSS, KiB.
     pub maxrss_kib: u64,
     /// How it ended.
@@ -167,9 +171,12 @@ impl Engine {
         let stdout = capture(&self.out, expected)?;
         self.err.seek(SeekFrom::Start(0))?;
         let stderr = capture(&self.err, b"")?;
+        let (user_s, sys_s) = (tv(usage.ru_utime), tv(usage.ru_stime));
         Ok(Measured {
             wall_s: wall.as_secs_f64(),
-            cpu_s: tv(usage.ru_utime) + tv(usage.ru_stime),
+            cpu_s: user_s + sys_s,
+            user_s,
+            sys_s,
             maxrss_kib: maxrss_kib(usage.ru_maxrss),
             exit,
             stdout,
