@@ -191,6 +191,7 @@ impl Executor for Real<'_> {
             cpu_s: m.cpu_s,
             user_s: m.user_s,
             sys_s: m.sys_s,
+            steal_s: None,
             maxrss_kib: m.maxrss_kib,
             ok: true,
             wrong: None,
@@ -287,6 +288,8 @@ impl Bench<'_> {
             rows_per_reference: 3,
             time_cap_s: 1e9,
             seed: 0,
+            mode: cell_schema::ProtocolMode::Sequential,
+            futility_margin: 0.0,
         };
         let adaptive = Params {
             warmup: s.drop,

@@ -153,10 +153,7 @@ fn merge_cell(
             skipped: g.skipped,
             missing,
             failures: g.failures,
-            verdict: Verdict {
-                status: g.status.unwrap_or(Status::Ok),
-                reasons: g.reasons,
-            },
+            verdict: Verdict::new(g.status.unwrap_or(Status::Ok), g.reasons),
             cost: Some(CellCost {
                 jobs_s: g.jobs_s,
                 total_s,

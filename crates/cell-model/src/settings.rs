@@ -1,6 +1,6 @@
 //! Every threshold of the protocol, read from `versions.env`, with one table of defaults.
 
-use cell_schema::{Clock, Phase, RowName};
+use cell_schema::{Clock, Phase, ProtocolMode, RowName};
 
 use crate::{ConfigError, VersionsEnv};
 
@@ -64,7 +64,17 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
     (
         "CLOCK",
         "cpu",
-        "verdict clock: cpu, wall, or auto (the quieter in the cell's calibration); CLOCK_<OS> overrides per OS",
+        "verdict clock: cpu, user, wall, or auto (the quieter in the cell's calibration); CLOCK_<OS> overrides per OS",
+    ),
+    (
+        "PROTOCOL",
+        "auto",
+        "sequential (a row, then its reference, on one CPU), duet (both at once on two CPUs), or auto (the quieter in the cell's calibration, else sequential)",
+    ),
+    (
+        "FUTILITY_MARGIN",
+        "1.25",
+        "stop adding rounds when the widest interval, projected at REPS_MAX, stays wider than CI_TARGET times this; 0 never stops early",
     ),
     (
         "TIME_CAP_S",
@@ -215,6 +225,10 @@ pub struct Settings {
     tooth_min_arch: Vec<(String, f64)>,
     clock: Option<Clock>,
     clock_os: Vec<(String, Option<Clock>)>,
+    /// `PROTOCOL`; `None` is `auto`.
+    pub protocol: Option<ProtocolMode>,
+    /// `FUTILITY_MARGIN` (0: never stop early).
+    pub futility_margin: f64,
 }
 
 impl Settings {
@@ -258,6 +272,8 @@ impl Settings {
             tooth_min_arch: overrides.tooth_min_arch,
             clock,
             clock_os: overrides.clock_os,
+            protocol: keys.protocol()?,
+            futility_margin: keys.futility_margin()?,
         })
     }
 
@@ -400,9 +416,36 @@ impl<'a> Keys<'a> {
     fn clock(&self, key: &str) -> Result<Option<Clock>, ConfigError> {
         match self.raw(key) {
             "cpu" => Ok(Some(Clock::Cpu)),
+            "user" => Ok(Some(Clock::User)),
             "wall" => Ok(Some(Clock::Wall)),
             "auto" => Ok(None),
-            v => Err(self.error_at(key, format!("{key}={v}: write cpu, wall or auto"))),
+            v => Err(self.error_at(key, format!("{key}={v}: write cpu, user, wall or auto"))),
+        }
+    }
+
+    /// `PROTOCOL`; `None` is `auto`: the protocol `cell calibrate` measured quieter.
+    fn protocol(&self) -> Result<Option<ProtocolMode>, ConfigError> {
+        match self.raw("PROTOCOL") {
+            "sequential" => Ok(Some(ProtocolMode::Sequential)),
+            "duet" => Ok(Some(ProtocolMode::Duet)),
+            "auto" => Ok(None),
+            v => Err(self.error_at(
+                "PROTOCOL",
+                format!("PROTOCOL={v}: write sequential, duet or auto"),
+            )),
+        }
+    }
+
+    /// `FUTILITY_MARGIN`: 0, or at least 1 (below 1 it would stop intervals that can reach
+    /// the target).
+    fn futility_margin(&self) -> Result<f64, ConfigError> {
+        let v = self.raw("FUTILITY_MARGIN");
+        match v.parse::<f64>() {
+            Ok(x) if x == 0.0 || (x.is_finite() && (1.0..=100.0).contains(&x)) => Ok(x),
+            _ => Err(self.error_at(
+                "FUTILITY_MARGIN",
+                format!("FUTILITY_MARGIN={v}: write 0 (never stop early) or a number from 1 to 100, e.g. 1.25"),
+            )),
         }
     }
 }

@@ -54,6 +54,43 @@ pub(crate) fn status_name(s: Status) -> &'static str {
     }
 }
 
+/// A job's verdict with the phases it could not judge: `ok (fib inconclusive: its A/A
+/// control was off)`, `noisy (inconclusive)`, `FAILED`.
+pub(crate) fn verdict_name(v: &cell_schema::Verdict) -> String {
+    let name = status_name(v.status);
+    if v.status == Status::Ok && !v.inconclusive.is_empty() {
+        let phases: Vec<&str> = v
+            .inconclusive
+            .iter()
+            .map(cell_schema::Phase::as_str)
+            .collect();
+        let judged: Vec<&str> = v.judged.iter().map(cell_schema::Phase::as_str).collect();
+        return format!(
+            "{name} on {}; {} inconclusive (A/A control off)",
+            judged.join(", "),
+            phases.join(", ")
+        );
+    }
+    name.to_owned()
+}
+
+/// Why the rounds stopped early: the projection, in one sentence.
+pub(crate) fn futility_line(f: &cell_schema::Futility) -> String {
+    format!(
+        "Stopped by futility after {} of {} rounds: the widest interval, {} on {} ({} time), was ±{:.2}% and projected ±{:.2}% at {} rounds, beyond CI_TARGET ±{:.2}% × {}.",
+        f.rounds,
+        f.max_rounds,
+        f.row,
+        f.phase,
+        f.clock.name(),
+        f.half_width * 100.0,
+        f.projected * 100.0,
+        f.max_rounds,
+        f.target * 100.0,
+        f.margin
+    )
+}
+
 /// `flat`, `drifted`, `unknown`.
 pub fn drift_name(d: Drift) -> &'static str {
     match d {

@@ -12,7 +12,7 @@ use cell_schema::{CellResult, JobResult, Phase, RatioCi, RowResult, Skipped};
 use crate::doc::{
     self, Align, Block, Item, Span, Table, verbatim, verbatim_code, verbatim_heading, verbatim_para,
 };
-use crate::figures::status_name;
+use crate::figures::{status_name, verdict_name};
 use crate::{footprint, suite, verdict_median, verdict_ratio};
 
 fn ci(r: &RatioCi) -> String {
@@ -116,10 +116,10 @@ fn cell_phases(cell: &CellResult) -> Vec<Phase> {
 }
 
 /// `Verdict: **ok**` and the reasons listed right under it.
-fn verdict_blocks(out: &mut Vec<Block>, status: cell_schema::Status, reasons: &[String]) {
+fn verdict_blocks(out: &mut Vec<Block>, verdict: &cell_schema::Verdict, reasons: &[String]) {
     out.push(Block::Para(vec![
         verbatim("Verdict: "),
-        Span::Strong(status_name(status).into()),
+        Span::Strong(verdict_name(verdict)),
     ]));
     out.push(Block::list(reasons.iter().map(|r| vec![verbatim(r)])));
 }
@@ -187,7 +187,7 @@ pub fn job_markdown(job: &JobResult) -> String {
         ),
         Block::Blank,
     ];
-    verdict_blocks(&mut d, job.verdict.status, &job.verdict.reasons);
+    verdict_blocks(&mut d, &job.verdict, &job.verdict.reasons);
     subject_blocks(&mut d, &job.subject.iter().collect::<Vec<_>>());
     d.extend([
         Block::Blank,
@@ -234,8 +234,14 @@ pub fn job_markdown(job: &JobResult) -> String {
 
 fn protocol_para(job: &JobResult) -> Block {
     let p = &job.protocol;
-    verbatim_para(format!(
-        "{} measured rounds + {} warm-up ({}; seed {}), verdict clock {} by default, CI level {}, CI target ±{}, tolerance ±{}. Cost: {:.1} s ({:.1} s building, {:.1} s timing).",
+    // A sequential job without a reason says nothing of its protocol, as before the duet.
+    let mode = match (&p.mode_chosen, p.mode) {
+        (Some(why), m) => format!("{} protocol ({why}): ", m.as_str()),
+        (None, cell_schema::ProtocolMode::Duet) => "duet protocol: ".to_owned(),
+        (None, cell_schema::ProtocolMode::Sequential) => String::new(),
+    };
+    let mut text = format!(
+        "{mode}{} measured rounds + {} warm-up ({}; seed {}), verdict clock {} by default, CI level {}, CI target ±{}, tolerance ±{}. Cost: {:.1} s ({:.1} s building, {:.1} s timing).",
         p.measured_rounds,
         p.warmup_rounds,
         p.stopped,
@@ -247,7 +253,12 @@ fn protocol_para(job: &JobResult) -> Block {
         job.cost.total_s,
         job.cost.build_s,
         job.cost.timing_s
-    ))
+    );
+    if let Some(f) = &p.futility {
+        text.push(' ');
+        text.push_str(&crate::figures::futility_line(f));
+    }
+    verbatim_para(text)
 }
 
 /// `RESULTS.md` of a cell of a run.
@@ -269,7 +280,7 @@ pub fn cell_markdown(cell: &CellResult) -> String {
     if cell.run.partial {
         reasons.push("partial: some jobs left no result".into());
     }
-    verdict_blocks(&mut d, cell.verdict.status, &reasons);
+    verdict_blocks(&mut d, &cell.verdict, &reasons);
     // One line per distinct release the jobs verified (one, unless they disagree).
     let mut subjects: Vec<&cell_schema::Subject> = Vec::new();
     for s in cell.jobs.values().filter_map(|j| j.subject.as_ref()) {
@@ -380,7 +391,7 @@ fn jobs_table(cell: &CellResult) -> Table {
             .unwrap_or_default();
         t.row(vec![
             name.to_string(),
-            status_name(j.verdict.status).to_owned(),
+            verdict_name(&j.verdict),
             refs.join(", "),
             ctrl.join(", "),
             fig4(
@@ -510,6 +521,14 @@ pub fn text_summary(cells: &[CellResult]) -> String {
             ),
             &cell.verdict.reasons,
         );
+        for (name, j) in &cell.jobs {
+            if let Some(f) = &j.protocol.futility {
+                d.push(verbatim_para(format!(
+                    "{name}: {}",
+                    crate::figures::futility_line(f)
+                )));
+            }
+        }
         phase_text(&mut d, &cell_phases(cell), |p| cell_phase_table(cell, p));
         if !cell.jobs.is_empty() || !cell.rows.is_empty() {
             let (rows, sizes) = footprint::of_cell(cell);
@@ -550,10 +569,13 @@ pub fn job_text(job: &JobResult) -> String {
             "{} / {}: {}",
             job.cell.id,
             job.toolchain,
-            status_name(job.verdict.status)
+            verdict_name(&job.verdict)
         ),
         &job.verdict.reasons,
     );
+    if let Some(f) = &job.protocol.futility {
+        d.push(verbatim_para(crate::figures::futility_line(f)));
+    }
     phase_text(&mut d, &job.protocol.phases, |p| job_phase_table(job, p));
     let (rows, sizes) = footprint::of_job(job);
     d.extend(footprint::text_section(&rows, &sizes));

@@ -74,6 +74,8 @@ pub fn calibrate(
         rows_per_reference: 1,
         time_cap_s: f64::INFINITY,
         seed,
+        mode: cell_schema::ProtocolMode::Sequential,
+        futility_margin: 0.0,
     };
     let units: Vec<Unit> = timed
         .iter()
@@ -108,6 +110,8 @@ pub fn calibrate(
         seed,
         phases: by_phase,
         quieter_clock,
+        duet: None,
+        quieter_protocol: None,
     })
 }
 

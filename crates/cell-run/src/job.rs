@@ -127,7 +127,7 @@ pub fn run_job(
     let built = build(plan, &tc, &probed, &out, default_clock, on)?;
     let build_s = t_build.elapsed().as_secs_f64();
     let t_time = Instant::now();
-    let timed = time(plan, &built.timed, opts, &out, on)?;
+    let timed = time(plan, &cell, &built.timed, opts, &out, on)?;
     let timing_s = t_time.elapsed().as_secs_f64();
     let judged = judge(plan, &cell, &built.timed, &timed.outcome, default_clock);
     let cost = JobCost {
@@ -430,10 +430,56 @@ struct Timing {
     params: Params,
     machine: Machine,
     scripted: bool,
+    /// Why this protocol, when `PROTOCOL` did not name it or could not be honoured.
+    mode_chosen: Option<String>,
+}
+
+/// The protocol a job times with: `PROTOCOL`, or for `auto` the one the cell's calibration
+/// found quieter, else sequential; a duet needs two CPUs to time on. With the reason, when
+/// the protocol is not simply the one `PROTOCOL` named.
+pub(crate) fn resolve_mode(
+    plan: &Plan,
+    cell: &Cell,
+    cpus: usize,
+) -> (cell_schema::ProtocolMode, Option<String>) {
+    use cell_schema::ProtocolMode;
+    let (wanted, why) = match plan.settings.protocol {
+        Some(m) => (m, None),
+        None => match cell_verdict::calibration_of(plan, &cell.id())
+            .ok()
+            .flatten()
+            .and_then(|c| c.quieter_protocol)
+        {
+            Some(m) => (
+                m,
+                Some(format!(
+                    "PROTOCOL=auto: {}, the quieter in this cell's calibration",
+                    m.as_str()
+                )),
+            ),
+            None => (
+                ProtocolMode::Sequential,
+                Some(
+                    "PROTOCOL=auto: sequential, no calibration of the protocols for this cell"
+                        .into(),
+                ),
+            ),
+        },
+    };
+    if wanted == ProtocolMode::Duet && cpus < 2 {
+        return (
+            ProtocolMode::Sequential,
+            Some(format!(
+                "duet needs two CPUs to time on and this job has {cpus}: sequential"
+            )),
+        );
+    }
+    (wanted, why)
 }
 
 fn time(
     plan: &Plan,
+    cell: &Cell,
     timed: &[Timed],
     opts: &JobOptions,
     out: &Path,
@@ -443,6 +489,12 @@ fn time(
     std::fs::create_dir_all(&scratch).map_err(io(format!("creating {}", scratch.display())))?;
     // Facts first: once the engine pins this thread, it sees a single CPU.
     let machine = crate::facts::machine(None);
+    let cpus = if opts.scripted.is_some() {
+        2
+    } else {
+        crate::timing::allowed_cpus().len()
+    };
+    let (mode, mode_chosen) = resolve_mode(plan, cell, cpus);
     let params = Params {
         phases: plan.settings.phases.clone(),
         warmup: plan.settings.drop,
@@ -454,7 +506,10 @@ fn time(
         rows_per_reference: plan.settings.rows_per_reference,
         time_cap_s: plan.settings.time_cap_s,
         seed: opts.seed,
-    };
+        mode,
+        futility_margin: plan.settings.futility_margin,
+    }
+    .normalized();
     let units: Vec<Unit> = timed
         .iter()
         .map(|t| Unit {
@@ -473,6 +528,7 @@ fn time(
             params,
             machine,
             scripted: true,
+            mode_chosen,
         });
     }
     let mut engine = Engine::new(&scratch).map_err(io("starting the timing engine"))?;
@@ -494,6 +550,7 @@ fn time(
         params,
         machine,
         scripted: false,
+        mode_chosen,
     })
 }
 
@@ -629,6 +686,9 @@ fn assemble(plan: &Plan, cell: &Cell, tc: &Toolchain, opts: &JobOptions, a: Asse
             contention_max: plan.settings.contention_max,
             time_cap_s: plan.settings.time_cap_s,
             default_clock: a.default_clock,
+            mode: params.mode,
+            mode_chosen: a.timed.mode_chosen.clone(),
+            futility: futility(params, outcome, &a.built.timed),
             scripted: a.timed.scripted,
         },
         rows: a.judged.rows,
@@ -640,6 +700,22 @@ fn assemble(plan: &Plan, cell: &Cell, tc: &Toolchain, opts: &JobOptions, a: Asse
         github: github_context(),
         cost: a.cost,
     }
+}
+
+/// The projection of an early stop by futility, in wire form.
+fn futility(params: &Params, outcome: &Outcome, timed: &[Timed]) -> Option<cell_schema::Futility> {
+    let (unit, phase, clock, p) = outcome.futility.as_ref()?;
+    Some(cell_schema::Futility {
+        rounds: outcome.measured_rounds,
+        max_rounds: params.max_rounds,
+        row: timed[*unit].name.clone(),
+        phase: phase.clone(),
+        clock: *clock,
+        half_width: round_ratio(p.half_width),
+        projected: round_ratio(p.projected),
+        target: params.ci_target,
+        margin: params.futility_margin,
+    })
 }
 
 /// `CLOCK=auto`: the clock `cell calibrate` found quieter on this cell, else CPU time.
@@ -757,6 +833,7 @@ impl Executor for RealExecutor<'_> {
                     cpu_s: m.cpu_s,
                     user_s: m.user_s,
                     sys_s: m.sys_s,
+                    steal_s: None,
                     maxrss_kib: m.maxrss_kib,
                     ok: wrong.is_none(),
                     wrong,
@@ -769,6 +846,7 @@ impl Executor for RealExecutor<'_> {
                 cpu_s: 0.0,
                 user_s: 0.0,
                 sys_s: 0.0,
+                steal_s: None,
                 maxrss_kib: 0,
                 ok: false,
                 wrong: Some(format!("could not start {}: {e}", argv[0])),

@@ -1,6 +1,7 @@
 //! The measurement protocol of docs/protocol.md: rounds in a seeded random order, the reference
-//! interleaved so each row pairs with a nearby reference run, warm-up excluded, an adaptive
-//! budget, and the statistics of per-round ratios.
+//! interleaved so each row pairs with a nearby reference run (sequential) or runs at the same
+//! moment on another CPU (duet), warm-up excluded, an adaptive budget that stops early when it
+//! is futile, and the statistics of per-round ratios.
 //!
 //! The protocol is written against the [`Executor`] trait so it can be driven by scripted
 //! timings in tests; the real executor is [`crate::timing::Engine`].
@@ -9,10 +10,11 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use cell_schema::{
-    Clock, ClockStats, Phase, Printed, RatioCi, Ratios, Run, Stopped, Summary, round_ratio,
-    round_time,
+    Clock, ClockStats, Phase, Printed, ProtocolMode, RatioCi, Ratios, Run, Stopped, Summary,
+    round_ratio, round_time,
 };
 use cell_stats::{SplitMix64, median, median_ci, shuffle, summary};
+use cell_verdict::{FutilityRule, Projection};
 
 /// One measurement as an executor reports it.
 #[derive(Clone, Debug, PartialEq)]
@@ -25,6 +27,8 @@ pub struct Sample {
     pub user_s: f64,
     /// System CPU seconds.
     pub sys_s: f64,
+    /// Seconds stolen by the hypervisor from the CPU it ran on, where the kernel says.
+    pub steal_s: Option<f64>,
     /// Peak RSS, KiB.
     pub maxrss_kib: u64,
     /// Right answer and clean exit.
@@ -41,6 +45,12 @@ pub struct Sample {
 pub trait Executor {
     /// Runs `unit` (an index into the protocol's units) on `phase`.
     fn run(&mut self, unit: usize, phase: &Phase) -> Sample;
+
+    /// Runs `first` on the first of two CPUs and `second` on the other at the same moment
+    /// (the duet protocol). An executor that cannot runs them one after the other.
+    fn run_pair(&mut self, first: usize, second: usize, phase: &Phase) -> (Sample, Sample) {
+        (self.run(first, phase), self.run(second, phase))
+    }
 }
 
 /// A timed thing: the reference, the control, a row, or the tooth's slow row.
@@ -75,6 +85,26 @@ pub struct Params {
     pub time_cap_s: f64,
     /// Seed of the order.
     pub seed: u64,
+    /// Sequential or duet.
+    pub mode: ProtocolMode,
+    /// `FUTILITY_MARGIN`: stop when the widest interval projected at `max_rounds` stays beyond
+    /// `ci_target` times this (0: never stop early).
+    pub futility_margin: f64,
+}
+
+impl Params {
+    /// The duet protocol swaps CPUs every pair, so each row's measured pairs must be an even
+    /// number to sit on each CPU equally: its rounds are rounded up to even.
+    #[must_use]
+    pub fn normalized(mut self) -> Self {
+        if self.mode == ProtocolMode::Duet {
+            let even = |n: u32| n.saturating_add(n % 2);
+            self.min_rounds = even(self.min_rounds);
+            self.max_rounds = even(self.max_rounds).max(self.min_rounds);
+            self.step = even(self.step.max(1));
+        }
+        self
+    }
 }
 
 /// One recorded run of a unit.
@@ -105,6 +135,9 @@ pub struct Outcome {
     pub stopped: Stopped,
     /// Warm-up rounds.
     pub warmup: u32,
+    /// The widest interval's projection when the rounds stopped by futility: its unit, phase
+    /// and clock.
+    pub futility: Option<(usize, Phase, Clock, Projection)>,
 }
 
 /// Progress reported after every round.
@@ -129,6 +162,7 @@ pub fn run(
     let started = Instant::now();
     let mut target = params.warmup + params.min_rounds;
     let mut round = 0;
+    let mut futility = None;
     let stopped = loop {
         if round == target {
             let measured = round - params.warmup;
@@ -140,6 +174,10 @@ pub fn run(
             }
             if converged(units, &runs, params, &dead) {
                 break Stopped::Converged;
+            }
+            if let Some(f) = futile(units, &runs, params, &dead) {
+                futility = Some(f);
+                break Stopped::Futile;
             }
             target = (target + params.step).min(params.warmup + params.max_rounds);
         }
@@ -154,30 +192,22 @@ pub fn run(
             let rows: Vec<usize> = (1..units.len())
                 .filter(|&u| !dead[u] && units[u].phases.contains(phase))
                 .collect();
-            let mut seq = 0;
-            for slot in order(&rows, params.rows_per_reference, &mut rng) {
-                let (unit, paired) = match slot {
-                    Slot::Reference => (0, None),
-                    Slot::Row {
-                        unit,
-                        reference_seq,
-                    } => (unit, Some(reference_seq)),
-                };
-                if dead[unit] {
-                    seq += 1;
-                    continue;
+            let mut ctx = RoundCtx {
+                round,
+                phase,
+                runs: &mut runs,
+                dead: &mut dead,
+            };
+            match params.mode {
+                ProtocolMode::Sequential => {
+                    let slots = order(&rows, params.rows_per_reference, &mut rng);
+                    ctx.sequential(&slots, exec);
                 }
-                let sample = exec.run(unit, phase);
-                dead[unit] |= sample.timed_out;
-                runs.push(Recorded {
-                    unit,
-                    phase: phase.clone(),
-                    round,
-                    seq,
-                    sample,
-                    paired_with: paired,
-                });
-                seq += 1;
+                ProtocolMode::Duet => {
+                    let mut rows = rows;
+                    shuffle(&mut rows, &mut rng);
+                    ctx.duet(&rows, exec);
+                }
             }
         }
         round += 1;
@@ -194,6 +224,73 @@ pub fn run(
         measured_rounds: round.saturating_sub(params.warmup),
         stopped,
         warmup: params.warmup,
+        futility,
+    }
+}
+
+/// One phase of one round being run.
+struct RoundCtx<'a> {
+    round: u32,
+    phase: &'a Phase,
+    runs: &'a mut Vec<Recorded>,
+    dead: &'a mut [bool],
+}
+
+impl RoundCtx<'_> {
+    fn record(&mut self, unit: usize, seq: u32, sample: Sample, paired_with: Option<u32>) {
+        self.dead[unit] |= sample.timed_out;
+        self.runs.push(Recorded {
+            unit,
+            phase: self.phase.clone(),
+            round: self.round,
+            seq,
+            sample,
+            paired_with,
+        });
+    }
+
+    /// One process at a time, in the order of `slots`.
+    fn sequential(&mut self, slots: &[Slot], exec: &mut dyn Executor) {
+        for (seq, slot) in (0..).zip(slots) {
+            let (unit, paired) = match *slot {
+                Slot::Reference => (0, None),
+                Slot::Row {
+                    unit,
+                    reference_seq,
+                } => (unit, Some(reference_seq)),
+            };
+            if self.dead[unit] {
+                continue;
+            }
+            let sample = exec.run(unit, self.phase);
+            self.record(unit, seq, sample, paired);
+        }
+    }
+
+    /// Each row at the same moment as its own reference run, on the other CPU. Which CPU the
+    /// row takes alternates from round to round (and starts on a different one for
+    /// neighbouring units), so over an even number of rounds each row sits on each CPU
+    /// equally and a faster CPU favours no one.
+    fn duet(&mut self, rows: &[usize], exec: &mut dyn Executor) {
+        let mut seq = 0;
+        for &unit in rows {
+            if self.dead[0] {
+                return;
+            }
+            if self.dead[unit] {
+                continue;
+            }
+            let row_first = (self.round as usize + unit).is_multiple_of(2);
+            let (reference, row) = if row_first {
+                let (r, f) = exec.run_pair(unit, 0, self.phase);
+                (f, r)
+            } else {
+                exec.run_pair(0, unit, self.phase)
+            };
+            self.record(0, seq, reference, None);
+            self.record(unit, seq + 1, row, Some(seq));
+            seq += 2;
+        }
     }
 }
 
@@ -259,10 +356,7 @@ fn ratios_by_round(
     phase: &Phase,
     clock: Clock,
 ) -> Vec<(u32, f64)> {
-    let pick = |s: &Sample| match clock {
-        Clock::Cpu => s.cpu_s,
-        Clock::Wall => s.wall_s,
-    };
+    let pick = |s: &Sample| on_clock(s, clock);
     // The reference runs of this phase by (round, seq), once, rather than a scan per run:
     // the adaptive budget asks for every unit's ratios after every round.
     let references: BTreeMap<(u32, u32), &Sample> = runs
@@ -300,6 +394,45 @@ pub fn ratio_of_ratios(
         .into_iter()
         .filter_map(|(round, x)| rb.get(&round).map(|y| x / y))
         .collect()
+}
+
+/// What `clock` reads of a sample.
+fn on_clock(s: &Sample, clock: Clock) -> f64 {
+    match clock {
+        Clock::Cpu => s.cpu_s,
+        Clock::Wall => s.wall_s,
+        Clock::User => s.user_s,
+    }
+}
+
+/// An interval the verdict needs: its unit, phase and clock.
+type IntervalKey<'a> = (usize, &'a Phase, Clock);
+
+/// The widest interval the verdict needs, when the rounds left cannot bring it under the
+/// target ([`FutilityRule::futile`]).
+fn futile(
+    units: &[Unit],
+    runs: &[Recorded],
+    params: &Params,
+    dead: &[bool],
+) -> Option<(usize, Phase, Clock, Projection)> {
+    let rule = FutilityRule {
+        max_rounds: params.max_rounds,
+        target: params.ci_target,
+        level: params.ci_level,
+        margin: params.futility_margin,
+    };
+    let intervals: Vec<(IntervalKey<'_>, Vec<f64>)> = (1..units.len())
+        .filter(|&u| !dead[u])
+        .flat_map(|u| {
+            units[u].phases.iter().map(move |p| {
+                let clock = units[u].clock;
+                ((u, p, clock), ratios(runs, params.warmup, u, p, clock))
+            })
+        })
+        .collect();
+    rule.futile(intervals.iter().map(|(k, rs)| (*k, rs.as_slice())))
+        .map(|((u, p, c), proj)| (u, p.clone(), c, proj))
 }
 
 fn converged(units: &[Unit], runs: &[Recorded], params: &Params, dead: &[bool]) -> bool {
@@ -361,6 +494,9 @@ pub fn figures(out: &Outcome, unit: usize, phase: &Phase, level: f64) -> PhaseFi
             warmup: r.round < out.warmup,
             wall_s: round_time(r.sample.wall_s),
             cpu_s: round_time(r.sample.cpu_s),
+            user_s: Some(round_time(r.sample.user_s)),
+            sys_s: Some(round_time(r.sample.sys_s)),
+            steal_s: r.sample.steal_s.map(round_time),
             maxrss_kib: r.sample.maxrss_kib,
             ok: r.sample.ok,
             paired_with: r.paired_with,
@@ -373,26 +509,29 @@ pub fn figures(out: &Outcome, unit: usize, phase: &Phase, level: f64) -> PhaseFi
         .collect();
     let wall: Vec<f64> = measured.iter().map(|r| r.sample.wall_s).collect();
     let cpu: Vec<f64> = measured.iter().map(|r| r.sample.cpu_s).collect();
+    let user: Vec<f64> = measured.iter().map(|r| r.sample.user_s).collect();
+    let sys: Vec<f64> = measured.iter().map(|r| r.sample.sys_s).collect();
     let stats = (!measured.is_empty()).then(|| ClockStats {
         cpu: wire_summary(&cpu),
         wall: wire_summary(&wall),
+        user: Some(wire_summary(&user)),
+        sys: Some(wire_summary(&sys)),
     });
     let ratio = if unit == 0 {
         let ones = vec![1.0; measured.len()];
         ratio_ci(&ones, level).map(|r| Ratios {
             cpu: r.clone(),
-            wall: r,
+            wall: r.clone(),
+            user: Some(r),
         })
     } else {
-        let c = ratio_ci(
-            &ratios(&out.runs, out.warmup, unit, phase, Clock::Cpu),
-            level,
-        );
-        let w = ratio_ci(
-            &ratios(&out.runs, out.warmup, unit, phase, Clock::Wall),
-            level,
-        );
-        c.zip(w).map(|(cpu, wall)| Ratios { cpu, wall })
+        let on = |clock| ratio_ci(&ratios(&out.runs, out.warmup, unit, phase, clock), level);
+        let (c, w) = (on(Clock::Cpu), on(Clock::Wall));
+        c.zip(w).map(|(cpu, wall)| Ratios {
+            cpu,
+            wall,
+            user: on(Clock::User),
+        })
     };
     let contentions: Vec<f64> = measured
         .iter()
@@ -447,6 +586,7 @@ mod tests {
                 cpu_s: t,
                 user_s: t * 0.98,
                 sys_s: t * 0.02,
+                steal_s: None,
                 maxrss_kib: 1000,
                 ok: true,
                 wrong: None,
@@ -468,6 +608,8 @@ mod tests {
             rows_per_reference: 3,
             time_cap_s: 1e9,
             seed: 42,
+            mode: ProtocolMode::Sequential,
+            futility_margin: 0.0,
         }
     }
 
@@ -566,5 +708,93 @@ mod tests {
         assert_eq!(f.runs.iter().filter(|r| r.warmup).count(), 1);
         assert_eq!(f.stats.unwrap().cpu.n, 3);
         assert!((f.ratio.unwrap().cpu.median - 2.0).abs() < 1e-12);
+    }
+
+    /// Records which unit ran on which CPU of each pair.
+    struct Pairs {
+        inner: Scripted,
+        pairs: Vec<(usize, usize)>,
+    }
+
+    impl Executor for Pairs {
+        fn run(&mut self, unit: usize, phase: &Phase) -> Sample {
+            self.inner.run(unit, phase)
+        }
+
+        fn run_pair(&mut self, first: usize, second: usize, phase: &Phase) -> (Sample, Sample) {
+            self.pairs.push((first, second));
+            (self.inner.run(first, phase), self.inner.run(second, phase))
+        }
+    }
+
+    #[test]
+    fn a_duet_pairs_every_row_with_its_own_reference_run_and_swaps_cpus() {
+        let mut ex = Pairs {
+            inner: Scripted {
+                base: vec![1.0, 1.0, 2.0],
+                calls: vec![],
+                jitter: SplitMix64::new(1),
+                spread: 0.0,
+            },
+            pairs: vec![],
+        };
+        let mut p = params(3, 3);
+        p.mode = ProtocolMode::Duet;
+        let p = p.normalized();
+        assert_eq!((p.min_rounds, p.max_rounds), (4, 4), "rounded up to even");
+        let out = run(&units(3), &p, &mut ex, &mut |_| {});
+        assert_eq!(out.measured_rounds, 4);
+        // Every pair holds the reference and one row; 5 rounds × 2 phases × 2 rows.
+        assert_eq!(ex.pairs.len(), 20);
+        assert!(ex.pairs.iter().all(|&(a, b)| (a == 0) != (b == 0)));
+        // Over the measured rounds each row sat on each CPU equally often.
+        for row in [1, 2] {
+            let first = out
+                .runs
+                .iter()
+                .filter(|r| r.unit == row && r.round >= 1)
+                .count();
+            let on_first: usize = ex.pairs.iter().skip(4).filter(|&&(a, _)| a == row).count();
+            assert_eq!(first, 8);
+            assert_eq!(on_first * 2, first, "row {row}");
+        }
+        // A row's ratio pairs with the reference run of its own pair.
+        for r in out.runs.iter().filter(|r| r.unit != 0) {
+            let reference = out
+                .runs
+                .iter()
+                .find(|x| {
+                    x.unit == 0
+                        && x.round == r.round
+                        && x.phase == r.phase
+                        && Some(x.seq) == r.paired_with
+                })
+                .expect("its reference run");
+            assert_eq!(reference.seq + 1, r.seq);
+        }
+        let rs = ratios(&out.runs, 1, 2, &Phase::from("mix"), Clock::Cpu);
+        assert!(rs.iter().all(|r| (r - 2.0).abs() < 1e-12));
+    }
+
+    #[test]
+    fn futility_stops_a_wide_budget_early_and_a_margin_of_zero_does_not() {
+        let go = |margin: f64| {
+            let mut ex = Scripted {
+                base: vec![1.0, 1.0],
+                calls: vec![],
+                jitter: SplitMix64::new(3),
+                spread: 0.3,
+            };
+            let mut p = params(10, 30);
+            p.futility_margin = margin;
+            run(&units(2), &p, &mut ex, &mut |_| {})
+        };
+        let out = go(1.25);
+        assert_eq!(out.stopped, Stopped::Futile);
+        assert_eq!(out.measured_rounds, 10);
+        let (unit, _, clock, proj) = out.futility.unwrap();
+        assert_eq!((unit, clock), (1, Clock::Cpu));
+        assert!(proj.projected > 0.007 * 1.25);
+        assert_eq!(go(0.0).stopped, Stopped::MaxRounds);
     }
 }

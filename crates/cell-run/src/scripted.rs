@@ -14,13 +14,14 @@
 //!   "wall_factor": 1.01,
 //!   "rows": { "c-fast": { "*": 0.01 }, "gcc-O2": { "mix": 0.011, "fib": 0.02 } },
 //!   "wrong": { "c-wrong": ["mix"] },
-//!   "row_jitter": { "control": 0.08 }
+//!   "row_jitter": { "control": 0.08, "gcc-O2": { "fib": 0.3 } }
 //! }
 //! ```
 //!
 //! A run of a row on a phase takes `rows[row][phase]` (else `rows[row]["*"]`, else the
 //! reference's, else `default_s`) CPU seconds times `1 + jitter·(u − ½)` for a seeded `u` in
-//! [0, 1) (`row_jitter[row]` instead of `jitter` when given), and `wall_factor` times that
+//! [0, 1) (`row_jitter[row]` instead of `jitter` when given: one number, or one per phase with
+//! `*` for the rest), and `wall_factor` times that
 //! in wall time. The A/A control (`control`) takes the
 //! reference's timings unless it is listed itself. A row and phase under `wrong` prints the
 //! wrong answer.
@@ -56,9 +57,36 @@ pub struct ScriptedTimings {
     /// Phases on which a row prints the wrong answer.
     #[serde(default)]
     pub wrong: BTreeMap<String, Vec<String>>,
-    /// A row's own jitter instead of the file's (a noisy control, say).
+    /// A row's own jitter instead of the file's (a noisy control, say), on every phase or
+    /// per phase.
     #[serde(default)]
-    pub row_jitter: BTreeMap<String, f64>,
+    pub row_jitter: BTreeMap<String, RowJitter>,
+}
+
+/// A row's jitter: one for every phase, or one per phase (`*`: the others).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum RowJitter {
+    /// The same on every phase.
+    All(f64),
+    /// Per phase.
+    PerPhase(BTreeMap<String, f64>),
+}
+
+impl RowJitter {
+    fn on(&self, phase: &str) -> Option<f64> {
+        match self {
+            Self::All(j) => Some(*j),
+            Self::PerPhase(m) => m.get(phase).or_else(|| m.get("*")).copied(),
+        }
+    }
+
+    fn values(&self) -> Vec<f64> {
+        match self {
+            Self::All(j) => vec![*j],
+            Self::PerPhase(m) => m.values().copied().collect(),
+        }
+    }
 }
 
 fn default_s() -> f64 {
@@ -109,9 +137,9 @@ impl ScriptedTimings {
         {
             return Err(bad("every time must be a number of seconds above 0".into()));
         }
-        if std::iter::once(&t.jitter)
-            .chain(t.row_jitter.values())
-            .any(|j| !(j.is_finite() && (0.0..1.0).contains(j)))
+        if std::iter::once(t.jitter)
+            .chain(t.row_jitter.values().flat_map(RowJitter::values))
+            .any(|j| !(j.is_finite() && (0.0..1.0).contains(&j)))
         {
             return Err(bad("jitter must be at least 0 and below 1".into()));
         }
@@ -160,7 +188,7 @@ impl Executor for ScriptedExecutor<'_> {
             .timings
             .row_jitter
             .get(row)
-            .copied()
+            .and_then(|j| j.on(phase.as_str()))
             .unwrap_or(self.timings.jitter);
         let cpu_s = base * (1.0 + jitter * (u - 0.5));
         let wrong = self
@@ -173,6 +201,7 @@ impl Executor for ScriptedExecutor<'_> {
             cpu_s,
             user_s: cpu_s * 0.98,
             sys_s: cpu_s * 0.02,
+            steal_s: None,
             maxrss_kib: 1024,
             ok: !wrong,
             wrong: wrong.then(|| "printed \"scripted wrong answer\\n\"".to_owned()),
@@ -222,6 +251,7 @@ mod tests {
         for (text, why) in [
             (r#"{"rows": {"a": {"*": -1}}}"#, "above 0"),
             (r#"{"jitter": 2}"#, "jitter"),
+            (r#"{"row_jitter": {"control": {"fib": 1.5}}}"#, "jitter"),
             (r#"{"speed": 2}"#, "unknown field"),
         ] {
             std::fs::write(&p, text).unwrap();

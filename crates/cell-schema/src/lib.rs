@@ -326,6 +326,9 @@ pub enum Clock {
     Cpu,
     /// Monotonic wall time from spawn to reap.
     Wall,
+    /// User CPU time alone: the system time a memory-bound phase pays in page faults left
+    /// out.
+    User,
 }
 
 impl Clock {
@@ -334,6 +337,7 @@ impl Clock {
         match self {
             Self::Cpu => "cpu",
             Self::Wall => "wall",
+            Self::User => "user",
         }
     }
 
@@ -341,7 +345,7 @@ impl Clock {
     #[must_use]
     pub fn other(self) -> Self {
         match self {
-            Self::Cpu => Self::Wall,
+            Self::Cpu | Self::User => Self::Wall,
             Self::Wall => Self::Cpu,
         }
     }
@@ -400,11 +404,74 @@ pub struct Protocol {
     pub time_cap_s: f64,
     /// The clock verdicts use unless a row sets its own.
     pub default_clock: Clock,
+    /// How a row and its reference were timed: one after the other, or at the same time on
+    /// two CPUs. Absent: sequential (so files written before the duet existed read as what
+    /// they were).
+    #[serde(default, skip_serializing_if = "ProtocolMode::is_sequential")]
+    pub mode: ProtocolMode,
+    /// What `PROTOCOL` asked for, when it was `auto` or could not be honoured (a duet on a
+    /// machine with one CPU runs sequentially).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode_chosen: Option<String>,
+    /// Why the rounds stopped early by futility: the projection that said so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub futility: Option<Futility>,
     /// The timings came from a file of the test suite's scripted executor, not from timed
     /// processes: never a measurement, and refused as history by `cell collect` and
     /// `cell gate`. Absent (false) in every real result.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub scripted: bool,
+}
+
+/// How a row and its paired reference run are timed.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ProtocolMode {
+    /// One after the other on one CPU, the reference interleaved between rows.
+    #[default]
+    Sequential,
+    /// At the same time, one on each of two CPUs, swapping CPUs every pair.
+    Duet,
+}
+
+impl ProtocolMode {
+    /// The protocol every file written before the duet existed was timed by.
+    pub fn is_sequential(&self) -> bool {
+        *self == Self::Sequential
+    }
+
+    /// `sequential` or `duet`, as versions.env and every message name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sequential => "sequential",
+            Self::Duet => "duet",
+        }
+    }
+}
+
+/// The projection behind an early stop by futility (docs/protocol.md, "Early stop").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Futility {
+    /// Measured rounds when it stopped.
+    pub rounds: u32,
+    /// `REPS_MAX`.
+    pub max_rounds: u32,
+    /// The row of the widest interval.
+    pub row: RowName,
+    /// Its phase.
+    pub phase: Phase,
+    /// Its clock.
+    pub clock: Clock,
+    /// Its relative half-width at the stop.
+    pub half_width: f64,
+    /// The half-width projected at `REPS_MAX` from the spread observed so far.
+    pub projected: f64,
+    /// `CI_TARGET`.
+    pub target: f64,
+    /// The projection had to exceed `target` times this (`FUTILITY_MARGIN`) to stop.
+    pub margin: f64,
 }
 
 /// Why a job's rounds stopped.
@@ -421,6 +488,9 @@ pub enum Stopped {
     TimeCap,
     /// The reference hit `RUN_TIMEOUT_S`, so no ratio could be measured any more.
     ReferenceTimedOut,
+    /// The rounds left to `REPS_MAX` could not bring the widest interval under `CI_TARGET`
+    /// (`protocol.futility` holds the projection).
+    Futile,
 }
 
 impl Stopped {
@@ -432,6 +502,7 @@ impl Stopped {
             Self::MaxRounds => "max_rounds",
             Self::TimeCap => "time_cap",
             Self::ReferenceTimedOut => "reference_timed_out",
+            Self::Futile => "futile",
         }
     }
 }
@@ -519,6 +590,16 @@ pub struct Run {
     pub wall_s: f64,
     /// CPU seconds, user + system.
     pub cpu_s: f64,
+    /// User CPU seconds (absent in files written before they were recorded apart).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_s: Option<f64>,
+    /// System CPU seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sys_s: Option<f64>,
+    /// Seconds the hypervisor stole from the CPUs it ran on (`/proc/stat`), where the kernel
+    /// reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_s: Option<f64>,
     /// Peak resident set, KiB.
     pub maxrss_kib: u64,
     /// Its stdout equalled the expected answer and it exited 0.
@@ -549,14 +630,22 @@ pub struct ClockStats {
     pub cpu: Summary,
     /// Wall time.
     pub wall: Summary,
+    /// User time (absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<Summary>,
+    /// System time (absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sys: Option<Summary>,
 }
 
 impl ClockStats {
-    /// The statistics a clock reads.
+    /// The statistics a clock reads (user time falls back to CPU time in a file that did not
+    /// record it apart).
     pub fn on(&self, clock: Clock) -> &Summary {
         match clock {
             Clock::Cpu => &self.cpu,
             Clock::Wall => &self.wall,
+            Clock::User => self.user.as_ref().unwrap_or(&self.cpu),
         }
     }
 }
@@ -583,14 +672,19 @@ pub struct Ratios {
     pub cpu: RatioCi,
     /// Wall time ratio.
     pub wall: RatioCi,
+    /// User time ratio (absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<RatioCi>,
 }
 
 impl Ratios {
-    /// The ratio a clock reads.
+    /// The ratio a clock reads (user time falls back to CPU time in a file that did not
+    /// record it apart).
     pub fn on(&self, clock: Clock) -> &RatioCi {
         match clock {
             Clock::Cpu => &self.cpu,
             Clock::Wall => &self.wall,
+            Clock::User => self.user.as_ref().unwrap_or(&self.cpu),
         }
     }
 }
@@ -712,7 +806,7 @@ pub struct Contention {
 pub enum Status {
     /// Every answer right, the tooth seen, the control quiet.
     Ok,
-    /// The A/A control was off or wide: the rows are inconclusive.
+    /// The A/A control was off or wide on every phase: every row is inconclusive.
     Noisy,
     /// A wrong answer or a tooth below its floor.
     Failed,
@@ -725,6 +819,25 @@ pub struct Verdict {
     pub status: Status,
     /// One line per reason.
     pub reasons: Vec<String>,
+    /// A workload job's phases whose A/A control held: their rows can be judged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judged: Vec<Phase>,
+    /// A workload job's phases whose A/A control was off: their rows are inconclusive, the
+    /// other phases' are not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inconclusive: Vec<Phase>,
+}
+
+impl Verdict {
+    /// A verdict with no phase lists (the suites', a merged cell's).
+    pub fn new(status: Status, reasons: Vec<String>) -> Self {
+        Self {
+            status,
+            reasons,
+            judged: Vec::new(),
+            inconclusive: Vec::new(),
+        }
+    }
 }
 
 /// What a job cost, in seconds.
@@ -1171,6 +1284,13 @@ pub struct Calibration {
     pub phases: BTreeMap<Phase, BTreeMap<Clock, Noise>>,
     /// The clock with the smaller A/A noise over all phases.
     pub quieter_clock: Clock,
+    /// The same A/A noise under the duet protocol, when the machine has two CPUs to time on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duet: Option<BTreeMap<Phase, BTreeMap<Clock, Noise>>>,
+    /// The protocol with the smaller A/A noise on the quieter clock over all phases: what
+    /// `PROTOCOL=auto` runs on this cell. Absent in older files (sequential).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quieter_protocol: Option<ProtocolMode>,
 }
 
 /// A results file that cannot be read.

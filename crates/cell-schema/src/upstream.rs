@@ -594,10 +594,7 @@ fn workload(
         skipped: Vec::new(),
         missing: Vec::new(),
         failures: old.verdict.failures.clone(),
-        verdict: Verdict {
-            status,
-            reasons: old.verdict.failures,
-        },
+        verdict: Verdict::new(status, old.verdict.failures),
         cost: None,
         http: BTreeMap::new(),
         soak: BTreeMap::new(),

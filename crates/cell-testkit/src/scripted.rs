@@ -34,6 +34,16 @@ impl Timings {
         self
     }
 
+    /// `row` jitters by `jitter` on `phase` alone (`*`: on the phases not named).
+    #[must_use]
+    pub fn phase_jitter(mut self, row: &str, phase: &str, jitter: f64) -> Self {
+        if !self.value["row_jitter"][row].is_object() {
+            self.value["row_jitter"][row] = json!({});
+        }
+        self.value["row_jitter"][row][phase] = json!(jitter);
+        self
+    }
+
     /// `row` takes `seconds` of CPU time on every phase.
     #[must_use]
     pub fn row(self, row: &str, seconds: f64) -> Self {

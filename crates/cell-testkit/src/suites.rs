@@ -284,10 +284,7 @@ pub fn versions() -> BTreeMap<ToolName, ToolVersion> {
 }
 
 pub fn verdict() -> Verdict {
-    Verdict {
-        status: Status::Ok,
-        reasons: Vec::new(),
-    }
+    Verdict::new(Status::Ok, Vec::new())
 }
 
 pub fn cost() -> SuiteCost {
@@ -309,10 +306,7 @@ pub fn http_job() -> HttpJobResult {
         versions: versions(),
         settings: http_settings(),
         servers: http_servers(),
-        verdict: Verdict {
-            status: Status::Failed,
-            reasons: vec!["go: build failed".into()],
-        },
+        verdict: Verdict::new(Status::Failed, vec!["go: build failed".into()]),
         cost: cost(),
         started_at: "2026-03-15T10:00:00Z".into(),
         github: None,

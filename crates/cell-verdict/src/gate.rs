@@ -112,6 +112,20 @@ fn too_noisy(job: &JobSummary, phase: &Phase, clock: Clock, tolerance: f64) -> O
     NoisyControl::check(phase.as_str(), clock, r.on(clock), tolerance).map(|n| n.gate_reason())
 }
 
+/// Why a row's ratio cannot be compared with its baseline's when the two were timed by
+/// different protocols: a duet's ratio shares the moment's noise, a sequential one does not,
+/// and the two need not agree on a machine whose CPUs differ.
+fn other_protocol(job: Option<&JobSummary>, base: Option<&JobSummary>) -> Option<String> {
+    let (new, old) = (job?.protocol.mode, base?.protocol.mode);
+    (new != old).then(|| {
+        format!(
+            "timed by the {} protocol, the baseline by the {}: ratios of two protocols are not compared (the next run of this protocol is compared with this one)",
+            new.as_str(),
+            old.as_str()
+        )
+    })
+}
+
 /// Judges `run` against `history` (which may contain it; the same run is skipped). What the
 /// run's record says is missing (expired or corrupt artifacts) counts against it.
 pub fn gate(
@@ -666,11 +680,10 @@ fn row_verdicts(
                 continue;
             };
             // Either side too noisy and there is no call: a noisy baseline is no firmer a
-            // reference than a noisy new run.
-            let noisy = cell
-                .jobs
-                .get(&row.job)
-                .and_then(|j| too_noisy(j, p, clock, config.tolerance))
+            // reference than a noisy new run. Nor is a ratio of another protocol.
+            let (job, base_job) = (cell.jobs.get(&row.job), base.jobs.get(&old_row.job));
+            let noisy = other_protocol(job, base_job)
+                .or_else(|| job.and_then(|j| too_noisy(j, p, clock, config.tolerance)))
                 .or_else(|| {
                     base.jobs
                         .get(&old_row.job)

@@ -2,7 +2,7 @@
 //! rules a suite job applies while it measures (contamination, drift).
 
 use cell_schema::{
-    Clock, Contention, Drift, HttpServerResult, RatioCi, Role, RowName, RowResult, RssFit,
+    Clock, Contention, Drift, HttpServerResult, Phase, RatioCi, Role, RowName, RowResult, RssFit,
     ServerName, SoakConfig, SoakServerResult, Status, Tooth, Verdict,
 };
 
@@ -29,8 +29,10 @@ pub struct WorkloadJob<'a> {
 }
 
 /// A workload job's verdict: `failed` on a wrong answer, a reference that timed out or a
-/// tooth below its floor; else `noisy` when the A/A control breaks its rule on a clock some
-/// row's verdict reads; else `ok`. Contention is noted, never a verdict.
+/// tooth below its floor. The A/A control is read per phase: a phase whose control breaks its
+/// rule on a clock some row's verdict reads is inconclusive on its own, the other phases are
+/// judged (`judged`, `inconclusive`); the job is `noisy` only when no phase could be judged,
+/// else `ok`. Contention is noted, never a verdict.
 pub fn workload_verdict(job: &WorkloadJob<'_>, config: &GateConfig) -> Verdict {
     let mut failed = wrong_answers(job.rows);
     if let Some(r) = job.reference_timed_out {
@@ -47,14 +49,20 @@ pub fn workload_verdict(job: &WorkloadJob<'_>, config: &GateConfig) -> Verdict {
             failed.push(m.job_reason());
         }
     }
-    let noisy = noisy_control(job, config.tolerance);
-    let (status, mut reasons) = if !failed.is_empty() {
-        (Status::Failed, failed)
-    } else if !noisy.is_empty() {
-        (Status::Noisy, noisy)
+    let phases = control_by_phase(job, config.tolerance);
+    let (judged, inconclusive): (Vec<_>, Vec<_>) = phases.iter().partition(|p| p.noisy.is_empty());
+    let status = if !failed.is_empty() {
+        Status::Failed
+    } else if judged.is_empty() && !inconclusive.is_empty() {
+        Status::Noisy
     } else {
-        (Status::Ok, vec![])
+        Status::Ok
     };
+    // A failed job's reasons are its failures alone: `cell collect` reads each as one.
+    let mut reasons = failed;
+    if status != Status::Failed {
+        reasons.extend(inconclusive.iter().flat_map(|p| p.noisy.iter().cloned()));
+    }
     if let Some(c) = job
         .contention
         .filter(|c| crate::rules::contended(c.median, config.settings.contention_max))
@@ -64,7 +72,12 @@ pub fn workload_verdict(job: &WorkloadJob<'_>, config: &GateConfig) -> Verdict {
             c.median, config.settings.contention_max
         ));
     }
-    Verdict { status, reasons }
+    Verdict {
+        status,
+        reasons,
+        judged: judged.iter().map(|p| p.phase.clone()).collect(),
+        inconclusive: inconclusive.iter().map(|p| p.phase.clone()).collect(),
+    }
 }
 
 fn wrong_answers(rows: &[(&RowName, &RowResult)]) -> Vec<String> {
@@ -82,31 +95,45 @@ fn wrong_answers(rows: &[(&RowName, &RowResult)]) -> Vec<String> {
     out
 }
 
-/// The control is judged on every clock some row's verdict reads: a wall-clock row on a
-/// machine whose wall clock is noisy is as inconclusive as a cpu row on a noisy cpu clock.
-fn noisy_control(job: &WorkloadJob<'_>, tolerance: f64) -> Vec<String> {
-    let mut clocks: Vec<Clock> = job
-        .rows
-        .iter()
-        .filter(|(_, r)| r.role == Role::Row)
-        .map(|(_, r)| r.verdict_clock)
-        .chain([job.default_clock])
-        .collect();
-    clocks.sort();
-    clocks.dedup();
+/// One phase as the A/A control judges it.
+struct PhaseControl {
+    phase: Phase,
+    /// Why its rows cannot be judged (empty: they can).
+    noisy: Vec<String>,
+}
+
+/// The control is judged per phase on every clock some row's verdict reads on that phase: a
+/// wall-clock row on a machine whose wall clock is noisy is as inconclusive as a cpu row on a
+/// noisy cpu clock. A phase the control has no ratio on cannot be judged either.
+fn control_by_phase(job: &WorkloadJob<'_>, tolerance: f64) -> Vec<PhaseControl> {
     let Some((_, control)) = job.rows.iter().find(|(n, _)| *n == job.control) else {
         return Vec::new();
     };
     let mut out = Vec::new();
     for (p, pr) in &control.phases {
-        let Some(ratios) = pr.ratio.as_ref() else {
-            continue;
+        let mut clocks: Vec<Clock> = job
+            .rows
+            .iter()
+            .filter(|(_, r)| r.role == Role::Row && r.phases.contains_key(p))
+            .map(|(_, r)| r.verdict_clock)
+            .chain([job.default_clock])
+            .collect();
+        clocks.sort();
+        clocks.dedup();
+        let noisy = match pr.ratio.as_ref() {
+            None => vec![format!(
+                "too noisy to gate: the A/A control has no measurement on {p}"
+            )],
+            Some(ratios) => clocks
+                .iter()
+                .filter_map(|c| NoisyControl::check(p.as_str(), *c, ratios.on(*c), tolerance))
+                .map(|n| n.job_reason())
+                .collect(),
         };
-        for clock in &clocks {
-            if let Some(n) = NoisyControl::check(p.as_str(), *clock, ratios.on(*clock), tolerance) {
-                out.push(n.job_reason());
-            }
-        }
+        out.push(PhaseControl {
+            phase: p.clone(),
+            noisy,
+        });
     }
     out
 }
@@ -120,10 +147,7 @@ pub fn tooth_ok(ratio: Option<&RatioCi>, arch: &str, config: &GateConfig) -> boo
 /// `noisy` when every run under some tool was contaminated; errors and non-2xx are noted.
 pub fn http_verdict(name: &ServerName, r: &HttpServerResult) -> Verdict {
     if let Some(e) = &r.error {
-        return Verdict {
-            status: Status::Failed,
-            reasons: vec![format!("server {name}: {e}")],
-        };
+        return Verdict::new(Status::Failed, vec![format!("server {name}: {e}")]);
     }
     let mut reasons = Vec::new();
     let mut status = Status::Ok;
@@ -147,7 +171,7 @@ pub fn http_verdict(name: &ServerName, r: &HttpServerResult) -> Verdict {
             ));
         }
     }
-    Verdict { status, reasons }
+    Verdict::new(status, reasons)
 }
 
 /// The limits of one http run's contamination rule (`HTTP_LOAD_CPU_MAX`,
@@ -198,34 +222,28 @@ pub fn drift(fit: Option<&RssFit>, minima: Option<&RssFit>, settings: &SoakConfi
 /// `noisy` when too few samples fell in the fit window to call it.
 pub fn soak_verdict(name: &ServerName, r: &SoakServerResult, settings: &SoakConfig) -> Verdict {
     if let Some(e) = &r.error {
-        return Verdict {
-            status: Status::Failed,
-            reasons: vec![format!("server {name}: {e}")],
-        };
+        return Verdict::new(Status::Failed, vec![format!("server {name}: {e}")]);
     }
     match (r.verdict, &r.fit) {
-        (Drift::Drifted, Some(f)) => Verdict {
-            status: if settings.fail_on_drift {
+        (Drift::Drifted, Some(f)) => Verdict::new(
+            if settings.fail_on_drift {
                 Status::Failed
             } else {
                 Status::Ok
             },
-            reasons: vec![format!(
+            vec![format!(
                 "server {name} drifted: RSS {:+.1} KiB/min (R² {:.3}), {:+.1}% of the window mean over the window",
                 f.slope_kib_per_min,
                 f.r2,
                 f.projected_share * 100.0
             )],
-        },
-        (Drift::Unknown, _) => Verdict {
-            status: Status::Noisy,
-            reasons: vec![format!(
+        ),
+        (Drift::Unknown, _) => Verdict::new(
+            Status::Noisy,
+            vec![format!(
                 "server {name}: too few samples in the fit window to call flat or drifted"
             )],
-        },
-        _ => Verdict {
-            status: Status::Ok,
-            reasons: Vec::new(),
-        },
+        ),
+        _ => Verdict::new(Status::Ok, Vec::new()),
     }
 }

@@ -4,17 +4,19 @@
 //!
 //! The thresholds come from [`GateConfig::from_plan`] alone, so `cell run`, `cell local` and
 //! `cell gate` judge with the same inputs and cannot drift apart. The rules themselves are
-//! in docs/protocol.md (the workload) and docs/http-and-soak.md (the suites). A rule still to
-//! come belongs here too: early stop by futility (a job that cannot reach its target in the
-//! rounds left stops and says so) is a judgement of the interval, not of the timing loop.
+//! in docs/protocol.md (the workload) and docs/http-and-soak.md (the suites). Early stop by
+//! futility (a job that cannot reach its target in the rounds left stops and says so) is here
+//! too: a judgement of the intervals, which the timing loop only asks for.
 
 mod config;
+mod futility;
 mod gate;
 mod job;
 pub mod rules;
 mod suite;
 
 pub use config::{ConfigError, GateConfig, calibration_of};
+pub use futility::{FutilityRule, Projection};
 pub use gate::{GateError, footprint_notices, gate, gate_history};
 pub use job::{
     Contamination, WorkloadJob, drift, http_verdict, soak_verdict, tooth_ok, workload_verdict,

@@ -1,0 +1,252 @@
+//! A shared machine's noise, on the scripted executor: a phase whose A/A control is off is
+//! inconclusive on its own (the job, the gate and RESULTS.md still judge the other phases);
+//! a job whose intervals cannot reach the target in the rounds left stops early and says
+//! why, while a quiet one converges as before; ratios of two protocols are never compared.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use cell_testkit::first_dir;
+use cell_testkit::scripted::Timings;
+use common::{GCC_TOML, cell, project, read_json};
+use predicates::prelude::*;
+
+/// The tiny project with a third phase, `primes` (the tiny program prints both answers for
+/// any phase it does not know).
+fn three_phases(dir: &Path, versions: &str) -> PathBuf {
+    let root = project(dir, versions, &GCC_TOML);
+    let toml = root.join("cell/cell.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(
+        &toml,
+        text.replacen("fib = \"7\"\n", "fib = \"7\"\nprimes = \"42\\n7\"\n", 1),
+    )
+    .unwrap();
+    root
+}
+
+/// `cell local` on `timings` with `--out out`: the exit code and the new run dir.
+fn local(root: &Path, out: &Path, timings: &Timings, args: &[&str]) -> (i32, PathBuf) {
+    std::fs::create_dir_all(out).unwrap();
+    let file = timings.write(&out.join("timings.json"));
+    let before = run_dirs(out);
+    let a = cell()
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .args(["local", "-q", "--seed", "1", "--scripted-timings"])
+        .arg(&file)
+        .arg("--root")
+        .arg(root)
+        .arg("--out")
+        .arg(out)
+        .args(args)
+        .assert()
+        .code(predicate::in_iter([0, 1]));
+    let dir = run_dirs(out)
+        .into_iter()
+        .find(|p| !before.contains(p))
+        .expect("a new run dir");
+    (a.get_output().status.code().unwrap(), dir)
+}
+
+fn run_dirs(out: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(out)
+        .map(|d| {
+            d.map(|e| e.unwrap().path())
+                .filter(|p| p.file_name().unwrap().to_str().unwrap().contains("-local-"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn gate(root: &Path, run: &Path, history: &Path) -> serde_json::Value {
+    cell()
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .args(["gate", "--allow-scripted"])
+        .arg(run)
+        .arg("--root")
+        .arg(root)
+        .arg("--history")
+        .arg(history)
+        .assert()
+        .code(predicate::in_iter([0, 1]));
+    read_json(&run.join("gate.json"))
+}
+
+fn verdicts(gate: &serde_json::Value) -> Vec<(String, String, String, String)> {
+    gate["cells"][0]["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            let s = |k: &str| v[k].as_str().unwrap().to_owned();
+            (s("row"), s("phase"), s("status"), s("message"))
+        })
+        .collect()
+}
+
+/// Everything at the reference's time but the control, whose fib runs scatter ±15%.
+fn fib_noisy(seed: u64) -> Timings {
+    Timings::new(seed)
+        .jitter(0.0)
+        .phase_jitter("control", "fib", 0.3)
+        .row("c-fast", 0.04)
+        .row("c-slow", 0.1)
+        .row("gcc-O2", 0.04)
+}
+
+const FIXED: &str = "REPS=11\nDROP=1\nREPS_MAX=11\nPHASES=mix,primes,fib\nTOOTH_PHASE=mix\nTOOTH_MIN=2\nREFERENCE=c-fast\nTOLERANCE=0.02\nCI_TARGET=0.005\nPROTOCOL=sequential\n";
+
+#[test]
+fn a_control_off_only_on_fib_still_judges_mix_and_primes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = three_phases(tmp.path(), FIXED);
+    let out = tmp.path().join("runs");
+    local(&root, &out, &fib_noisy(1), &[]);
+    let (_, second) = local(&root, &out, &fib_noisy(2), &[]);
+    let cell_dir = first_dir(&second);
+    let job = &read_json(&cell_dir.join("results.json"))["jobs"]["gcc"];
+    let v = &job["verdict"];
+    assert_eq!(v["status"], "ok", "{v}");
+    assert_eq!(v["judged"], serde_json::json!(["mix", "primes"]), "{v}");
+    assert_eq!(v["inconclusive"], serde_json::json!(["fib"]), "{v}");
+    let reasons = v["reasons"].to_string();
+    assert!(reasons.contains("A/A control on fib"), "{reasons}");
+    assert!(
+        !reasons.contains("on mix") && !reasons.contains("on primes"),
+        "{reasons}"
+    );
+
+    let g = gate(&root, &second, &out);
+    let vs = verdicts(&g);
+    for (row, phase, status, message) in &vs {
+        if phase == "fib" {
+            assert_eq!(status, "inconclusive", "{row} {phase}: {message}");
+            assert!(message.contains("A/A control on fib"), "{message}");
+        } else {
+            assert_eq!(status, "pass", "{row} {phase}: {message}");
+        }
+    }
+    assert!(vs.iter().any(|v| v.1 == "primes") && vs.iter().any(|v| v.1 == "mix"));
+
+    let md = std::fs::read_to_string(cell_dir.join("RESULTS.md")).unwrap();
+    assert!(
+        md.contains("ok on mix, primes; fib inconclusive (A/A control off)"),
+        "{md}"
+    );
+}
+
+#[test]
+fn a_control_off_on_every_phase_leaves_the_job_noisy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = three_phases(tmp.path(), FIXED);
+    let out = tmp.path().join("runs");
+    let t = fib_noisy(1).row_jitter("control", 0.3);
+    let (_, run) = local(&root, &out, &t, &[]);
+    let v = &read_json(&first_dir(&run).join("results.json"))["jobs"]["gcc"]["verdict"];
+    assert_eq!(v["status"], "noisy", "{v}");
+    assert!(v.get("judged").is_none(), "{v}");
+    assert_eq!(
+        v["inconclusive"],
+        serde_json::json!(["fib", "mix", "primes"]),
+        "{v}"
+    );
+}
+
+/// The default budget: 10 measured rounds, up to 30, `CI_TARGET` ±0.5%.
+const ADAPTIVE: &str = "REPS=11\nDROP=1\nREPS_MAX=31\nREPS_STEP=5\nPHASES=mix,primes,fib\nTOOTH_PHASE=mix\nTOOTH_MIN=2\nREFERENCE=c-fast\nTOLERANCE=0.015\nCI_TARGET=0.005\nPROTOCOL=sequential\n";
+
+#[test]
+fn a_job_as_noisy_as_a_busy_shared_host_stops_early_by_futility() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = three_phases(tmp.path(), ADAPTIVE);
+    let out = tmp.path().join("runs");
+    // Every run ±15% around its row: the same binary's 0.41–0.73 s of a busy day.
+    let noisy = Timings::new(3)
+        .jitter(0.3)
+        .row("c-fast", 0.04)
+        .row("c-slow", 0.1)
+        .row("gcc-O2", 0.04);
+    let (_, run) = local(&root, &out, &noisy, &[]);
+    let job = &read_json(&first_dir(&run).join("results.json"))["jobs"]["gcc"];
+    let p = &job["protocol"];
+    assert_eq!(p["stopped"], "futile", "{p}");
+    let rounds = p["measured_rounds"].as_u64().unwrap();
+    assert!(
+        rounds * 10 <= 30 * 4,
+        "{rounds} rounds: more than 40% of 30"
+    );
+    let f = &p["futility"];
+    assert_eq!(f["rounds"], rounds);
+    assert_eq!(f["max_rounds"], 30);
+    let (projected, target) = (
+        f["projected"].as_f64().unwrap(),
+        f["target"].as_f64().unwrap(),
+    );
+    assert!(projected > target * f["margin"].as_f64().unwrap(), "{f}");
+    assert!(f["half_width"].as_f64().unwrap() > projected, "{f}");
+    // Said where a reader looks: the job's RESULTS.md and the terminal.
+    let jobs = out.join("jobs").join(run.file_name().unwrap());
+    let gcc = std::fs::read_dir(&jobs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_str().unwrap().ends_with("-gcc-a1"))
+        .unwrap();
+    let md = std::fs::read_to_string(gcc.join("RESULTS.md")).unwrap();
+    assert!(
+        md.contains(&format!("Stopped by futility after {rounds} of 30 rounds")),
+        "{md}"
+    );
+
+    // Quiet timings converge at the first look, as before the rule.
+    let quiet = Timings::new(3)
+        .jitter(0.002)
+        .row("c-fast", 0.04)
+        .row("c-slow", 0.1)
+        .row("gcc-O2", 0.04);
+    let (_, run) = local(&root, &out, &quiet, &[]);
+    let p = &read_json(&first_dir(&run).join("results.json"))["jobs"]["gcc"]["protocol"];
+    assert_eq!(p["stopped"], "converged", "{p}");
+    assert_eq!(p["measured_rounds"], 10, "{p}");
+    assert!(p.get("futility").is_none(), "{p}");
+}
+
+#[test]
+fn ratios_of_two_protocols_are_never_compared() {
+    let tmp = tempfile::tempdir().unwrap();
+    let duet = FIXED.replace("PROTOCOL=sequential", "PROTOCOL=duet");
+    let root = three_phases(tmp.path(), &duet);
+    let out = tmp.path().join("runs");
+    let quiet = Timings::new(4)
+        .jitter(0.002)
+        .row("c-fast", 0.04)
+        .row("c-slow", 0.1)
+        .row("gcc-O2", 0.04);
+    let (_, first) = local(&root, &out, &quiet, &[]);
+    let p = &read_json(&first_dir(&first).join("results.json"))["jobs"]["gcc"]["protocol"];
+    assert_eq!(p["mode"], "duet", "{p}");
+    // A duet's rounds are even, so each row sits on each CPU equally often.
+    assert_eq!(p["measured_rounds"], 10, "{p}");
+
+    std::fs::write(root.join("versions.env"), FIXED).unwrap();
+    let (_, second) = local(&root, &out, &quiet, &[]);
+    let g = gate(&root, &second, &out);
+    let vs = verdicts(&g);
+    assert!(!vs.is_empty());
+    for (row, phase, status, message) in &vs {
+        assert_eq!(status, "inconclusive", "{row} {phase}: {message}");
+        assert!(
+            message.contains("timed by the sequential protocol, the baseline by the duet"),
+            "{message}"
+        );
+    }
+
+    // The next sequential run compares with the sequential one.
+    let (_, third) = local(&root, &out, &quiet, &[]);
+    let g = gate(&root, &third, &out);
+    assert!(verdicts(&g).iter().all(|v| v.2 == "pass"), "{g}");
+}
