@@ -301,6 +301,8 @@ pub struct JobReport {
     pub status: Status,
     /// One line per reason behind the verdict.
     pub reasons: Vec<String>,
+    /// The phases its A/A control could not vouch for: their rows are inconclusive.
+    pub inconclusive: Vec<Phase>,
     /// The machine it ran on.
     pub machine: MachineReport,
     /// Every tool it used: the first line the tool printed for its version.
@@ -730,6 +732,7 @@ fn job_report(j: &JobSummary) -> JobReport {
     JobReport {
         status: j.verdict.status,
         reasons: j.verdict.reasons.clone(),
+        inconclusive: j.verdict.inconclusive.clone(),
         machine: MachineReport {
             cpu_model: m.cpu_model.clone(),
             nproc: m.nproc,

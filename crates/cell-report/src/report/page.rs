@@ -440,7 +440,7 @@ fn job_cells(name: &str, j: &JobReport, c: &CellReport) -> Vec<Cell> {
     let m = &j.machine;
     vec![
         vec![text(name)],
-        vec![Span::Status(j.status)],
+        status_spans(j),
         vec![text(refs.join(", "))],
         vec![text(m.cpu_model.clone())],
         vec![text(m.nproc.to_string())],
@@ -448,6 +448,16 @@ fn job_cells(name: &str, j: &JobReport, c: &CellReport) -> Vec<Cell> {
         vec![text(m.kernel.clone())],
         vec![text(m.runner_image.clone().unwrap_or_else(|| "–".into()))],
     ]
+}
+
+/// A job's verdict, and the phases it left inconclusive when it judged the others.
+fn status_spans(j: &JobReport) -> Vec<Span> {
+    let mut out = vec![Span::Status(j.status)];
+    if j.status == cell_schema::Status::Ok && !j.inconclusive.is_empty() {
+        let phases: Vec<&str> = j.inconclusive.iter().map(cell_schema::Phase::as_str).collect();
+        out.push(text(format!(" ({} inconclusive)", phases.join(", "))));
+    }
+    out
 }
 
 /// Every imported soak of the history: the old soak's figures per server, as it wrote them.
