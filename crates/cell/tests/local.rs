@@ -93,7 +93,7 @@ fn local_with_an_unknown_toolchain_is_exit_2() {
 
 /// `INSTRUCTIONS=on`: every timed row but the control is counted under the real valgrind on
 /// each phase, the counts survive the merge (rows and each job's reference), the job records
-/// the valgrind that ran, and the merged file validates.
+/// the valgrind that ran, RESULTS.md shows them, and the merged file validates.
 #[cfg(target_os = "linux")]
 #[test]
 fn local_with_the_instruction_lane_records_counts_that_survive_the_merge() {
@@ -135,4 +135,8 @@ fn local_with_the_instruction_lane_records_counts_that_survive_the_merge() {
         // The control is a copy of the reference: never counted.
         assert_eq!(count(&merged["jobs"]["clang"]["control"], phase), None);
     }
+    let md = std::fs::read_to_string(dir.join("RESULTS.md")).unwrap();
+    assert!(md.contains("## Instructions"), "{md}");
+    let fast_mix = count(&merged["rows"]["c-fast"], "mix").unwrap();
+    assert!(md.contains(&format!("| {fast_mix} |")), "{md}");
 }
