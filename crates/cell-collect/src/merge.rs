@@ -235,6 +235,7 @@ fn merge_workload(g: &mut Gathered, j: cell_schema::JobResult, attempt: u32) {
             contention: j.contention,
             verdict: j.verdict,
             cost: j.cost,
+            instructions: j.instructions,
         },
     );
 }

@@ -37,6 +37,9 @@ pub const CELL_TOML: &str = "cell/cell.toml";
 pub const LOCAL_LABEL: &str = "local";
 /// The A/A control row's name (reserved).
 pub const CONTROL_ROW: &str = "control";
+/// The apt package of valgrind, which the instruction lane (`INSTRUCTIONS=on`) runs under: the
+/// workflow installs it and a job without it says to.
+pub const VALGRIND_PACKAGE: &str = "valgrind";
 /// Generated files `allow_dirty` may name.
 pub const DIRTY_FILES: &[&str] = &["workflow"];
 /// The `versions.env` key of the Rust that builds cell on a runner, unless `[workflow] rust` says.

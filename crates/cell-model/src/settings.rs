@@ -97,6 +97,11 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
         "builds of every row: compile seconds are their median, the last build's binary is timed",
     ),
     (
+        "INSTRUCTIONS",
+        "off",
+        "on: count every timed row's instructions once per phase under valgrind (Linux cells only), a tripwire for a change of the generated code",
+    ),
+    (
         "HTTP_TOLERANCE",
         "0.20",
         "gate band of the http suite: median req/s may move this fraction before it can fail",
@@ -209,6 +214,8 @@ pub struct Settings {
     pub build_timeout_s: f64,
     /// Builds of every row (`BUILD_REPS`, at least 1).
     pub build_reps: u32,
+    /// `INSTRUCTIONS=on`: the instruction lane runs after timing, on Linux cells.
+    pub instructions: bool,
     /// The run the gate compares against, when pinned.
     pub baseline: Option<String>,
     /// Gate band of the http suite.
@@ -262,6 +269,7 @@ impl Settings {
             run_timeout_s: t.run_timeout_s,
             build_timeout_s: t.build_timeout_s,
             build_reps: keys.build_reps()?,
+            instructions: keys.switch("INSTRUCTIONS")?,
             baseline: Some(keys.raw("BASELINE").to_owned()).filter(|b| !b.is_empty()),
             http_tolerance: t.http_tolerance,
             http_load_cpu_max: t.http_load_cpu_max,
@@ -367,6 +375,15 @@ impl<'a> Keys<'a> {
                 "BUILD_REPS",
                 format!("BUILD_REPS={n} builds every row {n} times: write at most 20"),
             )),
+        }
+    }
+
+    /// `on` or `off`, nothing else: a `yes` or a `1` would leave a reader guessing.
+    fn switch(&self, key: &str) -> Result<bool, ConfigError> {
+        match self.raw(key) {
+            "on" => Ok(true),
+            "off" => Ok(false),
+            v => Err(self.error_at(key, format!("{key}={v}: write on or off"))),
         }
     }
 
@@ -631,6 +648,18 @@ mod tests {
         assert!(e.contains("write at most 20"), "{e}");
         let e = settings("BUILD_REPS=two\n").unwrap_err();
         assert!(e.contains("BUILD_REPS=two is not a whole number"), "{e}");
+    }
+
+    #[test]
+    fn instructions_is_off_unless_switched_on() {
+        assert!(!settings("").unwrap().instructions);
+        assert!(settings("INSTRUCTIONS=on\n").unwrap().instructions);
+        assert!(!settings("INSTRUCTIONS=off\n").unwrap().instructions);
+        let e = settings("\nINSTRUCTIONS=yes\n").unwrap_err();
+        assert!(
+            e.starts_with("versions.env:2: INSTRUCTIONS=yes: write on or off"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -306,6 +306,7 @@ fn run_job(ctx: &Ctx, job: &MatrixJob) -> Result<Job, PlanError> {
             Some("the release under test"),
         )?);
     }
+    steps.extend(valgrind_step(plan, &cells));
     let artifact = artifact_name(job);
     steps.push(
         Step::run(
@@ -469,19 +470,7 @@ fn install_steps(
                 Some(v) => format!("{package}={v}"),
                 None => package.clone(),
             };
-            let mut step = Step::run(
-                format!("install {what} (apt {spec})"),
-                &[
-                    APT_UPDATE_ONCE,
-                    "sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \"$PACKAGE\"",
-                ],
-            )
-            .env("PACKAGE", spec);
-            // Only Linux runners have apt; elsewhere the image must carry the tool.
-            if cells.iter().any(|c| c.os != "linux") {
-                step = step.when("matrix.os == 'linux'");
-            }
-            vec![step]
+            vec![apt_step(&what, spec, cells)]
         }
         Install::Setup {
             action,
@@ -510,6 +499,35 @@ fn install_steps(
         Install::Preinstalled => Vec::new(),
     };
     Ok(steps)
+}
+
+/// `install <what> (apt <spec>)`: one package by name, on Linux runners only when the job has
+/// other cells too (only Linux runners have apt; elsewhere the image must carry the tool).
+fn apt_step(what: &str, spec: String, cells: &[&Cell]) -> Step {
+    let mut step = Step::run(
+        format!("install {what} (apt {spec})"),
+        &[
+            APT_UPDATE_ONCE,
+            "sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \"$PACKAGE\"",
+        ],
+    )
+    .env("PACKAGE", spec);
+    if cells.iter().any(|c| c.os != "linux") {
+        step = step.when("matrix.os == 'linux'");
+    }
+    step
+}
+
+/// `INSTRUCTIONS=on`: the instruction lane runs under valgrind, installed with apt where a
+/// job's cells are Linux (elsewhere the lane records that it did not run); nothing when off.
+fn valgrind_step(plan: &Plan, cells: &[&Cell]) -> Option<Step> {
+    (plan.settings.instructions && cells.iter().any(|c| c.os == "linux")).then(|| {
+        apt_step(
+            "valgrind for the instruction lane",
+            cell_model::VALGRIND_PACKAGE.to_owned(),
+            cells,
+        )
+    })
 }
 
 /// One platform's tarball install: `cell install` resolves the same keys for the job's cell,

@@ -179,6 +179,39 @@ fn apt_installs_are_linux_only_when_a_cell_is_not_linux() {
     assert!(!linux_only.contains("matrix.os"));
 }
 
+/// `INSTRUCTIONS=on`: every workload job with a Linux cell installs valgrind with apt before
+/// it times, on Linux runners only when the job has other cells; off (the default) the
+/// workflow is the snapshot's, with no valgrind in it.
+#[test]
+fn the_instruction_lane_installs_valgrind_on_linux_jobs_only_when_on() {
+    let toml = format!("{BASE}{}{GCC}", hosted(&["ubuntu-24.04", "macos-15"]));
+    let on = format!("{}INSTRUCTIONS=on\n", versions_for(&toml));
+    let text = cell_plan::render(&Project::new(&on, &toml).plan()).unwrap();
+    let doc = yaml(&text);
+    for id in run_jobs(&doc) {
+        let job = &jobs(&doc)[id.as_str()];
+        let names: Vec<&str> = steps(job)
+            .iter()
+            .map(|s| s["name"].as_str().unwrap())
+            .collect();
+        let at = names
+            .iter()
+            .position(|n| *n == "install valgrind for the instruction lane (apt valgrind)")
+            .unwrap_or_else(|| panic!("{id}: {names:?}"));
+        let timing = names.iter().position(|n| n.starts_with("time ")).unwrap();
+        assert!(at < timing, "{id}: {names:?}");
+        let step = &steps(job)[at];
+        assert_eq!(step["if"].as_str(), Some("matrix.os == 'linux'"), "{id}");
+        assert_eq!(step["env"]["PACKAGE"].as_str(), Some("valgrind"), "{id}");
+    }
+    lint_text(&text);
+    let macos_only = format!("{BASE}{}{GCC}", hosted(&["macos-15"]));
+    let on = format!("{}INSTRUCTIONS=on\n", versions_for(&macos_only));
+    let text = cell_plan::render(&Project::new(&on, &macos_only).plan()).unwrap();
+    assert!(!text.contains("valgrind"), "{text}");
+    assert!(!render(&toml).contains("valgrind"));
+}
+
 #[test]
 fn same_inputs_same_bytes_wherever_the_project_lives() {
     let toml = three_by_six();

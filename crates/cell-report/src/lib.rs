@@ -13,6 +13,7 @@ mod figures;
 pub mod footprint;
 pub mod gate;
 mod imported;
+mod instructions;
 pub mod report;
 pub mod suite;
 mod workload;

@@ -13,6 +13,7 @@ use crate::doc::{
     self, Align, Block, Item, Span, Table, verbatim, verbatim_code, verbatim_heading, verbatim_para,
 };
 use crate::figures::{status_name, verdict_name};
+use crate::instructions::Counts;
 use crate::{footprint, suite, verdict_median, verdict_ratio};
 
 fn ci(r: &RatioCi) -> String {
@@ -208,6 +209,9 @@ pub fn job_markdown(job: &JobResult) -> String {
     phase_sections(&mut d, &job.protocol.phases, |p| job_phase_table(job, p));
     let (rows, sizes) = footprint::of_job(job);
     d.extend(footprint::markdown_section(&rows, &sizes));
+    if let Some(c) = Counts::of_job(job) {
+        d.extend(c.markdown_section());
+    }
     tooth_blocks(&mut d, job.tooth.as_ref());
     skipped_blocks(&mut d, &job.skipped);
     d.extend([verbatim_heading(2, "Machine"), Block::Blank]);
@@ -311,6 +315,10 @@ pub fn cell_markdown(cell: &CellResult) -> String {
     if workload {
         let (rows, sizes) = footprint::of_cell(cell);
         d.extend(footprint::markdown_section(&rows, &sizes));
+        let phases = cell_phases(cell);
+        if let Some(c) = Counts::of_cell(cell, &phases) {
+            d.extend(c.markdown_section());
+        }
     }
     d.extend(doc::spaced(suite::cell_suites_blocks(cell)));
     if workload {
@@ -533,6 +541,10 @@ pub fn text_summary(cells: &[CellResult]) -> String {
         if !cell.jobs.is_empty() || !cell.rows.is_empty() {
             let (rows, sizes) = footprint::of_cell(cell);
             d.extend(footprint::text_section(&rows, &sizes));
+            let phases = cell_phases(cell);
+            if let Some(c) = Counts::of_cell(cell, &phases) {
+                d.extend(c.text_section());
+            }
         }
         if !cell.http.is_empty() || !cell.soak.is_empty() {
             d.push(Block::Blank);
@@ -579,6 +591,9 @@ pub fn job_text(job: &JobResult) -> String {
     phase_text(&mut d, &job.protocol.phases, |p| job_phase_table(job, p));
     let (rows, sizes) = footprint::of_job(job);
     d.extend(footprint::text_section(&rows, &sizes));
+    if let Some(c) = Counts::of_job(job) {
+        d.extend(c.text_section());
+    }
     if let Some(t) = &job.tooth {
         d.extend([
             Block::Blank,

@@ -532,6 +532,63 @@ fn hostile_text_in_a_job_dir_is_escaped_in_every_file() {
     assert_terminal_safe("cell run", &cell_report::any_job_text(&any));
 }
 
+/// An instruction lane whose version and command are hostile, and rows whose reasons for not
+/// being counted are: of a job (`rows`, `instructions`) or of each job and row of a cell.
+fn hostile_lane(lane: &mut Value, rows: &mut Value) {
+    *lane = json!({
+        "valgrind": hostile(), "version": hostile(), "argv": [hostile(), TICKS],
+        "timeout_s": 6000.0, "seconds": 1.5
+    });
+    for r in rows.as_object_mut().unwrap().values_mut() {
+        r["instructions_skipped"] = json!(hostile());
+        for p in r["phases"].as_object_mut().unwrap().values_mut() {
+            p["instructions"] = json!(32_626_227_u64);
+        }
+    }
+}
+
+#[test]
+fn an_instruction_lane_with_markup_is_escaped_in_every_results_md_and_terminal_text() {
+    let j = job(|v| {
+        let mut rows = v["rows"].take();
+        hostile_lane(&mut v["instructions"], &mut rows);
+        v["rows"] = rows;
+    });
+    let md = cell_report::job_markdown(&j);
+    assert_markdown_safe("job RESULTS.md", &md);
+    assert!(
+        md.contains("## Instructions") && md.contains("| 32626227 |"),
+        "{md}"
+    );
+    assert_terminal_safe("cell run", &cell_report::job_text(&j));
+    let c = cell(RUNS[1], |v| {
+        let mut rows = v["rows"].take();
+        for (k, j) in v["jobs"].as_object_mut().unwrap().values_mut().enumerate() {
+            hostile_lane(&mut j["instructions"], &mut rows);
+            // The other job's lane did not run, for a hostile reason.
+            if k == 1 {
+                j["instructions"]["skipped"] = json!(hostile());
+            }
+        }
+        v["rows"] = rows;
+    });
+    let md = cell_report::cell_markdown(&c);
+    assert_markdown_safe("cell RESULTS.md", &md);
+    assert!(
+        md.contains("## Instructions") && md.contains(": not run: "),
+        "{md}"
+    );
+    assert_terminal_safe("cell local", &cell_report::text_summary(&[c]));
+}
+
+#[test]
+fn without_a_lane_no_results_md_has_an_instructions_section() {
+    let md = cell_report::job_markdown(&job(|_| {}));
+    assert!(!md.contains("Instructions"), "{md}");
+    let md = cell_report::cell_markdown(&cell(RUNS[1], |_| {}));
+    assert!(!md.contains("Instructions"), "{md}");
+}
+
 // ---------------------------------------------------------------- cell RESULTS.md
 
 #[test]

@@ -130,6 +130,7 @@ pub fn run_job(
     let timed = time(plan, &cell, &built.timed, opts, &out, on)?;
     let timing_s = t_time.elapsed().as_secs_f64();
     let judged = judge(plan, &cell, &built.timed, &timed.outcome, default_clock);
+    let lane = crate::instructions::job_lane(plan, &cell, &built.timed, &out);
     let cost = JobCost {
         probe_s: round_time(probe_s),
         build_s: round_time(build_s),
@@ -147,6 +148,7 @@ pub fn run_job(
             built,
             timed,
             judged,
+            lane,
             default_clock,
             cost,
             started_at,
@@ -589,6 +591,7 @@ fn judge(
                     stats: f.stats,
                     ratio: f.ratio,
                     contention: f.contention,
+                    instructions: None,
                 },
             );
         }
@@ -601,6 +604,7 @@ fn judge(
                 verdict_clock: t.clock,
                 build: t.build.clone(),
                 phases,
+                instructions_skipped: None,
             },
         ));
     }
@@ -645,6 +649,8 @@ struct Assembly {
     built: Built,
     timed: Timing,
     judged: Judged,
+    /// The instruction lane, when `INSTRUCTIONS=on`.
+    lane: Option<crate::instructions::Lane>,
     default_clock: Clock,
     cost: JobCost,
     started_at: String,
@@ -657,6 +663,8 @@ fn assemble(plan: &Plan, cell: &Cell, tc: &Toolchain, opts: &JobOptions, a: Asse
         versions.extend(p.versions.clone());
     }
     let (params, outcome) = (&a.timed.params, &a.timed.outcome);
+    let mut rows = a.judged.rows;
+    let instructions = a.lane.map(|lane| lane.apply(&mut rows));
     JobResult {
         schema_version: SCHEMA_VERSION,
         kind: JobKind::Job,
@@ -691,7 +699,7 @@ fn assemble(plan: &Plan, cell: &Cell, tc: &Toolchain, opts: &JobOptions, a: Asse
             futility: futility(params, outcome, &a.built.timed),
             scripted: a.timed.scripted,
         },
-        rows: a.judged.rows,
+        rows,
         skipped: a.built.skipped,
         tooth: a.judged.tooth,
         contention: a.judged.contention,
@@ -699,6 +707,7 @@ fn assemble(plan: &Plan, cell: &Cell, tc: &Toolchain, opts: &JobOptions, a: Asse
         started_at: a.started_at,
         github: github_context(),
         cost: a.cost,
+        instructions,
     }
 }
 
@@ -780,6 +789,23 @@ impl Timed {
             paths: probe.paths.clone(),
         }
     }
+
+    /// The argv of one run on `phase` with `scratch` as `{work}`: what the timed runs and the
+    /// instruction lane both spawn.
+    pub(crate) fn argv(&self, phase: &Phase, scratch: &Path) -> Vec<String> {
+        let src = self.row.source.display().to_string();
+        let work = scratch.display().to_string();
+        let tool = |n: &ToolName| self.paths[n].display().to_string();
+        let vars = Vars {
+            src: &src,
+            bin: &self.build.binary,
+            work: &work,
+            phase: phase.as_str(),
+            tool: &tool,
+            port: "",
+        };
+        self.row.run.iter().map(|a| a.render(&vars)).collect()
+    }
 }
 
 /// Runs units as real processes on the timing engine.
@@ -792,19 +818,7 @@ pub(crate) struct RealExecutor<'a> {
 
 impl Executor for RealExecutor<'_> {
     fn run(&mut self, unit: usize, phase: &Phase) -> Sample {
-        let t = &self.timed[unit];
-        let src = t.row.source.display().to_string();
-        let work = self.scratch.display().to_string();
-        let tool = |n: &ToolName| t.paths[n].display().to_string();
-        let vars = Vars {
-            src: &src,
-            bin: &t.build.binary,
-            work: &work,
-            phase: phase.as_str(),
-            tool: &tool,
-            port: "",
-        };
-        let argv: Vec<String> = t.row.run.iter().map(|a| a.render(&vars)).collect();
+        let argv = self.timed[unit].argv(phase, self.scratch);
         let expected = self.plan.expect[phase].as_bytes();
         let timeout = Duration::from_secs_f64(self.plan.settings.run_timeout_s);
         match self.engine.run(&argv, self.scratch, timeout, expected) {

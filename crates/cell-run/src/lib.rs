@@ -9,6 +9,7 @@ pub mod code_size;
 pub mod facts;
 pub mod install;
 pub mod installed;
+pub mod instructions;
 pub mod job;
 pub mod protocol;
 pub mod scripted;

@@ -37,12 +37,17 @@ impl std::fmt::Display for Missing {
 
 /// Looks a program up on PATH (or takes it as is when it holds a `/`).
 pub fn which(program: &str) -> Option<PathBuf> {
+    which_in(program, std::env::var_os("PATH").as_deref())
+}
+
+/// Looks a program up in the directories of `path`, a value shaped like PATH (or takes it as
+/// is when it holds a `/`).
+pub fn which_in(program: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     if program.contains('/') {
         let p = PathBuf::from(program);
         return is_executable(&p).then(|| std::path::absolute(&p).unwrap_or(p));
     }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
+    std::env::split_paths(path?)
         .filter(|d| d.is_absolute())
         .map(|d| d.join(program))
         .find(|p| is_executable(p))

@@ -711,6 +711,11 @@ pub struct PhaseResult {
     pub ratio: Option<Ratios>,
     /// Median wall/cpu of the measured runs.
     pub contention: Option<f64>,
+    /// Instructions executed (cachegrind's `Ir`) by one run under valgrind, when the job ran
+    /// the instruction lane (`INSTRUCTIONS=on`) and it counted this phase: a tripwire for a
+    /// change of the generated code, never compared across toolchains.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<u64>,
 }
 
 /// The size and digest of what a run printed, kept in place of the bytes.
@@ -737,6 +742,35 @@ pub struct RowResult {
     pub build: Build,
     /// Its runs and figures on each phase it was timed on.
     pub phases: BTreeMap<Phase, PhaseResult>,
+    /// Why the instruction lane counted this row on none or only some of its phases (an
+    /// instruction valgrind does not know, a wrong answer under valgrind, a timeout); absent
+    /// when it counted every phase or did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions_skipped: Option<String>,
+}
+
+/// The instruction lane of a job (`INSTRUCTIONS=on`): every timed row but the control run once
+/// per phase under valgrind's cachegrind, its instruction count recorded per phase
+/// ([`PhaseResult::instructions`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct InstructionLane {
+    /// The valgrind that ran (absolute path), when one was found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valgrind: Option<String>,
+    /// What `valgrind --version` printed, trimmed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The command every count was taken with: valgrind and its options, then
+    /// `<the row's argv>`, the argv its timed runs use on that phase.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub argv: Vec<String>,
+    /// Seconds one run under valgrind could take before it was killed.
+    pub timeout_s: f64,
+    /// Wall seconds the lane took in all.
+    pub seconds: f64,
+    /// Why the lane did not run in this job at all (valgrind not found, not a Linux cell).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
 /// Why a row was not timed.
@@ -894,6 +928,9 @@ pub struct JobResult {
     pub started_at: String,
     /// The GitHub Actions run this job belonged to, when it ran in one.
     pub github: Option<GithubJob>,
+    /// The instruction lane, when `INSTRUCTIONS=on`: how it ran, or why it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<InstructionLane>,
 }
 
 /// Where a job ran on GitHub Actions (from the runner's environment).
@@ -1002,6 +1039,9 @@ pub struct JobSummary {
     pub verdict: Verdict,
     /// The job's cost.
     pub cost: JobCost,
+    /// The job's instruction lane, when `INSTRUCTIONS=on`: how it ran, or why it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<InstructionLane>,
 }
 
 /// A row of a cell result: the row as its own job measured it.

@@ -4,9 +4,9 @@
 //!
 //! Impossible means impossible, not unusual: a ratio at or below 0, or not finite; an
 //! interval whose bounds do not hold its median (`lo ≤ median ≤ hi`); a negative or
-//! non-finite time; a code section larger than its binary; a row of a job the cell has no
-//! summary (and so no reference) for, or a ratio on a phase its job's reference never
-//! measured.
+//! non-finite time; a code section larger than its binary; an instruction count of 0; a row
+//! of a job the cell has no summary (and so no reference) for, or a ratio on a phase its
+//! job's reference never measured.
 
 use std::fmt;
 
@@ -122,6 +122,12 @@ fn row_result(what: &str, row: &RowResult, out: &mut Vec<Problem>) {
             let of = format!("{at}, round {} seq {}", run.round, run.seq);
             seconds(&format!("wall time of {of}"), run.wall_s, out);
             seconds(&format!("cpu time of {of}"), run.cpu_s, out);
+        }
+        // A process that ran executed at least one instruction.
+        if pr.instructions == Some(0) {
+            out.push(Problem(format!(
+                "instruction count of {at} is 0 (impossible)"
+            )));
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The verdict of a run against committed history: three-way per row and phase (PASS / FAIL /
 //! INCONCLUSIVE), failures that always trip (wrong answers, checksums, the tooth, missing
 //! rows), and notices that never do (health, machine changes, contention, a binary or code
-//! section of another size).
+//! section of another size, another instruction count).
 //!
 //! Every threshold comes from the checked-in configuration ([`GateConfig`]), never from the
 //! artifact being judged: a job that wrote a lenient floor into its own results is still
@@ -291,6 +291,7 @@ fn gate_cell(
         Baseline::Measured(base_name, base) => {
             notices.extend(baseline_notices(cell, base_name, base, config));
             notices.extend(footprint_notices(cell, base));
+            notices.extend(instruction_notices(cell, base_name, base));
             let verdicts = row_verdicts(cell, base_name, base, config, &mut notices);
             notices.extend(dropped_row_notices(cell, base));
             (base_name, verdicts)
@@ -637,6 +638,66 @@ pub fn footprint_notices(cell: &CellResult, base: &CellResult) -> Vec<String> {
                 ));
             }
         }
+    }
+    out
+}
+
+/// The instruction lane's tripwire: a row whose count on a phase differs from the count of
+/// the baseline's **same row** (same name, same toolchain) on that phase is a notice, never a
+/// failure; equal counts say nothing, and no row is ever compared with another. A different
+/// binary is "the generated code changed"; the same binary (same SHA-256) counting otherwise
+/// ran other library code or saw another environment. Rows counted on one side only are
+/// named in one notice per side.
+pub fn instruction_notices(cell: &CellResult, base_name: &str, base: &CellResult) -> Vec<String> {
+    let counted = |r: &RowResult| r.phases.values().any(|p| p.instructions.is_some());
+    let mut out = Vec::new();
+    let (mut new_only, mut old_only) = (Vec::new(), Vec::new());
+    for (name, row) in &cell.rows {
+        let Some(old) = base
+            .rows
+            .get(name)
+            .filter(|o| o.row.toolchain == row.row.toolchain)
+        else {
+            continue;
+        };
+        let (new, old) = (&row.row, &old.row);
+        match (counted(new), counted(old)) {
+            (true, false) => new_only.push(name.to_string()),
+            (false, true) => old_only.push(name.to_string()),
+            _ => {}
+        }
+        for (p, pr) in &new.phases {
+            let (Some(a), Some(b)) = (
+                pr.instructions,
+                old.phases.get(p).and_then(|x| x.instructions),
+            ) else {
+                continue;
+            };
+            if a == b {
+                continue;
+            }
+            let why = if new.build.sha256 == old.build.sha256 {
+                "the same binary: its libraries or its environment changed"
+            } else {
+                "the generated code changed"
+            };
+            out.push(format!(
+                "instructions: row {name} on {p} {b} → {a} ({}): {why}",
+                change(b, a)
+            ));
+        }
+    }
+    if !new_only.is_empty() {
+        out.push(format!(
+            "instructions: counted in this run only, the lane did not run on them in {base_name}: {}",
+            new_only.join(", ")
+        ));
+    }
+    if !old_only.is_empty() {
+        out.push(format!(
+            "instructions: counted in {base_name} only, the lane did not run on them this time: {}",
+            old_only.join(", ")
+        ));
     }
     out
 }

@@ -17,7 +17,7 @@ mod suite;
 
 pub use config::{ConfigError, GateConfig, calibration_of};
 pub use futility::{FutilityRule, Projection};
-pub use gate::{GateError, footprint_notices, gate, gate_history};
+pub use gate::{GateError, footprint_notices, gate, gate_history, instruction_notices};
 pub use job::{
     Contamination, WorkloadJob, drift, http_verdict, soak_verdict, tooth_ok, workload_verdict,
 };

@@ -90,3 +90,53 @@ fn local_with_an_unknown_toolchain_is_exit_2() {
         .code(2)
         .stderr(predicate::str::contains("unknown toolchain `cobol`"));
 }
+
+/// `INSTRUCTIONS=on`: every timed row but the control is counted under the real valgrind on
+/// each phase, the counts survive the merge (rows and each job's reference), the job records
+/// the valgrind that ran, RESULTS.md shows them, and the merged file validates.
+#[cfg(target_os = "linux")]
+#[test]
+fn local_with_the_instruction_lane_records_counts_that_survive_the_merge() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = project(tmp.path(), &format!("{VERSIONS}INSTRUCTIONS=on\n"), "");
+    let out = tmp.path().join("runs");
+    cell()
+        .args(["local", "--seed", "5", "--toolchains", "clang"])
+        .arg("--root")
+        .arg(&root)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let dir = cell_testkit::first_dir(&cell_testkit::local_run_dir(&out));
+    let merged = read_json(&dir.join("results.json"));
+    assert_valid("results", &merged);
+    let lane = &merged["jobs"]["clang"]["instructions"];
+    assert!(lane.get("skipped").is_none(), "{lane}");
+    assert!(
+        lane["version"].as_str().unwrap().starts_with("valgrind-"),
+        "{lane}"
+    );
+    assert_eq!(lane["argv"][1], "--tool=cachegrind");
+    let count =
+        |row: &serde_json::Value, phase: &str| row["phases"][phase]["instructions"].as_u64();
+    for phase in ["mix", "fib"] {
+        let fast = count(&merged["rows"]["c-fast"], phase).unwrap();
+        let slow = count(&merged["rows"]["c-slow"], phase).unwrap();
+        // c-slow does 4× the work of c-fast in the same loop.
+        assert!(
+            slow > 3 * fast && fast > 10_000_000,
+            "{phase}: {fast} {slow}"
+        );
+        assert_eq!(
+            count(&merged["jobs"]["clang"]["reference"], phase),
+            Some(fast)
+        );
+        // The control is a copy of the reference: never counted.
+        assert_eq!(count(&merged["jobs"]["clang"]["control"], phase), None);
+    }
+    let md = std::fs::read_to_string(dir.join("RESULTS.md")).unwrap();
+    assert!(md.contains("## Instructions"), "{md}");
+    let fast_mix = count(&merged["rows"]["c-fast"], "mix").unwrap();
+    assert!(md.contains(&format!("| {fast_mix} |")), "{md}");
+}

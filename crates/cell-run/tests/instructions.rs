@@ -1,0 +1,192 @@
+//! The instruction lane on real programs under the real valgrind: a count, the same count
+//! again, an instruction valgrind does not know, a wrong answer and valgrind missing.
+//!
+//! valgrind and clang must be installed (`scripts/setup --test`): a missing one fails the
+//! test with how to install it, because a silently skipped test would let a broken lane
+//! through.
+#![cfg(target_os = "linux")]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use cell_run::instructions::{LaneRow, Setup, find_valgrind, run};
+use cell_schema::{Phase, RowName};
+
+/// Prints 42, after a loop long enough that start-up is not all it counts.
+const ANSWER: &str = r#"#include <stdio.h>
+int main(void) {
+    volatile unsigned long h = 1;
+    for (unsigned long i = 0; i < 200000; i++) h = (h ^ i) * 1099511628211UL;
+    puts("42");
+    return 0;
+}
+"#;
+
+/// Executes an AVX-512 instruction before it answers: valgrind 3.19 does not know AVX-512,
+/// so under valgrind it dies of SIGILL whatever the host CPU has.
+const AVX512: &str = r#"#include <stdio.h>
+int main(void) {
+    __asm__ volatile("vpaddd %%zmm0, %%zmm1, %%zmm2" ::: "xmm2");
+    puts("42");
+    return 0;
+}
+"#;
+
+/// Answers 41.
+const WRONG: &str = "#include <stdio.h>\nint main(void) { puts(\"41\"); return 0; }\n";
+
+fn build(dir: &Path, name: &str, source: &str) -> PathBuf {
+    let src = dir.join(format!("{name}.c"));
+    std::fs::write(&src, source).unwrap();
+    let bin = dir.join(name);
+    let status = Command::new("clang")
+        .args(["-O2", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status()
+        .expect("clang is needed (apt-get install clang)");
+    assert!(status.success(), "clang failed on {name}");
+    bin
+}
+
+fn valgrind() -> PathBuf {
+    find_valgrind(std::env::var_os("PATH").as_deref())
+        .expect("valgrind is needed (apt-get install valgrind)")
+}
+
+fn expect() -> BTreeMap<Phase, String> {
+    BTreeMap::from([(Phase::from("mix"), "42\n".to_owned())])
+}
+
+fn row(name: &str, bin: &Path) -> LaneRow {
+    LaneRow {
+        name: RowName::from(name),
+        phases: vec![(Phase::from("mix"), vec![bin.display().to_string()])],
+    }
+}
+
+fn setup<'a>(work: &'a Path, expect: &'a BTreeMap<Phase, String>) -> Setup<'a> {
+    Setup {
+        valgrind: Some(valgrind()),
+        work,
+        timeout: Duration::from_mins(2),
+        expect,
+    }
+}
+
+#[test]
+fn a_real_program_is_counted_and_the_same_binary_counts_nearly_the_same_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build(dir.path(), "answer", ANSWER);
+    let expect = expect();
+    let lane = run(
+        &setup(dir.path(), &expect),
+        &[row("a", &bin), row("b", &bin)],
+    );
+    assert_eq!(lane.record.skipped, None);
+    assert!(
+        lane.record
+            .version
+            .as_deref()
+            .is_some_and(|v| v.starts_with("valgrind-")),
+        "{:?}",
+        lane.record
+    );
+    assert_eq!(
+        lane.record.argv[1..],
+        [
+            "--tool=cachegrind",
+            "--cache-sim=no",
+            "--cachegrind-out-file=<scratch file>",
+            "<the row's argv>"
+        ]
+    );
+    let mix = Phase::from("mix");
+    let count = |r: &str| lane.rows[&RowName::from(r)].phases[&mix];
+    let (a, b) = (count("a"), count("b"));
+    // The loop alone is 200000 iterations of several instructions each.
+    assert!(a > 1_000_000, "{a}");
+    // Near-deterministic, not exact: the dynamic loader's and libc's start-up walk the
+    // environment and auxiliary vector, which may differ between two runs by a few
+    // instructions; the binary's own work is the same.
+    let diff = a.abs_diff(b) as f64 / a as f64;
+    println!("counts {a} and {b}: relative difference {diff:e}");
+    assert!(diff < 0.001, "{a} vs {b}");
+    assert!(lane.rows.values().all(|r| r.skipped.is_none()));
+    // The out files are scratch: none is left behind.
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("cachegrind-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn an_instruction_valgrind_does_not_know_skips_that_row_and_the_others_still_count() {
+    if !cfg!(target_arch = "x86_64") {
+        println!("skipped: the AVX-512 instruction is x86-64 only");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let avx = build(dir.path(), "avx512", AVX512);
+    let ok = build(dir.path(), "answer", ANSWER);
+    let wrong = build(dir.path(), "wrong", WRONG);
+    let expect = expect();
+    let mut avx_row = row("avx", &avx);
+    // A second phase is not tried once the row is ruled out.
+    avx_row
+        .phases
+        .push((Phase::from("fib"), vec![avx.display().to_string()]));
+    let lane = run(
+        &setup(dir.path(), &expect),
+        &[avx_row, row("ok", &ok), row("wrong", &wrong)],
+    );
+    let avx = &lane.rows[&RowName::from("avx")];
+    assert!(avx.phases.is_empty(), "{avx:?}");
+    let why = avx.skipped.as_deref().unwrap();
+    println!("{why}");
+    assert!(
+        why.starts_with("mix: valgrind does not know an instruction of this binary (SIGILL"),
+        "{why}"
+    );
+    assert!(why.contains("AVX-512"), "{why}");
+    assert!(!why.contains("fib"), "{why}");
+    let ok = &lane.rows[&RowName::from("ok")];
+    assert!(ok.phases[&Phase::from("mix")] > 1_000_000, "{ok:?}");
+    assert_eq!(ok.skipped, None);
+    // A wrong answer under valgrind is the lane's reason, with what it printed.
+    let wrong = &lane.rows[&RowName::from("wrong")];
+    assert!(wrong.phases.is_empty());
+    assert_eq!(
+        wrong.skipped.as_deref(),
+        Some(r#"mix: printed "41\n" under valgrind, expected "42\n""#)
+    );
+}
+
+#[test]
+fn valgrind_missing_skips_the_lane_naming_the_package() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    // A PATH of one directory without valgrind in it.
+    let found = find_valgrind(Some(empty.path().as_os_str()));
+    assert_eq!(found, None);
+    let expect = expect();
+    let lane = run(
+        &Setup {
+            valgrind: found,
+            work: dir.path(),
+            timeout: Duration::from_mins(2),
+            expect: &expect,
+        },
+        &[row("a", Path::new("/bin/true"))],
+    );
+    assert_eq!(
+        lane.record.skipped.as_deref(),
+        Some("valgrind not found (apt-get install valgrind)")
+    );
+    assert!(lane.rows.is_empty());
+    assert!(lane.record.version.is_none() && lane.record.argv.is_empty());
+}
