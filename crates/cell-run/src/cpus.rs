@@ -3,7 +3,8 @@
 //!
 //! A lock is `flock(LOCK_EX|LOCK_NB)` on `<dir>/cpu<N>.lock`, held for as long as the
 //! [`Lease`] lives and dropped by the kernel if the process dies, so a crashed job never
-//! leaves a CPU locked. Locking never fails a job: when the lock dir cannot be used, timing
+//! leaves a CPU locked (std opens files close-on-exec, so no timed child inherits a lock and
+//! outlives it holding one). Locking never fails a job: when the lock dir cannot be used, timing
 //! goes on without the lock and the results say so.
 
 use std::fs::{File, OpenOptions, Permissions, TryLockError};
