@@ -87,6 +87,11 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
         "seconds one timed process may run before it is killed",
     ),
     (
+        "CPU_WAIT_S",
+        "900",
+        "seconds a job waits for a CPU no other cell process is timing on; 0: never wait",
+    ),
+    (
         "BUILD_TIMEOUT_S",
         "600",
         "seconds one build may run before it is killed",
@@ -210,6 +215,9 @@ pub struct Settings {
     pub time_cap_s: f64,
     /// Per-process timeout, seconds.
     pub run_timeout_s: f64,
+    /// `CPU_WAIT_S`: how long a job waits for a free CPU lock before it times without one
+    /// (0: it never waits).
+    pub cpu_wait_s: f64,
     /// Per-build timeout, seconds.
     pub build_timeout_s: f64,
     /// Builds of every row (`BUILD_REPS`, at least 1).
@@ -267,6 +275,7 @@ impl Settings {
             contention_max: t.contention_max,
             time_cap_s: t.time_cap_s,
             run_timeout_s: t.run_timeout_s,
+            cpu_wait_s: t.cpu_wait_s,
             build_timeout_s: t.build_timeout_s,
             build_reps: keys.build_reps()?,
             instructions: keys.switch("INSTRUCTIONS")?,
@@ -313,6 +322,17 @@ impl Settings {
     }
 }
 
+impl Default for Settings {
+    /// Every setting at its default from [`DEFAULTS`], as an empty `versions.env` reads.
+    fn default() -> Self {
+        let env = VersionsEnv {
+            path: "versions.env".into(),
+            entries: std::collections::BTreeMap::new(),
+        };
+        Self::from_env(&env).expect("the defaults are valid (tested)")
+    }
+}
+
 /// How far an archive may unpack: a multiple of its own size, never below a floor and never
 /// above a ceiling, and a number of entries. A zip bomb is refused before it fills the disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -352,7 +372,6 @@ impl<'a> Keys<'a> {
         })
     }
 
-    /// A number strictly between `lo` and `hi`.
     /// A whole number of at least 1.
     fn positive(&self, key: &str) -> Result<u64, ConfigError> {
         match self.int(key)? {
@@ -410,14 +429,31 @@ impl<'a> Keys<'a> {
         Ok(caps)
     }
 
+    /// A number strictly between `lo` and `hi`.
     fn num(&self, key: &str, lo: f64, hi: f64) -> Result<f64, ConfigError> {
+        self.number(
+            key,
+            |x| x > lo && x < hi,
+            &format!("it must lie strictly between {lo} and {hi}"),
+        )
+    }
+
+    /// A number of 0 or more (a wait of 0 means "do not wait").
+    fn at_least_zero(&self, key: &str) -> Result<f64, ConfigError> {
+        self.number(key, |x| x >= 0.0, "it must be 0 or more")
+    }
+
+    /// A finite number that `in_range` accepts; `range` says which numbers those are.
+    fn number(
+        &self,
+        key: &str,
+        in_range: impl Fn(f64) -> bool,
+        range: &str,
+    ) -> Result<f64, ConfigError> {
         let v = self.raw(key);
         match v.parse::<f64>() {
-            Ok(x) if x.is_finite() && x > lo && x < hi => Ok(x),
-            Ok(_) => Err(self.error_at(
-                key,
-                format!("{key}={v} is out of range: it must lie strictly between {lo} and {hi}"),
-            )),
+            Ok(x) if x.is_finite() && in_range(x) => Ok(x),
+            Ok(_) => Err(self.error_at(key, format!("{key}={v} is out of range: {range}"))),
             Err(_) => Err(self.error_at(
                 key,
                 format!(
@@ -592,6 +628,7 @@ struct Thresholds {
     contention_max: f64,
     time_cap_s: f64,
     run_timeout_s: f64,
+    cpu_wait_s: f64,
     build_timeout_s: f64,
     http_tolerance: f64,
     http_load_cpu_max: f64,
@@ -608,6 +645,7 @@ fn thresholds(keys: &Keys<'_>) -> Result<Thresholds, ConfigError> {
         contention_max: keys.num("CONTENTION_MAX", 1.0, f64::INFINITY)?,
         time_cap_s: keys.num("TIME_CAP_S", 0.0, f64::INFINITY)?,
         run_timeout_s: keys.num("RUN_TIMEOUT_S", 0.0, f64::INFINITY)?,
+        cpu_wait_s: keys.at_least_zero("CPU_WAIT_S")?,
         build_timeout_s: keys.num("BUILD_TIMEOUT_S", 0.0, f64::INFINITY)?,
         http_tolerance: keys.num("HTTP_TOLERANCE", 0.0, 10.0)?,
         // 1 itself is allowed: the upper bound is open, so it sits just above 1.
@@ -633,6 +671,26 @@ mod tests {
         assert_eq!(s.min_rounds(), 10);
         assert_eq!(s.max_rounds(), 30);
         assert_eq!(s.clock("linux"), Some(Clock::Cpu));
+    }
+
+    #[test]
+    fn cpu_wait_takes_zero_and_refuses_negatives() {
+        assert!((settings("").unwrap().cpu_wait_s - 900.0).abs() < 1e-12);
+        assert!((Settings::default().cpu_wait_s - 900.0).abs() < 1e-12);
+        assert!(settings("CPU_WAIT_S=0\n").unwrap().cpu_wait_s.abs() < 1e-12);
+        assert!((settings("CPU_WAIT_S=2.5\n").unwrap().cpu_wait_s - 2.5).abs() < 1e-12);
+        let e = settings("CPU_WAIT_S=-1\n").unwrap_err();
+        assert!(
+            e.starts_with("versions.env:1: CPU_WAIT_S=-1 is out of range: it must be 0 or more"),
+            "{e}"
+        );
+        let e = settings("CPU_WAIT_S=inf\n").unwrap_err();
+        assert!(e.contains("CPU_WAIT_S=inf is out of range"), "{e}");
+        let e = settings("CPU_WAIT_S=soon\n").unwrap_err();
+        assert!(
+            e.contains("CPU_WAIT_S=soon is not a number: write e.g. CPU_WAIT_S=900"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -487,6 +487,9 @@ fn machine_list(m: &cell_schema::Machine, c: Option<&cell_schema::Contention>) -
     if let Some(i) = &m.runner_image {
         lines.push(format!("runner image: {} {}", i.os, i.version));
     }
+    if let Some(t) = &m.timing {
+        lines.push(timing_line(t));
+    }
     if let Some(c) = c {
         lines.push(format!(
             "contention (wall/cpu): median {:.4}, max {:.4}{}",
@@ -496,6 +499,35 @@ fn machine_list(m: &cell_schema::Machine, c: Option<&cell_schema::Contention>) -
         ));
     }
     Block::list(lines.into_iter().map(|l| vec![verbatim(l)]))
+}
+
+/// How the job came by its CPUs: `CPU lock: cpu1 (waited 3.2 s for it)`.
+fn timing_line(t: &cell_schema::TimingCpus) -> String {
+    let cpus = t
+        .cpus
+        .iter()
+        .map(|c| format!("cpu{c}"))
+        .collect::<Vec<_>>()
+        .join(" and ");
+    let mut notes = Vec::new();
+    // Under a twentieth of a second is taking a free lock, not waiting for one.
+    if t.waited_s >= 0.05 {
+        let it = if t.cpus.len() == 1 { "it" } else { "them" };
+        notes.push(format!("waited {:.1} s for {it}", t.waited_s));
+    }
+    if t.last_resort {
+        notes.push("cpu0 as the last resort".to_owned());
+    }
+    if let Some(e) = &t.lock_error {
+        notes.push(format!("no lock: {e}"));
+    } else if t.shared {
+        notes.push("not all locked: another cell process may have timed there too".to_owned());
+    }
+    if notes.is_empty() {
+        format!("CPU lock: {cpus}")
+    } else {
+        format!("CPU lock: {cpus} ({})", notes.join("; "))
+    }
 }
 
 /// A line and the reasons indented under it: the head of a terminal text.
@@ -611,4 +643,48 @@ pub fn job_text(job: &JobResult) -> String {
         d.push(verbatim_para(format!("skipped {}: {}", s.row, s.message)));
     }
     doc::text::render(&d)
+}
+
+#[cfg(test)]
+mod tests {
+    use cell_schema::TimingCpus;
+
+    use super::timing_line;
+
+    fn timing(cpus: &[u32], waited_s: f64, shared: bool, lock_error: Option<&str>) -> TimingCpus {
+        TimingCpus {
+            cpus: cpus.to_vec(),
+            waited_s,
+            last_resort: cpus.contains(&0),
+            shared,
+            lock_error: lock_error.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn the_cpu_lock_line_says_what_it_waited_and_what_it_shared() {
+        let line = |t| timing_line(&t);
+        assert_eq!(line(timing(&[1], 0.0001, false, None)), "CPU lock: cpu1");
+        assert_eq!(
+            line(timing(&[1], 3.24, false, None)),
+            "CPU lock: cpu1 (waited 3.2 s for it)"
+        );
+        assert_eq!(
+            line(timing(&[1, 0], 0.0, false, None)),
+            "CPU lock: cpu1 and cpu0 (cpu0 as the last resort)"
+        );
+        assert_eq!(
+            line(timing(&[3], 900.0, true, None)),
+            "CPU lock: cpu3 (waited 900.0 s for it; not all locked: another cell process may have timed there too)"
+        );
+        assert_eq!(
+            line(timing(
+                &[2],
+                0.0,
+                true,
+                Some("lock dir /x: Not a directory (os error 20)")
+            )),
+            "CPU lock: cpu2 (no lock: lock dir /x: Not a directory (os error 20))"
+        );
+    }
 }

@@ -9,7 +9,7 @@ use cell_schema::{Build, Clock, Phase, Role, RowName, SCHEMA_VERSION, round_rati
 use crate::build::{build_row, copy_control};
 use crate::job::{Event, JobError, RealExecutor, Timed, io};
 use crate::protocol::{self, Params, Unit};
-use crate::timing::Engine;
+use crate::timing::{Engine, EngineOptions};
 use crate::tools;
 
 /// `cell calibrate`: the A/A noise of this machine. Times the reference against its
@@ -62,7 +62,8 @@ pub fn calibrate(
     let scratch = out.join("build").join("run");
     std::fs::create_dir_all(&scratch).map_err(io(format!("creating {}", scratch.display())))?;
     let machine = crate::facts::machine(None);
-    let mut engine = Engine::new(&scratch).map_err(io("starting the timing engine"))?;
+    let mut engine = Engine::with_options(&scratch, &EngineOptions::from_settings(&plan.settings))
+        .map_err(io("starting the timing engine"))?;
     let params = Params {
         phases: phases.clone(),
         warmup: plan.settings.drop,
@@ -94,7 +95,7 @@ pub fn calibrate(
         };
         protocol::run(&units, &params, &mut exec, &mut |r| on(Event::Round(r)))
     };
-    let pinned = engine.pinned_cpu();
+    let (pinned, timing) = (engine.pinned_cpu(), engine.timing());
     drop(engine);
     let (by_phase, quieter_clock) = noise(&outcome, &phases, plan.settings.ci_level);
     Ok(cell_schema::Calibration {
@@ -103,6 +104,7 @@ pub fn calibrate(
         cell: cell.info(),
         machine: cell_schema::Machine {
             pinned_cpu: pinned,
+            timing,
             ..machine
         },
         measured_at: cell_schema::time::format_utc(cell_schema::time::now_secs()),

@@ -15,6 +15,7 @@ pub fn machine(pinned_cpu: Option<u32>) -> Machine {
         os_release: os_release(),
         runner_image: runner_image(),
         pinned_cpu,
+        timing: None,
     }
 }
 

@@ -19,7 +19,7 @@ use crate::capture;
 use crate::installed;
 use crate::protocol::{self, Executor, Outcome, Params, Sample, Unit};
 use crate::scripted::{ScriptedExecutor, ScriptedTimings};
-use crate::timing::{Engine, ExitKind};
+use crate::timing::{Engine, EngineOptions, ExitKind};
 use crate::tools::{self, Probed};
 
 /// What a job needs besides the plan.
@@ -533,7 +533,8 @@ fn time(
             mode_chosen,
         });
     }
-    let mut engine = Engine::new(&scratch).map_err(io("starting the timing engine"))?;
+    let mut engine = Engine::with_options(&scratch, &EngineOptions::from_settings(&plan.settings))
+        .map_err(io("starting the timing engine"))?;
     let outcome = {
         let mut exec = RealExecutor {
             engine: &mut engine,
@@ -545,6 +546,7 @@ fn time(
     };
     let machine = Machine {
         pinned_cpu: engine.pinned_cpu(),
+        timing: engine.timing(),
         ..machine
     };
     Ok(Timing {

@@ -6,6 +6,7 @@ pub mod build;
 pub mod calibrate;
 pub mod capture;
 pub mod code_size;
+pub mod cpus;
 pub mod facts;
 pub mod install;
 pub mod installed;

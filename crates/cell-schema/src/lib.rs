@@ -215,6 +215,28 @@ pub struct Machine {
     pub runner_image: Option<RunnerImage>,
     /// The CPU the timed processes were pinned to, when pinning took effect.
     pub pinned_cpu: Option<u32>,
+    /// The CPUs the job timed on and how it came by them (the CPU lock); absent in files
+    /// written before the lock, and where nothing was pinned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<TimingCpus>,
+}
+
+/// The CPUs a job timed on: each one locked (`<dir>/cpu<N>.lock`) so that two `cell`
+/// processes on one machine never time on the same CPU.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TimingCpus {
+    /// The CPUs, in the order the engine uses them (the first is `pinned_cpu`).
+    pub cpus: Vec<u32>,
+    /// Seconds spent waiting for their locks.
+    pub waited_s: f64,
+    /// cpu0 is among them: it comes last in the order, as it takes most interrupts.
+    pub last_resort: bool,
+    /// At least one of them was timed on without its lock (the wait ran out, or the lock
+    /// dir could not be used): another process may have timed on it too.
+    pub shared: bool,
+    /// Why no lock could be taken at all, when the lock dir could not be used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock_error: Option<String>,
 }
 
 /// `ImageOS` and `ImageVersion` of a hosted runner.

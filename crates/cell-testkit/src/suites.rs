@@ -24,6 +24,7 @@ pub fn machine() -> Machine {
         os_release: "Ubuntu 24.04.1 LTS".into(),
         runner_image: None,
         pinned_cpu: None,
+        timing: None,
     }
 }
 

@@ -284,6 +284,7 @@ fn run_loud(dir: &std::path::Path, flags: &[&str]) -> (i32, i64, std::path::Path
     let out = dir.join("job");
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cell"))
         .env_remove("CELL_ROOT")
+        .env("CELL_CPU_LOCKS", common::cpu_locks())
         .args(["run", "-q", "--cell", "local", "--toolchain", "clang"])
         .arg("--root")
         .arg(&root)
@@ -399,4 +400,154 @@ fn a_full_disk_leaves_no_part_of_the_job_dir() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(beside, ["job"], "no staging dir is left");
+}
+
+/// The row `c-meet`: each run leaves the file `ME` and waits (30 s at most) for `OTHER`, which
+/// the other job's `c-meet` leaves, so it answers right only once both jobs have been timing
+/// at the same moment.
+const MEET_C: &str = r#"
+#include <stdio.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    char p = argc > 1 ? argv[1][0] : 0;
+    FILE *f = fopen(ME, "w");
+    if (f) fclose(f);
+    for (int i = 0; i < 3000 && access(OTHER, F_OK) != 0; i++) usleep(10000);
+    if (access(OTHER, F_OK) != 0) { puts("alone"); return 0; }
+    if (p == 'm') puts("42");
+    else if (p == 'f') puts("7");
+    else { puts("42"); puts("7"); }
+    return 0;
+}
+"#;
+
+/// The two CPUs both jobs are confined to: the highest allowed one and cpu0 (else the next
+/// highest), so that on any machine the second job finds its preferred CPU taken.
+fn two_cpus() -> Option<[u32; 2]> {
+    let order = cell_run::cpus::preference(&cell_run::cpus::allowed());
+    match order.as_slice() {
+        [top, .., last] => Some([*top, if *last == 0 { 0 } else { order[1] }]),
+        _ => None,
+    }
+}
+
+/// A `cell run` of its own project under `dir`, whose `c-meet` meets the other job's, confined
+/// to `cpus`, taking its CPU locks in `locks`.
+fn meeting_job(
+    dir: &std::path::Path,
+    me: &str,
+    other: &str,
+    cpus: [u32; 2],
+    locks: &std::path::Path,
+) -> std::process::Child {
+    use std::os::unix::process::CommandExt as _;
+    let meet = dir.parent().unwrap().join("meet");
+    let define = |k: &str, v: &str| format!("-D{k}=\"{}\"", meet.join(v).display());
+    let mut row = c_row(
+        "c-meet",
+        "clang",
+        "meets the other job",
+        "clang",
+        &["-O2", &define("ME", me), &define("OTHER", other)],
+    );
+    row = row.replace("source = \"c\"", "source = \"meet\"");
+    let root = project(dir, VERSIONS, &row);
+    std::fs::create_dir_all(root.join("bench/workload/meet")).unwrap();
+    std::fs::create_dir_all(&meet).unwrap();
+    std::fs::write(root.join("bench/workload/meet/main.c"), MEET_C).unwrap();
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("cell"));
+    cmd.env_remove("CELL_ROOT")
+        .env("CELL_CPU_LOCKS", locks)
+        .args([
+            "run",
+            "-q",
+            "--cell",
+            "local",
+            "--toolchain",
+            "clang",
+            "--reps",
+            "2",
+        ])
+        .arg("--root")
+        .arg(&root)
+        .arg("--out")
+        .arg(dir.join("job"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    // SAFETY: the hook only calls sched_setaffinity, which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for c in cpus {
+                libc::CPU_SET(c as usize, &mut set);
+            }
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw const set)
+                == 0
+            {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    cmd.spawn().unwrap()
+}
+
+/// Two `cell` processes on one machine (two runner services, a local run beside a CI job)
+/// timed on the same CPU before the CPU lock: both pinned the highest CPU. Here two real
+/// `cell run`s share one lock dir and are made to time at the same moment.
+#[cfg(target_os = "linux")]
+#[test]
+fn two_cell_runs_at_once_time_on_different_cpus() {
+    let Some(cpus) = two_cpus() else {
+        println!("skipped: fewer than 2 CPUs allowed here");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let locks = tmp.path().join("locks");
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let ja = meeting_job(&a, "a", "b", cpus, &locks);
+    let jb = meeting_job(&b, "b", "a", cpus, &locks);
+    let mut timings = Vec::new();
+    for (dir, job) in [(&a, ja), (&b, jb)] {
+        let out = job.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let results = read_json(&dir.join("job/results.json"));
+        assert_valid("results", &results);
+        assert_eq!(
+            results["rows"]["c-meet"]["phases"]["mix"]["answer_ok"], true,
+            "the two jobs timed at the same moment"
+        );
+        let md = std::fs::read_to_string(dir.join("job/RESULTS.md")).unwrap();
+        assert!(md.contains("CPU lock: cpu"), "{md}");
+        timings.push(results["machine"]["timing"].clone());
+    }
+    let on: Vec<u64> = timings
+        .iter()
+        .map(|t| t["cpus"][0].as_u64().unwrap())
+        .collect();
+    assert_ne!(on[0], on[1], "{timings:?}");
+    for (t, cpu) in timings.iter().zip(&on) {
+        assert!(cpus.contains(&u32::try_from(*cpu).unwrap()), "{t}");
+        assert_eq!(t["cpus"].as_array().unwrap().len(), 1, "{t}");
+        assert_eq!(t["shared"], false, "{t}");
+    }
+    // The job that did not get the preferred CPU took cpu0 as the last resort (or, where
+    // cpu0 is not allowed, the next one down).
+    let second = &timings[usize::from(on[0] == u64::from(cpus[0]))];
+    if cpus[1] == 0 {
+        assert_eq!(second["last_resort"], true, "{second}");
+        assert_eq!(second["cpus"][0], 0, "{second}");
+    } else {
+        println!(
+            "cpu0 is not allowed here: the second job took cpu{}",
+            cpus[1]
+        );
+        assert_eq!(second["cpus"][0], cpus[1], "{second}");
+    }
 }

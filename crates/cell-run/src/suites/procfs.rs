@@ -127,6 +127,29 @@ pub fn machine_cpu() -> io::Result<MachineCpu> {
     })
 }
 
+/// Steal ticks of CPU `cpu` so far (time the hypervisor ran something else while this CPU
+/// had work); `None` off Linux and where the kernel does not report steal.
+pub fn steal_ticks(cpu: u32) -> Option<u64> {
+    let text = fs::read_to_string(proc_dir().ok()?.join("stat")).ok()?;
+    parse_steal(&text, cpu)
+}
+
+/// Ticks to seconds, at the kernel's `USER_HZ`.
+pub fn ticks_s(ticks: u64) -> f64 {
+    ticks as f64 / clock_ticks()
+}
+
+/// The steal column (the 8th value) of the `cpu<N>` line of `/proc/stat` text; `None` when
+/// there is no such line or the line stops before it (kernels before 2.6.11).
+fn parse_steal(stat: &str, cpu: u32) -> Option<u64> {
+    let name = format!("cpu{cpu}");
+    let line = stat
+        .lines()
+        .find(|l| l.split_ascii_whitespace().next() == Some(name.as_str()))?;
+    // user nice system idle iowait irq softirq steal
+    line.split_ascii_whitespace().nth(8)?.parse().ok()
+}
+
 /// `/proc`, or `Unsupported` off Linux, where a `/proc` (if any) means something else.
 fn proc_dir() -> io::Result<&'static Path> {
     if cfg!(target_os = "linux") {
@@ -310,6 +333,36 @@ mod tests {
         let v6 = "  sl  local_address                         remote_address                        st\n   \
             0: 0000000000000000FFFF00000100007F:1F90 0000000000000000FFFF00000100007F:E000 06 0\n";
         assert_eq!(count_time_wait(v6, 8080), 1);
+    }
+
+    #[test]
+    fn steal_of_one_cpu_line() {
+        let stat = "cpu  3228 0 674 2504 47 0 51 236 0 0\n\
+                    cpu0 1491 0 327 1389 17 0 26 118 0 0\n\
+                    cpu1 1737 0 346 1115 30 0 24 119 0 0\n\
+                    cpu10 1 0 1 1 0 0 0 7\n\
+                    intr 41154927 0 0\n";
+        assert_eq!(parse_steal(stat, 1), Some(119));
+        assert_eq!(parse_steal(stat, 0), Some(118));
+        assert_eq!(parse_steal(stat, 10), Some(7), "cpu10 is not cpu1");
+        assert_eq!(parse_steal(stat, 2), None, "no such CPU");
+        // Before the steal column existed: seven values.
+        let old = "cpu  10 0 5 100 1 0 0\ncpu0 10 0 5 100 1 0 0\n";
+        assert_eq!(parse_steal(old, 0), None);
+        assert_eq!(parse_steal("", 0), None);
+    }
+
+    #[test]
+    fn steal_is_read_where_the_kernel_reports_it() {
+        let cpu = crate::cpus::allowed().first().copied().unwrap_or(0);
+        match fs::read_to_string("/proc/stat") {
+            Ok(text) if cfg!(target_os = "linux") => assert_eq!(
+                steal_ticks(cpu).is_some(),
+                parse_steal(&text, cpu).is_some(),
+                "{text:.200}"
+            ),
+            _ => assert_eq!(steal_ticks(cpu), None),
+        }
     }
 
     #[test]

@@ -24,10 +24,7 @@ impl Cpus {
     /// The highest allowed CPU other than cpu0 for the server (cpu0 takes most interrupts),
     /// the next one down for the load generator. Nothing is pinned with a single CPU.
     pub fn choose() -> Self {
-        let allowed: Vec<u32> = crate::timing::allowed_cpus()
-            .into_iter()
-            .filter_map(|c| u32::try_from(c).ok())
-            .collect();
+        let allowed = crate::cpus::allowed();
         let server = allowed.iter().rev().copied().find(|&c| c != 0);
         let load = server.and_then(|s| allowed.iter().rev().copied().find(|&c| c != s));
         match (server, load) {

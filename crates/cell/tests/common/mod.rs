@@ -9,11 +9,21 @@
 pub use cell_testkit::tiny::*;
 pub use cell_testkit::{read_json, repo_root};
 
-/// `cell` as a command.
+/// `cell` as a command, with a CPU lock dir of its own ([`cpu_locks`]).
 pub fn cell() -> assert_cmd::Command {
     let mut c = assert_cmd::Command::cargo_bin("cell").unwrap();
-    c.env_remove("CELL_ROOT");
+    c.env_remove("CELL_ROOT").env("CELL_CPU_LOCKS", cpu_locks());
     c
+}
+
+/// A fresh CPU lock dir (`CELL_CPU_LOCKS`) for one `cell` command: the tests run many real
+/// timings at once, and with one dir they would wait for each other's CPUs. `cell` creates
+/// it; it lives under the target dir, so it outlives the command and goes with `cargo clean`.
+pub fn cpu_locks() -> std::path::PathBuf {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("cpu-locks-{}-{n}", std::process::id()))
 }
 
 /// Validates a JSON value against the schema `cell schema` prints.
