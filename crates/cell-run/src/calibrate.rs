@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use cell_model::{Cell, Plan};
-use cell_schema::{Build, Clock, Phase, Role, RowName, SCHEMA_VERSION, round_ratio};
+use cell_schema::{Build, Clock, Phase, ProtocolMode, Role, RowName, SCHEMA_VERSION, round_ratio};
 
 use crate::build::{build_row, copy_control};
 use crate::job::{Event, JobError, RealExecutor, Timed, io};
@@ -62,20 +62,26 @@ pub fn calibrate(
     let scratch = out.join("build").join("run");
     std::fs::create_dir_all(&scratch).map_err(io(format!("creating {}", scratch.display())))?;
     let machine = crate::facts::machine(None);
-    let mut engine = Engine::with_options(&scratch, &EngineOptions::from_settings(&plan.settings))
-        .map_err(io("starting the timing engine"))?;
+    // Both protocols where the machine has two CPUs to time on.
+    let duet = crate::cpus::allowed().len() >= 2;
+    let options = EngineOptions {
+        cpus: if duet { 2 } else { 1 },
+        ..EngineOptions::from_settings(&plan.settings)
+    };
+    let mut engine =
+        Engine::with_options(&scratch, &options).map_err(io("starting the timing engine"))?;
     let params = Params {
         phases: phases.clone(),
         warmup: plan.settings.drop,
-        min_rounds: rounds,
-        max_rounds: rounds,
+        min_rounds: 2,
+        max_rounds: 2,
         step: 1,
         ci_target: 0.0,
         ci_level: plan.settings.ci_level,
         rows_per_reference: 1,
         time_cap_s: f64::INFINITY,
         seed,
-        mode: cell_schema::ProtocolMode::Sequential,
+        mode: ProtocolMode::Sequential,
         futility_margin: 0.0,
     };
     let units: Vec<Unit> = timed
@@ -86,18 +92,36 @@ pub fn calibrate(
         })
         .collect();
     on(Event::Timing { units: 2 });
-    let outcome = {
+    let outcomes = {
         let mut exec = RealExecutor {
             engine: &mut engine,
             timed: &timed,
             plan,
             scratch: &scratch,
         };
-        protocol::run(&units, &params, &mut exec, &mut |r| on(Event::Round(r)))
+        let modes: &[ProtocolMode] = if duet {
+            &[ProtocolMode::Sequential, ProtocolMode::Duet]
+        } else {
+            &[ProtocolMode::Sequential]
+        };
+        alternate(&units, &params, rounds, modes, &mut exec, on)
     };
     let (pinned, timing) = (engine.pinned_cpu(), engine.timing());
     drop(engine);
-    let (by_phase, quieter_clock) = noise(&outcome, &phases, plan.settings.ci_level);
+    let level = plan.settings.ci_level;
+    let sequential = &outcomes[&ProtocolMode::Sequential];
+    let (by_phase, quieter_clock) = noise(sequential, &phases, level);
+    let duet = outcomes
+        .get(&ProtocolMode::Duet)
+        .map(|o| noise(o, &phases, level).0);
+    let verdict_clock = plan.settings.clock(&cell.os).unwrap_or(quieter_clock);
+    let quieter_protocol = duet.as_ref().map(|d| {
+        if total(d, verdict_clock) < total(&by_phase, verdict_clock) {
+            ProtocolMode::Duet
+        } else {
+            ProtocolMode::Sequential
+        }
+    });
     Ok(cell_schema::Calibration {
         schema_version: SCHEMA_VERSION,
         kind: cell_schema::CalibrationKind::Calibration,
@@ -108,23 +132,85 @@ pub fn calibrate(
             ..machine
         },
         measured_at: cell_schema::time::format_utc(cell_schema::time::now_secs()),
-        rounds: outcome.measured_rounds,
+        rounds: sequential.measured_rounds,
         seed,
         phases: by_phase,
         quieter_clock,
-        duet: None,
-        quieter_protocol: None,
+        duet,
+        quieter_protocol,
     })
 }
 
-/// Per phase and clock, the control's (unit 1's) noise; and the quieter clock overall.
+/// Each protocol of `modes` in turn, two measured rounds at a time, until each has `rounds`
+/// (rounded up to even), so a slow drift of the host over the calibration hits them alike;
+/// each protocol's runs gathered as one outcome (warm-up in its first block only).
+fn alternate(
+    units: &[Unit],
+    params: &Params,
+    rounds: u32,
+    modes: &[ProtocolMode],
+    exec: &mut dyn protocol::Executor,
+    on: &mut dyn FnMut(Event),
+) -> BTreeMap<ProtocolMode, protocol::Outcome> {
+    let blocks = rounds.div_ceil(2);
+    let per_block = u32::try_from(modes.len()).unwrap_or(1) * 2;
+    let planned = blocks * per_block + params.warmup * u32::try_from(modes.len()).unwrap_or(1);
+    let mut done = 0;
+    let mut out: BTreeMap<ProtocolMode, protocol::Outcome> = BTreeMap::new();
+    for block in 0..blocks {
+        let mut order = modes.to_vec();
+        if block % 2 == 1 {
+            order.reverse();
+        }
+        for mode in order {
+            let p = Params {
+                warmup: if block == 0 { params.warmup } else { 0 },
+                seed: params.seed.wrapping_add(u64::from(block)),
+                mode,
+                ..params.clone()
+            };
+            let got = protocol::run(units, &p, exec, &mut |r| {
+                on(Event::Round(protocol::RoundDone {
+                    done: done + r.done,
+                    planned,
+                }));
+            });
+            done += p.warmup + got.measured_rounds;
+            match out.get_mut(&mode) {
+                None => {
+                    out.insert(mode, got);
+                }
+                Some(acc) => {
+                    let offset = acc.warmup + acc.measured_rounds;
+                    acc.runs.extend(got.runs.into_iter().map(|mut r| {
+                        r.round += offset;
+                        r
+                    }));
+                    acc.measured_rounds += got.measured_rounds;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The A/A half-widths of every phase on `clock`, summed: how quiet a protocol is.
+fn total(noise: &BTreeMap<Phase, BTreeMap<Clock, cell_schema::Noise>>, clock: Clock) -> f64 {
+    noise
+        .values()
+        .filter_map(|c| c.get(&clock))
+        .map(|n| n.half_width)
+        .sum()
+}
+
+/// Per phase and clock, the control's (unit 1's) noise; and the quietest clock overall.
 fn noise(
     outcome: &protocol::Outcome,
     phases: &[Phase],
     level: f64,
 ) -> (BTreeMap<Phase, BTreeMap<Clock, cell_schema::Noise>>, Clock) {
     let mut by_phase = BTreeMap::new();
-    let mut totals = [(Clock::Cpu, 0.0), (Clock::Wall, 0.0)];
+    let mut totals = [(Clock::Cpu, 0.0), (Clock::Wall, 0.0), (Clock::User, 0.0)];
     for p in phases {
         let mut clocks = BTreeMap::new();
         for (clock, total) in &mut totals {
@@ -146,10 +232,10 @@ fn noise(
         }
         by_phase.insert(p.clone(), clocks);
     }
-    let quieter_clock = if totals[0].1 <= totals[1].1 {
-        Clock::Cpu
-    } else {
-        Clock::Wall
-    };
+    // The first of the quietest wins a tie: cpu before wall before user.
+    let quieter_clock = totals
+        .iter()
+        .fold(totals[0], |best, t| if t.1 < best.1 { *t } else { best })
+        .0;
     (by_phase, quieter_clock)
 }

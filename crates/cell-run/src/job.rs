@@ -494,7 +494,7 @@ fn time(
     let cpus = if opts.scripted.is_some() {
         2
     } else {
-        crate::timing::allowed_cpus().len()
+        crate::cpus::allowed().len()
     };
     let (mode, mode_chosen) = resolve_mode(plan, cell, cpus);
     let params = Params {
@@ -533,8 +533,17 @@ fn time(
             mode_chosen,
         });
     }
-    let mut engine = Engine::with_options(&scratch, &EngineOptions::from_settings(&plan.settings))
-        .map_err(io("starting the timing engine"))?;
+    let options = EngineOptions {
+        // A duet times on two CPUs at once; sequential timing takes one.
+        cpus: if params.mode == cell_schema::ProtocolMode::Duet {
+            2
+        } else {
+            1
+        },
+        ..EngineOptions::from_settings(&plan.settings)
+    };
+    let mut engine =
+        Engine::with_options(&scratch, &options).map_err(io("starting the timing engine"))?;
     let outcome = {
         let mut exec = RealExecutor {
             engine: &mut engine,
@@ -820,44 +829,67 @@ pub(crate) struct RealExecutor<'a> {
 
 impl Executor for RealExecutor<'_> {
     fn run(&mut self, unit: usize, phase: &Phase) -> Sample {
-        let argv = self.timed[unit].argv(phase, self.scratch);
-        let expected = self.plan.expect[phase].as_bytes();
-        let timeout = Duration::from_secs_f64(self.plan.settings.run_timeout_s);
-        match self.engine.run(&argv, self.scratch, timeout, expected) {
-            Ok(m) => {
-                let answered = m.exit == ExitKind::Code(0) && !m.stdout.matches;
-                let wrong = match &m.exit {
-                    ExitKind::Code(0) if m.stdout.matches => None,
-                    ExitKind::Code(0) => Some(format!(
-                        "printed {}, expected {:?}",
-                        capture::describe(&m.stdout),
-                        String::from_utf8_lossy(expected)
-                    )),
-                    ExitKind::Code(c) if m.stderr.bytes > 0 => Some(format!(
-                        "exited with {c}, stderr {}",
-                        capture::describe(&m.stderr)
-                    )),
-                    ExitKind::Code(c) => Some(format!("exited with {c}")),
-                    ExitKind::Signal(s) => Some(format!("killed by signal {s}")),
-                    ExitKind::TimedOut => Some(format!(
-                        "killed after RUN_TIMEOUT_S={}",
-                        self.plan.settings.run_timeout_s
-                    )),
-                };
-                Sample {
-                    wall_s: m.wall_s,
-                    cpu_s: m.cpu_s,
-                    user_s: m.user_s,
-                    sys_s: m.sys_s,
-                    steal_s: None,
-                    maxrss_kib: m.maxrss_kib,
-                    ok: wrong.is_none(),
-                    wrong,
-                    printed: answered.then(|| m.stdout.printed()),
-                    timed_out: m.exit == ExitKind::TimedOut,
-                }
+        let (plan, scratch) = (self.plan, self.scratch);
+        let argv = self.timed[unit].argv(phase, scratch);
+        let l = launch(plan, scratch, &argv, phase);
+        let measured = self.engine.run(l.argv, l.cwd, l.timeout, l.expected);
+        sample(plan, &argv, l.expected, measured)
+    }
+
+    fn run_pair(&mut self, first: usize, second: usize, phase: &Phase) -> (Sample, Sample) {
+        let (plan, scratch) = (self.plan, self.scratch);
+        let (argv_a, argv_b) = (
+            self.timed[first].argv(phase, scratch),
+            self.timed[second].argv(phase, scratch),
+        );
+        let (a, b) = (
+            launch(plan, scratch, &argv_a, phase),
+            launch(plan, scratch, &argv_b, phase),
+        );
+        let expected = a.expected;
+        // The protocol already chose which unit goes first, so which CPU each takes.
+        match self.engine.run_pair(&a, &b, false) {
+            Ok([ma, mb]) => (
+                sample(plan, &argv_a, expected, Ok(ma)),
+                sample(plan, &argv_b, expected, Ok(mb)),
+            ),
+            Err(e) => {
+                let again = std::io::Error::new(e.kind(), e.to_string());
+                (
+                    sample(plan, &argv_a, expected, Err(e)),
+                    sample(plan, &argv_b, expected, Err(again)),
+                )
             }
-            Err(e) => Sample {
+        }
+    }
+}
+
+/// One timed run of `argv` on `phase`, as the engine takes it.
+fn launch<'a>(
+    plan: &'a Plan,
+    scratch: &'a Path,
+    argv: &'a [String],
+    phase: &Phase,
+) -> crate::timing::Launch<'a> {
+    crate::timing::Launch {
+        argv,
+        cwd: scratch,
+        timeout: Duration::from_secs_f64(plan.settings.run_timeout_s),
+        expected: plan.expect[phase].as_bytes(),
+    }
+}
+
+/// What one timed run says: its clocks, and what was wrong with it, if anything.
+fn sample(
+    plan: &Plan,
+    argv: &[String],
+    expected: &[u8],
+    measured: std::io::Result<crate::timing::Measured>,
+) -> Sample {
+    let m = match measured {
+        Ok(m) => m,
+        Err(e) => {
+            return Sample {
                 wall_s: 0.0,
                 cpu_s: 0.0,
                 user_s: 0.0,
@@ -868,8 +900,39 @@ impl Executor for RealExecutor<'_> {
                 wrong: Some(format!("could not start {}: {e}", argv[0])),
                 printed: None,
                 timed_out: true,
-            },
+            };
         }
+    };
+    let answered = m.exit == ExitKind::Code(0) && !m.stdout.matches;
+    let wrong = match &m.exit {
+        ExitKind::Code(0) if m.stdout.matches => None,
+        ExitKind::Code(0) => Some(format!(
+            "printed {}, expected {:?}",
+            capture::describe(&m.stdout),
+            String::from_utf8_lossy(expected)
+        )),
+        ExitKind::Code(c) if m.stderr.bytes > 0 => Some(format!(
+            "exited with {c}, stderr {}",
+            capture::describe(&m.stderr)
+        )),
+        ExitKind::Code(c) => Some(format!("exited with {c}")),
+        ExitKind::Signal(s) => Some(format!("killed by signal {s}")),
+        ExitKind::TimedOut => Some(format!(
+            "killed after RUN_TIMEOUT_S={}",
+            plan.settings.run_timeout_s
+        )),
+    };
+    Sample {
+        wall_s: m.wall_s,
+        cpu_s: m.cpu_s,
+        user_s: m.user_s,
+        sys_s: m.sys_s,
+        steal_s: m.steal_s,
+        maxrss_kib: m.maxrss_kib,
+        ok: wrong.is_none(),
+        wrong,
+        printed: answered.then(|| m.stdout.printed()),
+        timed_out: m.exit == ExitKind::TimedOut,
     }
 }
 

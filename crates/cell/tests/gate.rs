@@ -269,6 +269,17 @@ fn calibrate_writes_the_noise_floor_the_gate_reads() {
             );
         }
     }
+    // Both protocols where there are two CPUs to time on, and which was the quieter.
+    let two_cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get) >= 2;
+    let quieter = cal["quieter_protocol"].as_str().map(str::to_owned);
+    if two_cpus {
+        assert_eq!(cal["duet"]["mix"]["cpu"]["ratio"]["n"], 4, "{cal}");
+        assert!(text.contains("quieter protocol: "), "{text}");
+        assert!(matches!(quieter.as_deref(), Some("sequential" | "duet")), "{cal}");
+    } else {
+        println!("one CPU: no duet to calibrate");
+        assert!(cal.get("duet").is_none(), "{cal}");
+    }
     // A calibration that says the machine is noisier than the tolerance shows in the gate.
     let mut cal = cal;
     cal["phases"]["mix"]["cpu"]["half_width"] = serde_json::json!(0.2);
@@ -283,6 +294,18 @@ fn calibrate_writes_the_noise_floor_the_gate_reads() {
         .stdout(predicate::str::contains(
             "this machine's A/A noise on mix (cpu time) is ±20.00%",
         ));
+    // PROTOCOL=auto (the default) times with the protocol the calibration found quieter.
+    let job = &read_json(&cell_testkit::first_dir(&run).join("results.json"))["jobs"]["clang"];
+    let p = &job["protocol"];
+    let mode = p["mode"].as_str().unwrap_or("sequential");
+    assert_eq!(Some(mode), quieter.as_deref().or(Some("sequential")), "{p}");
+    if quieter.is_some() {
+        assert_eq!(
+            p["mode_chosen"].as_str().unwrap(),
+            format!("PROTOCOL=auto: {mode}, the quieter in this cell's calibration"),
+            "{p}"
+        );
+    }
 }
 
 fn stderr(a: &assert_cmd::assert::Assert) -> String {

@@ -50,6 +50,7 @@ pub fn run(args: &CalibrateArgs, cli: &Cli) -> anyhow::Result<Exit> {
                 cal.cell.id, cal.machine.cpu_model, cal.rounds
             );
             let mut t = Table::new(&[
+                ("protocol", Align::Left),
                 ("phase", Align::Left),
                 ("clock", Align::Left),
                 ("control ratio", Align::Right),
@@ -57,22 +58,31 @@ pub fn run(args: &CalibrateArgs, cli: &Cli) -> anyhow::Result<Exit> {
                 ("± half-width", Align::Right),
                 ("MAD", Align::Right),
             ]);
-            for (p, clocks) in &cal.phases {
-                for (c, n) in clocks {
-                    t.row(vec![
-                        p.to_string(),
-                        format!("{c:?}").to_lowercase(),
-                        format!("{:.4}", n.ratio.median),
-                        format!("{:.4}–{:.4}", n.ratio.lo, n.ratio.hi),
-                        format!("{:.2}%", n.half_width * 100.0),
-                        format!("{:.2}%", n.mad * 100.0),
-                    ]);
+            let protocols = std::iter::once(("sequential", &cal.phases))
+                .chain(cal.duet.as_ref().map(|d| ("duet", d)));
+            for (protocol, phases) in protocols {
+                for (p, clocks) in phases {
+                    for (c, n) in clocks {
+                        t.row(vec![
+                            protocol.to_owned(),
+                            p.to_string(),
+                            c.name().to_owned(),
+                            format!("{:.4}", n.ratio.median),
+                            format!("{:.4}–{:.4}", n.ratio.lo, n.ratio.hi),
+                            format!("{:.2}%", n.half_width * 100.0),
+                            format!("{:.2}%", n.mad * 100.0),
+                        ]);
+                    }
                 }
             }
             print!("{}", t.text());
             println!(
-                "quieter clock: {}; TOLERANCE ±{} (a change must exceed the half-width to be called)",
-                format!("{:?}", cal.quieter_clock).to_lowercase(),
+                "quieter clock: {}; quieter protocol: {}; TOLERANCE ±{} (a change must exceed the half-width to be called)",
+                cal.quieter_clock.name(),
+                cal.quieter_protocol.map_or(
+                    "sequential (one CPU to time on: no duet measured)",
+                    cell_schema::ProtocolMode::as_str
+                ),
                 plan.settings.tolerance
             );
         }
