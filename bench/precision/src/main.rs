@@ -1,71 +1,103 @@
 //! The benchmark of the measurement itself (docs/protocol.md): how far apart do repeated verdicts
 //! land, how often does an A/A comparison fail the gate, how often is a known 3% slowdown
-//! caught — for `cell`'s protocol and for the plain protocol, side by side, in one run, at the
-//! same budget of process runs.
+//! caught — for `cell`'s protocol, the plain protocol and hyperfine, interleaved in one run, at
+//! the same budget of process runs, and for cell on each clock.
 //!
 //! Binaries: the reference (clang -O2 of bench/workload/c), an A/A candidate (a byte-identical
 //! copy at a path of the same length), and A/B candidates doing 3% more work on mix and on
-//! primes (`-DMIX_ITERS`, `-DSIEVE_LIMIT`). Conditions: no added load, a busy loop on the other
-//! CPU, a busy loop on the timed CPU.
-//!
-//! `cargo run --release -p cell-bench-precision -- [--repeats 20] [--phases mix,primes,fib]
-//!  [--conditions none,other,same] [--budget 14] [--random-layout yes] [--adaptive yes] [--json FILE]`
+//! primes (`-DMIX_ITERS`, `-DSIEVE_LIMIT`). Loads: none, a busy loop on the other CPU, a busy
+//! loop on the timed CPU. See README.md for the method and `--help` for the options.
 
+mod hyperfine;
+mod protocols;
+mod report;
+
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitCode, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use cell_run::protocol::{self, Executor, Params, Sample, Unit};
-use cell_run::timing::Engine;
-use cell_schema::{Clock, GateStatus, Phase};
-use cell_stats::{median, median_ci};
+use anyhow::{Context as _, Result, bail, ensure};
+use cell_stats::{SplitMix64, shuffle};
+use clap::Parser;
+use serde::Serialize;
 
+use protocols::{Protocol, Trial};
+use report::{Comparison, Key, Line, Load, Record, Workload};
+
+/// bench/precision: A/A and A/B verdicts of cell's protocol beside the plain one and hyperfine.
+#[derive(Parser)]
+#[command(version, about)]
 struct Args {
-    repeats: usize,
-    phases: Vec<String>,
-    conditions: Vec<String>,
+    /// Repeats: verdicts per line of the table.
+    #[arg(long, default_value_t = 20)]
+    repeats: u32,
+    /// Workload phases.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "mix")]
+    phases: Vec<Workload>,
+    /// Added loads, for both comparisons (the default: A/A under none,other, A/B under none).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    conditions: Option<Vec<Load>>,
+    /// Loads the A/A comparison runs under, instead of --conditions.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    aa_loads: Option<Vec<Load>>,
+    /// Loads the A/B +3% comparison runs under, instead of --conditions.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    ab_loads: Option<Vec<Load>>,
+    /// Protocols, each a verdict per comparison and repeat: plain, cell, hyperfine,
+    /// cell-adaptive (`REPS`..`REPS_MAX` of versions.env), cell-aslr (layout randomized).
+    #[arg(long, value_delimiter = ',', default_value = "plain,cell,hyperfine", value_parser = protocols::by_name)]
+    protocols: Vec<&'static Protocol>,
+    /// Process runs per verdict, warm-ups included (even, at least 4).
+    #[arg(long, default_value_t = 14)]
     budget: u32,
+    /// Seed of the protocols' order in each repeat.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Also write every verdict here.
+    #[arg(long)]
     json: Option<PathBuf>,
+    /// The repository root.
+    #[arg(long, default_value = ".")]
     root: PathBuf,
-    /// Also run cell's protocol with address-space randomization left on.
-    random_layout: bool,
-    /// Also run the adaptive budget (`REPS` to `REPS_MAX` of versions.env) on phases with an A/B.
-    adaptive: bool,
 }
 
-fn args() -> Args {
-    let mut a = Args {
-        repeats: 20,
-        phases: vec!["mix".into(), "primes".into(), "fib".into()],
-        conditions: vec!["none".into(), "other".into(), "same".into()],
-        budget: 14,
-        json: None,
-        root: PathBuf::from("."),
-        random_layout: false,
-        adaptive: false,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let v = it.next().unwrap_or_else(|| panic!("{flag} needs a value"));
-        match flag.as_str() {
-            "--repeats" => a.repeats = v.parse().expect("--repeats N"),
-            "--phases" => a.phases = v.split(',').map(str::to_owned).collect(),
-            "--conditions" => a.conditions = v.split(',').map(str::to_owned).collect(),
-            "--budget" => a.budget = v.parse().expect("--budget N"),
-            "--json" => a.json = Some(PathBuf::from(v)),
-            "--root" => a.root = PathBuf::from(v),
-            "--random-layout" => a.random_layout = v == "yes",
-            "--adaptive" => a.adaptive = v == "yes",
-            _ => panic!("unknown flag {flag}"),
+/// Which comparison runs under which load, resolved from the three load options.
+struct Matrix {
+    aa: BTreeSet<Load>,
+    ab: BTreeSet<Load>,
+}
+
+impl Matrix {
+    /// The default covers A/A under no load and a busy other CPU, A/B under no load: what
+    /// fits in an hour here (README.md, "Default and the rest").
+    fn of(a: &Args) -> Self {
+        let pick = |own: &Option<Vec<Load>>, default: &[Load]| -> BTreeSet<Load> {
+            own.as_deref()
+                .or(a.conditions.as_deref())
+                .unwrap_or(default)
+                .iter()
+                .copied()
+                .collect()
+        };
+        Self {
+            aa: pick(&a.aa_loads, &[Load::None, Load::Other]),
+            ab: pick(&a.ab_loads, &[Load::None]),
         }
     }
-    assert!(
-        a.budget >= 4 && a.budget.is_multiple_of(2),
-        "--budget is an even number of process runs, at least 4"
-    );
-    a
+
+    fn loads(&self) -> BTreeSet<Load> {
+        self.aa.union(&self.ab).copied().collect()
+    }
+
+    fn runs(&self, cmp: Comparison, load: Load) -> bool {
+        match cmp {
+            Comparison::Aa => self.aa.contains(&load),
+            Comparison::Ab => self.ab.contains(&load),
+        }
+    }
 }
 
 /// The binaries compared.
@@ -76,34 +108,50 @@ struct Bins {
     ab_primes: String,
 }
 
-fn build(dir: &Path, root: &Path) -> Bins {
+impl Bins {
+    /// The comparisons a phase has: A/A always, A/B where a 3% knob exists.
+    fn comparisons(&self, phase: Workload) -> Vec<(Comparison, &str)> {
+        let ab = match phase {
+            Workload::Mix => Some(self.ab_mix.as_str()),
+            Workload::Primes => Some(self.ab_primes.as_str()),
+            Workload::Fib => None,
+        };
+        std::iter::once((Comparison::Aa, self.aa.as_str()))
+            .chain(ab.map(|b| (Comparison::Ab, b)))
+            .collect()
+    }
+}
+
+fn build(dir: &Path, root: &Path) -> Result<Bins> {
     let src = root.join("bench/workload/c/main.c");
-    let cc = |out: &Path, extra: &[&str]| {
+    let cc = |out: &Path, extra: &[&str]| -> Result<()> {
         let st = Command::new("clang")
             .arg("-O2")
             .args(extra)
             .arg("-o")
             .arg(out)
             .arg(&src)
+            .stdin(Stdio::null())
             .status()
-            .expect("clang is needed: apt-get install clang");
-        assert!(st.success(), "clang failed");
+            .context("clang is needed: apt-get install clang")?;
+        ensure!(st.success(), "clang failed on {}", src.display());
+        Ok(())
     };
     for d in ["ref", "a-a", "mix", "pri"] {
-        std::fs::create_dir_all(dir.join(d)).unwrap();
+        std::fs::create_dir_all(dir.join(d))?;
     }
-    cc(&dir.join("ref/workload"), &[]);
-    std::fs::copy(dir.join("ref/workload"), dir.join("a-a/workload")).unwrap();
+    cc(&dir.join("ref/workload"), &[])?;
+    std::fs::copy(dir.join("ref/workload"), dir.join("a-a/workload"))?;
     // 3% more work: 206,000,000 mix iterations; a sieve over 51,500,000 numbers.
-    cc(&dir.join("mix/workload"), &["-DMIX_ITERS=206000000u"]);
-    cc(&dir.join("pri/workload"), &["-DSIEVE_LIMIT=51500000u"]);
+    cc(&dir.join("mix/workload"), &["-DMIX_ITERS=206000000u"])?;
+    cc(&dir.join("pri/workload"), &["-DSIEVE_LIMIT=51500000u"])?;
     let s = |d: &str| dir.join(d).join("workload").display().to_string();
-    Bins {
+    Ok(Bins {
         reference: s("ref"),
         aa: s("a-a"),
         ab_mix: s("mix"),
         ab_primes: s("pri"),
-    }
+    })
 }
 
 /// A spinning thread pinned to one CPU, until dropped.
@@ -137,6 +185,16 @@ impl Busy {
             handle: Some(handle),
         }
     }
+
+    /// The load of `load`: cell times on the highest CPU, cpu0 is the other one.
+    fn of(load: Load) -> Option<Self> {
+        let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        match load {
+            Load::None => None,
+            Load::Other => Some(Self::on(0)),
+            Load::Same => Some(Self::on(cpus - 1)),
+        }
+    }
 }
 
 impl Drop for Busy {
@@ -148,277 +206,210 @@ impl Drop for Busy {
     }
 }
 
-/// The plain protocol: N runs of the reference then N of the candidate, unpinned, wall clock,
-/// first of each dropped, median over median.
-fn plain(reference: &str, candidate: &str, phase: &str, budget: u32) -> f64 {
-    let n = budget / 2;
-    let time = |bin: &str| -> Vec<f64> {
-        (0..n)
-            .map(|_| {
-                let t = Instant::now();
-                let st = Command::new(bin)
-                    .arg(phase)
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .status()
-                    .expect("run");
-                assert!(st.success());
-                t.elapsed().as_secs_f64()
-            })
-            .skip(1)
-            .collect()
-    };
-    let r = time(reference);
-    let c = time(candidate);
-    median(&c) / median(&r)
+/// One repeat's seeded order, for the JSON.
+#[derive(Serialize)]
+struct RepeatJson {
+    phase: Workload,
+    load: Load,
+    repeat: u32,
+    /// "comparison protocol" in the order they ran.
+    order: Vec<String>,
+    seconds: f64,
 }
 
-struct Real<'a> {
-    engine: &'a mut Engine,
-    bins: [&'a str; 2],
-    dir: &'a Path,
-}
-
-impl Executor for Real<'_> {
-    fn run(&mut self, unit: usize, phase: &Phase) -> Sample {
-        let argv = vec![self.bins[unit].to_owned(), phase.to_string()];
-        let m = self
-            .engine
-            .run(&argv, self.dir, Duration::from_mins(2), b"")
-            .expect("run");
-        Sample {
-            wall_s: m.wall_s,
-            cpu_s: m.cpu_s,
-            user_s: m.user_s,
-            sys_s: m.sys_s,
-            steal_s: None,
-            maxrss_kib: m.maxrss_kib,
-            ok: true,
-            wrong: None,
-            printed: None,
-            timed_out: false,
-        }
-    }
-}
-
-/// cell's protocol: rounds of (reference, candidate) in a seeded random order, pinned, CPU
-/// time, warm-up excluded, median of per-round ratios with its CI; returns the process runs
-/// it took.
-fn cell(
-    reference: &str,
-    candidate: &str,
-    phase: &str,
-    params: &Params,
-    randomize: bool,
-    dir: &Path,
-) -> (f64, f64, f64, u32) {
-    let mut engine = Engine::with_layout(dir, randomize).expect("engine");
-    let params = Params {
-        phases: vec![Phase::from(phase)],
-        ..params.clone()
-    };
-    let units = vec![
-        Unit {
-            phases: params.phases.clone(),
-            clock: Clock::Cpu
-        };
-        2
-    ];
-    let mut exec = Real {
-        engine: &mut engine,
-        bins: [reference, candidate],
-        dir,
-    };
-    let out = protocol::run(&units, &params, &mut exec, &mut |_| {});
-    let rs = protocol::ratios(&out.runs, out.warmup, 1, &Phase::from(phase), Clock::Cpu);
-    let ci = median_ci(&rs, params.ci_level);
-    (
-        ci.median,
-        ci.lo,
-        ci.hi,
-        u32::try_from(out.runs.len()).unwrap_or(u32::MAX),
-    )
-}
-
-#[derive(Default, Clone)]
-struct Cellf {
-    verdicts: Vec<f64>,
-    fails: usize,
-    runs: Vec<u32>,
-}
-
-fn three_sigma_pct(xs: &[f64]) -> f64 {
-    let n = xs.len() as f64;
-    let mean = xs.iter().sum::<f64>() / n;
-    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-    3.0 * var.sqrt() / mean * 100.0
-}
-
-/// What every comparison of a run shares.
+/// What a run shares, and what it collected.
 struct Bench<'a> {
     args: &'a Args,
     settings: &'a cell_model::Settings,
     bins: &'a Bins,
+    matrix: Matrix,
     dir: &'a Path,
+    rng: SplitMix64,
+    lines: BTreeMap<Key, Line>,
+    repeats: Vec<RepeatJson>,
+    started: Instant,
 }
 
 impl Bench<'_> {
-    /// Every protocol's verdicts on one comparison, repeated, each repeat running every
-    /// protocol back to back (interleaved).
-    fn compare(&self, phase: &str, candidate: &str, has_ab: bool) -> Vec<(&'static str, Cellf)> {
-        let (a, s) = (self.args, self.settings);
-        // name → results, in the order printed
-        let mut rows: Vec<(&str, Cellf)> =
-            vec![("plain", Cellf::default()), ("cell", Cellf::default())];
-        if a.random_layout {
-            rows.push(("cell, ASLR on", Cellf::default()));
+    /// One repeat on `phase` under the load already running: every (comparison, protocol)
+    /// once, in a seeded random order, so a slow drift of the host hits every protocol alike.
+    fn repeat(&mut self, phase: Workload, load: Load, rep: u32) -> Result<()> {
+        let t0 = Instant::now();
+        let bins = self.bins;
+        let mut trials: Vec<(Comparison, &str, usize)> = bins
+            .comparisons(phase)
+            .into_iter()
+            .filter(|&(cmp, _)| self.matrix.runs(cmp, load))
+            .flat_map(|(cmp, cand)| (0..self.args.protocols.len()).map(move |i| (cmp, cand, i)))
+            .collect();
+        shuffle(&mut trials, &mut self.rng);
+        let mut order = Vec::new();
+        for (position, (cmp, candidate, i)) in trials.into_iter().enumerate() {
+            let protocol = self.args.protocols[i];
+            let trial = Trial {
+                reference: &bins.reference,
+                candidate,
+                phase: phase.arg(),
+                budget: self.args.budget,
+                seed: 1000 + u64::from(rep),
+                dir: self.dir,
+                settings: self.settings,
+            };
+            let verdict = (protocol.run)(&trial)
+                .with_context(|| format!("{} on {} {}", protocol.name, phase.arg(), cmp.label()))?;
+            let position = u32::try_from(position).expect("a repeat has few trials");
+            self.lines
+                .entry((phase, load, cmp, i))
+                .or_insert_with(|| Line {
+                    protocol: protocol.name,
+                    records: Vec::new(),
+                })
+                .records
+                .push(Record::new(rep, position, verdict));
+            order.push(format!("{} {}", cmp.label(), protocol.name));
         }
-        if a.adaptive && has_ab {
-            rows.push(("cell, adaptive", Cellf::default()));
-        }
-        let rounds = a.budget / 2;
-        let fixed = Params {
-            phases: vec![],
-            warmup: 1,
-            min_rounds: rounds - 1,
-            max_rounds: rounds - 1,
-            step: 1,
-            ci_target: 0.0,
-            ci_level: s.ci_level,
-            rows_per_reference: 3,
-            time_cap_s: 1e9,
-            seed: 0,
-            mode: cell_schema::ProtocolMode::Sequential,
-            futility_margin: 0.0,
-        };
-        let adaptive = Params {
-            warmup: s.drop,
-            min_rounds: s.min_rounds(),
-            max_rounds: s.max_rounds(),
-            step: s.reps_step,
-            ci_target: s.ci_target,
-            ..fixed.clone()
-        };
-        for rep in 0..a.repeats {
-            let seed = 1000 + rep as u64;
-            for (name, f) in &mut rows {
-                let with_seed = |p: &Params| Params { seed, ..p.clone() };
-                let reference = self.bins.reference.as_str();
-                let (m, lo, hi, runs) = match *name {
-                    "plain" => {
-                        let v = plain(reference, candidate, phase, a.budget);
-                        // The plain protocol has no interval: its gate reads the point.
-                        (v, v, v, a.budget)
-                    }
-                    "cell" => cell(
-                        reference,
-                        candidate,
-                        phase,
-                        &with_seed(&fixed),
-                        false,
-                        self.dir,
-                    ),
-                    "cell, ASLR on" => cell(
-                        reference,
-                        candidate,
-                        phase,
-                        &with_seed(&fixed),
-                        true,
-                        self.dir,
-                    ),
-                    _ => cell(
-                        reference,
-                        candidate,
-                        phase,
-                        &with_seed(&adaptive),
-                        false,
-                        self.dir,
-                    ),
-                };
-                f.verdicts.push(m);
-                f.runs.push(runs);
-                if cell_verdict::three_way(1.0, lo, hi, s.tolerance) == GateStatus::Fail {
-                    f.fails += 1;
+        let seconds = t0.elapsed().as_secs_f64();
+        eprintln!(
+            "precision: {} · load {} · repeat {}/{} in {seconds:.0} s ({:.0} s in all)",
+            phase.arg(),
+            load.label(),
+            rep + 1,
+            self.args.repeats,
+            self.started.elapsed().as_secs_f64()
+        );
+        self.repeats.push(RepeatJson {
+            phase,
+            load,
+            repeat: rep,
+            order,
+            seconds,
+        });
+        Ok(())
+    }
+
+    fn measure(&mut self) -> Result<()> {
+        let phases: BTreeSet<Workload> = self.args.phases.iter().copied().collect();
+        for phase in phases {
+            for load in self.matrix.loads() {
+                let runs = |(cmp, _): &(Comparison, &str)| self.matrix.runs(*cmp, load);
+                if !self.bins.comparisons(phase).iter().any(runs) {
+                    continue;
+                }
+                let _busy = Busy::of(load);
+                for rep in 0..self.args.repeats {
+                    self.repeat(phase, load, rep)?;
                 }
             }
         }
-        rows
+        Ok(())
     }
 }
 
-/// One table line and one JSON record per protocol.
-fn report(
-    rows: &[(&str, Cellf)],
-    (phase, cond, kind): (&str, &str, &str),
-    json: &mut Vec<serde_json::Value>,
-) {
-    for (name, f) in rows {
-        let mean = f.verdicts.iter().sum::<f64>() / f.verdicts.len() as f64;
-        let s3 = three_sigma_pct(&f.verdicts);
-        let runs = f64::from(f.runs.iter().sum::<u32>()) / f.runs.len() as f64;
-        println!(
-            "| {phase} | {cond} | {kind} | {name} | {runs:.0} | {} | {mean:.4} | {s3:.2}% | {}/{} |",
-            f.verdicts.len(),
-            f.fails,
-            f.verdicts.len()
-        );
-        json.push(serde_json::json!({"phase": phase, "load": cond, "comparison": kind, "protocol": name, "runs_per_verdict": runs, "verdicts": f.verdicts, "mean": mean, "three_sigma_pct": s3, "fails": f.fails}));
-    }
+/// The JSON file: the settings of the run, every line, every repeat's order.
+#[derive(Serialize)]
+struct RunJson<'a> {
+    repeats: u32,
+    budget: u32,
+    tolerance: f64,
+    seed: u64,
+    protocols: Vec<&'a str>,
+    aa_loads: &'a BTreeSet<Load>,
+    ab_loads: &'a BTreeSet<Load>,
+    versions: &'a BTreeMap<&'a str, String>,
+    lines: Vec<report::LineJson<'a>>,
+    order: &'a [RepeatJson],
+    seconds: f64,
 }
 
-fn main() {
-    let a = args();
+fn check_args(a: &Args) -> Result<()> {
+    ensure!(
+        a.budget >= 4 && a.budget.is_multiple_of(2),
+        "--budget is an even number of process runs, at least 4"
+    );
+    ensure!(a.repeats >= 1, "--repeats is at least 1");
+    let mut names: Vec<&str> = a.protocols.iter().map(|p| p.name).collect();
+    names.sort_unstable();
+    if let Some([twice, _]) = names.windows(2).find(|w| w[0] == w[1]) {
+        bail!("--protocols names {twice} twice");
+    }
+    Ok(())
+}
+
+fn run() -> Result<()> {
+    let a = Args::parse();
+    check_args(&a)?;
+    let mut versions = BTreeMap::new();
+    for p in &a.protocols {
+        if let Some(check) = p.check {
+            versions.insert(p.name, check()?);
+        }
+    }
     let plan =
-        cell_model::Plan::load(&a.root).expect("run from the repository root (or pass --root)");
+        cell_model::Plan::load(&a.root).context("run from the repository root (or pass --root)")?;
     let s = &plan.settings;
-    let tol = s.tolerance;
-    let dir = tempfile::tempdir().expect("temp dir");
-    let bins = build(dir.path(), &a.root);
-    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    let timed_cpu = cpus - 1;
-    let other_cpu = 0;
+    let dir = tempfile::tempdir().context("a temp dir for the binaries")?;
+    let bins = build(dir.path(), &a.root)?;
+    let names: Vec<&str> = a.protocols.iter().map(|p| p.name).collect();
+    let matrix = Matrix::of(&a);
+    let tools: Vec<&str> = versions.values().map(String::as_str).collect();
+    let list = |loads: &BTreeSet<Load>| -> String {
+        let names: Vec<&str> = loads.iter().map(|l| l.label()).collect();
+        names.join(",")
+    };
     println!(
-        "precision: {} repeats, budget {} process runs per verdict, tolerance ±{tol}, timed CPU {timed_cpu}",
-        a.repeats, a.budget
+        "precision: {} repeats, budget {} process runs per verdict, tolerance ±{}, protocols {} ({}), A/A under {}, A/B under {}",
+        a.repeats,
+        a.budget,
+        s.tolerance,
+        names.join(","),
+        tools.join(", "),
+        list(&matrix.aa),
+        list(&matrix.ab),
     );
-    println!();
-    println!(
-        "| phase | load | comparison | protocol | process runs per verdict | verdicts | mean ratio | 3σ of the verdict | gate FAIL |"
-    );
-    println!("|---|---|---|---|---:|---:|---:|---:|---:|");
-    let bench = Bench {
+    let mut bench = Bench {
         args: &a,
         settings: s,
         bins: &bins,
+        matrix,
         dir: dir.path(),
+        rng: SplitMix64::new(a.seed),
+        lines: BTreeMap::new(),
+        repeats: Vec::new(),
+        started: Instant::now(),
     };
-    let mut json = Vec::new();
-    let started = Instant::now();
-    for phase in &a.phases {
-        let ab = match phase.as_str() {
-            "mix" => Some(bins.ab_mix.as_str()),
-            "primes" => Some(bins.ab_primes.as_str()),
-            _ => None,
-        };
-        for cond in &a.conditions {
-            let _busy = match cond.as_str() {
-                "none" => None,
-                "other" => Some(Busy::on(other_cpu)),
-                "same" => Some(Busy::on(timed_cpu)),
-                c => panic!("unknown condition {c}"),
-            };
-            let comparisons: Vec<(&str, &str)> = std::iter::once(("A/A", bins.aa.as_str()))
-                .chain(ab.map(|b| ("A/B +3%", b)))
-                .collect();
-            for (kind, cand) in comparisons {
-                let rows = bench.compare(phase, cand, ab.is_some());
-                report(&rows, (phase, cond, kind), &mut json);
-            }
-        }
-    }
+    bench.measure()?;
+    let seconds = bench.started.elapsed().as_secs_f64();
     println!();
-    println!("took {:.0} s", started.elapsed().as_secs_f64());
-    if let Some(path) = a.json {
-        std::fs::write(&path, cell_schema::to_json(&json)).expect("write --json");
+    println!("{}", report::verdict_table(&bench.lines, s.tolerance));
+    println!("{}", report::against_cell_table(&bench.lines, s.tolerance));
+    println!("{}", report::clock_table(&bench.lines, s.tolerance));
+    println!("took {seconds:.0} s");
+    if let Some(path) = &a.json {
+        let run = RunJson {
+            repeats: a.repeats,
+            budget: a.budget,
+            tolerance: s.tolerance,
+            seed: a.seed,
+            protocols: names,
+            aa_loads: &bench.matrix.aa,
+            ab_loads: &bench.matrix.ab,
+            versions: &versions,
+            lines: report::json_lines(&bench.lines, s.tolerance),
+            order: &bench.repeats,
+            seconds,
+        };
+        std::fs::write(path, cell_schema::to_json(&run))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            ExitCode::from(2)
+        }
     }
 }
