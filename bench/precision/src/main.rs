@@ -48,7 +48,7 @@ struct Args {
     ab_loads: Option<Vec<Load>>,
     /// Protocols, each a verdict per comparison and repeat: plain, cell, hyperfine,
     /// cell-adaptive (`REPS`..`REPS_MAX` of versions.env), cell-aslr (layout randomized).
-    #[arg(long, value_delimiter = ',', default_value = "plain,cell,hyperfine", value_parser = protocols::by_name)]
+    #[arg(long, value_delimiter = ',', default_value = "plain,cell,cell-duet,hyperfine", value_parser = protocols::by_name)]
     protocols: Vec<&'static Protocol>,
     /// Process runs per verdict, warm-ups included (even, at least 4).
     #[arg(long, default_value_t = 14)]

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, ensure};
 use cell_run::protocol::{self, Executor, Outcome, Params, Recorded, Sample, Unit};
-use cell_run::timing::{Engine, ExitKind};
+use cell_run::timing::{Engine, EngineOptions, ExitKind, Launch, Measured};
 use cell_schema::{Clock, Phase, ProtocolMode};
 use cell_stats::{median, median_ci};
 use serde::Serialize;
@@ -107,6 +107,11 @@ pub const ALL: &[Protocol] = &[
         name: "hyperfine",
         run: hyperfine::verdict,
         check: Some(hyperfine::version),
+    },
+    Protocol {
+        name: "cell-duet",
+        run: cell_duet,
+        check: None,
     },
     Protocol {
         name: "cell-adaptive",
@@ -262,12 +267,37 @@ fn fixed_params(t: &Trial<'_>) -> Params {
 }
 
 fn cell_fixed(t: &Trial<'_>) -> Result<Verdict> {
-    cell(t, &fixed_params(t), false)
+    cell(t, &fixed_params(t), &EngineOptions::default())
 }
 
 /// As `cell`, with address-space layout randomization left on for the timed children.
 fn cell_aslr(t: &Trial<'_>) -> Result<Verdict> {
-    cell(t, &fixed_params(t), true)
+    let options = EngineOptions {
+        randomize: true,
+        ..EngineOptions::default()
+    };
+    cell(t, &fixed_params(t), &options)
+}
+
+/// cell's duet protocol at the same budget: each round the candidate and its reference run
+/// at the same moment, one on each of two CPUs, swapping CPUs every round (`budget/2 - 1`
+/// measured rounds, an even number at the default budget of 14).
+fn cell_duet(t: &Trial<'_>) -> Result<Verdict> {
+    let params = Params {
+        mode: ProtocolMode::Duet,
+        ..fixed_params(t)
+    };
+    ensure!(
+        params.clone().normalized().max_rounds == params.max_rounds,
+        "the duet needs an even number of measured rounds: --budget {} gives {}",
+        t.budget,
+        params.max_rounds
+    );
+    let options = EngineOptions {
+        cpus: 2,
+        ..EngineOptions::default()
+    };
+    cell(t, &params, &options)
 }
 
 /// cell's adaptive budget (`REPS` to `REPS_MAX` of versions.env): not at the others' budget.
@@ -282,7 +312,7 @@ fn cell_adaptive(t: &Trial<'_>) -> Result<Verdict> {
         futility_margin: s.futility_margin,
         ..fixed_params(t)
     };
-    cell(t, &params, false)
+    cell(t, &params, &EngineOptions::default())
 }
 
 /// The real executor: the pinned engine, the two binaries, the first failure kept.
@@ -297,6 +327,31 @@ impl Executor for Real<'_> {
     fn run(&mut self, unit: usize, phase: &Phase) -> Sample {
         let argv = vec![self.bins[unit].to_owned(), phase.to_string()];
         let measured = self.engine.run(&argv, self.dir, PER_PROCESS, b"");
+        self.sample(&argv, measured)
+    }
+
+    fn run_pair(&mut self, first: usize, second: usize, phase: &Phase) -> (Sample, Sample) {
+        let argv = |u: usize| vec![self.bins[u].to_owned(), phase.to_string()];
+        let (a, b) = (argv(first), argv(second));
+        let launch = |argv| Launch {
+            argv,
+            cwd: self.dir,
+            timeout: PER_PROCESS,
+            expected: b"",
+        };
+        match self.engine.run_pair(&launch(&a), &launch(&b), false) {
+            Ok([ma, mb]) => (self.sample(&a, Ok(ma)), self.sample(&b, Ok(mb))),
+            Err(e) => {
+                let again = std::io::Error::new(e.kind(), e.to_string());
+                (self.sample(&a, Err(e)), self.sample(&b, Err(again)))
+            }
+        }
+    }
+}
+
+impl Real<'_> {
+    fn sample(&mut self, argv: &[String], measured: std::io::Result<Measured>) -> Sample {
+        let phase = &argv[1];
         let failure = match &measured {
             Err(e) => Some(format!("{e}")),
             Ok(m) if m.exit != ExitKind::Code(0) => Some(format!("ended with {:?}", m.exit)),
@@ -326,8 +381,8 @@ impl Executor for Real<'_> {
 /// cell's protocol: rounds of (reference, candidate) in a seeded random order, pinned, CPU
 /// time, warm-up excluded, median of per-round ratios with its interval; every clock read
 /// from the same runs.
-fn cell(t: &Trial<'_>, params: &Params, randomize: bool) -> Result<Verdict> {
-    let engine = Engine::with_layout(t.dir, randomize).context("the timing engine")?;
+fn cell(t: &Trial<'_>, params: &Params, options: &EngineOptions) -> Result<Verdict> {
+    let engine = Engine::with_options(t.dir, options).context("the timing engine")?;
     let units = vec![
         Unit {
             phases: params.phases.clone(),

@@ -275,7 +275,10 @@ fn calibrate_writes_the_noise_floor_the_gate_reads() {
     if two_cpus {
         assert_eq!(cal["duet"]["mix"]["cpu"]["ratio"]["n"], 4, "{cal}");
         assert!(text.contains("quieter protocol: "), "{text}");
-        assert!(matches!(quieter.as_deref(), Some("sequential" | "duet")), "{cal}");
+        assert!(
+            matches!(quieter.as_deref(), Some("sequential" | "duet")),
+            "{cal}"
+        );
     } else {
         println!("one CPU: no duet to calibrate");
         assert!(cal.get("duet").is_none(), "{cal}");
