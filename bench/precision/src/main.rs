@@ -37,7 +37,7 @@ struct Args {
     /// Workload phases.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "mix")]
     phases: Vec<Workload>,
-    /// Added loads, for both comparisons (the default: A/A under none,other, A/B under none).
+    /// Added loads, for both comparisons (the default: both under none,other).
     #[arg(long, value_enum, value_delimiter = ',')]
     conditions: Option<Vec<Load>>,
     /// Loads the A/A comparison runs under, instead of --conditions.
@@ -46,8 +46,9 @@ struct Args {
     /// Loads the A/B +3% comparison runs under, instead of --conditions.
     #[arg(long, value_enum, value_delimiter = ',')]
     ab_loads: Option<Vec<Load>>,
-    /// Protocols, each a verdict per comparison and repeat: plain, cell, hyperfine,
-    /// cell-adaptive (`REPS`..`REPS_MAX` of versions.env), cell-aslr (layout randomized).
+    /// Protocols, each a verdict per comparison and repeat: plain, cell, cell-duet (a row and
+    /// its reference at the same moment on two CPUs), hyperfine, cell-adaptive
+    /// (`REPS`..`REPS_MAX` of versions.env), cell-aslr (layout randomized).
     #[arg(long, value_delimiter = ',', default_value = "plain,cell,cell-duet,hyperfine", value_parser = protocols::by_name)]
     protocols: Vec<&'static Protocol>,
     /// Process runs per verdict, warm-ups included (even, at least 4).
@@ -71,8 +72,8 @@ struct Matrix {
 }
 
 impl Matrix {
-    /// The default covers A/A under no load and a busy other CPU, A/B under no load: what
-    /// fits in an hour here (README.md, "Default and the rest").
+    /// The default covers A/A and A/B under no load and a busy other CPU, on mix: what fits
+    /// in an hour here (README.md, "Default and the rest").
     fn of(a: &Args) -> Self {
         let pick = |own: &Option<Vec<Load>>, default: &[Load]| -> BTreeSet<Load> {
             own.as_deref()
@@ -84,7 +85,7 @@ impl Matrix {
         };
         Self {
             aa: pick(&a.aa_loads, &[Load::None, Load::Other]),
-            ab: pick(&a.ab_loads, &[Load::None]),
+            ab: pick(&a.ab_loads, &[Load::None, Load::Other]),
         }
     }
 

@@ -267,14 +267,18 @@ fn fixed_params(t: &Trial<'_>) -> Params {
 }
 
 fn cell_fixed(t: &Trial<'_>) -> Result<Verdict> {
-    cell(t, &fixed_params(t), &EngineOptions::default())
+    cell(
+        t,
+        &fixed_params(t),
+        &EngineOptions::from_settings(t.settings),
+    )
 }
 
 /// As `cell`, with address-space layout randomization left on for the timed children.
 fn cell_aslr(t: &Trial<'_>) -> Result<Verdict> {
     let options = EngineOptions {
         randomize: true,
-        ..EngineOptions::default()
+        ..EngineOptions::from_settings(t.settings)
     };
     cell(t, &fixed_params(t), &options)
 }
@@ -295,7 +299,7 @@ fn cell_duet(t: &Trial<'_>) -> Result<Verdict> {
     );
     let options = EngineOptions {
         cpus: 2,
-        ..EngineOptions::default()
+        ..EngineOptions::from_settings(t.settings)
     };
     cell(t, &params, &options)
 }
@@ -312,7 +316,7 @@ fn cell_adaptive(t: &Trial<'_>) -> Result<Verdict> {
         futility_margin: s.futility_margin,
         ..fixed_params(t)
     };
-    cell(t, &params, &EngineOptions::default())
+    cell(t, &params, &EngineOptions::from_settings(t.settings))
 }
 
 /// The real executor: the pinned engine, the two binaries, the first failure kept.
@@ -339,13 +343,14 @@ impl Executor for Real<'_> {
             timeout: PER_PROCESS,
             expected: b"",
         };
-        match self.engine.run_pair(&launch(&a), &launch(&b), false) {
-            Ok([ma, mb]) => (self.sample(&a, Ok(ma)), self.sample(&b, Ok(mb))),
-            Err(e) => {
+        let [ma, mb] = self
+            .engine
+            .run_pair_each(&launch(&a), &launch(&b), false)
+            .unwrap_or_else(|e| {
                 let again = std::io::Error::new(e.kind(), e.to_string());
-                (self.sample(&a, Err(e)), self.sample(&b, Err(again)))
-            }
-        }
+                [Err(e), Err(again)]
+            });
+        (self.sample(&a, ma), self.sample(&b, mb))
     }
 }
 

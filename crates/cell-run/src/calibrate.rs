@@ -108,20 +108,9 @@ pub fn calibrate(
     };
     let (pinned, timing) = (engine.pinned_cpu(), engine.timing());
     drop(engine);
-    let level = plan.settings.ci_level;
+    let (by_phase, quieter_clock, duet, quieter_protocol) =
+        summarize(plan, &cell, &outcomes, &phases);
     let sequential = &outcomes[&ProtocolMode::Sequential];
-    let (by_phase, quieter_clock) = noise(sequential, &phases, level);
-    let duet = outcomes
-        .get(&ProtocolMode::Duet)
-        .map(|o| noise(o, &phases, level).0);
-    let verdict_clock = plan.settings.clock(&cell.os).unwrap_or(quieter_clock);
-    let quieter_protocol = duet.as_ref().map(|d| {
-        if total(d, verdict_clock) < total(&by_phase, verdict_clock) {
-            ProtocolMode::Duet
-        } else {
-            ProtocolMode::Sequential
-        }
-    });
     Ok(cell_schema::Calibration {
         schema_version: SCHEMA_VERSION,
         kind: cell_schema::CalibrationKind::Calibration,
@@ -194,13 +183,49 @@ fn alternate(
     out
 }
 
-/// The A/A half-widths of every phase on `clock`, summed: how quiet a protocol is.
-fn total(noise: &BTreeMap<Phase, BTreeMap<Clock, cell_schema::Noise>>, clock: Clock) -> f64 {
-    noise
-        .values()
-        .filter_map(|c| c.get(&clock))
-        .map(|n| n.half_width)
-        .sum()
+/// Per phase and clock noise of each protocol, the quietest clock (sequential), and the
+/// quieter protocol on the clock verdicts will read.
+type Summary = (
+    BTreeMap<Phase, BTreeMap<Clock, cell_schema::Noise>>,
+    Clock,
+    Option<BTreeMap<Phase, BTreeMap<Clock, cell_schema::Noise>>>,
+    Option<ProtocolMode>,
+);
+
+/// The protocols are compared by the half-width each would reach in a job's budget
+/// (`REPS_MAX` measured rounds: as many ratios sequentially, half as many in a duet, which
+/// pairs rounds), projected from its spread here: their intervals at calibration hold
+/// different numbers of ratios and cover differently, so they are not compared as they are.
+fn summarize(
+    plan: &Plan,
+    cell: &Cell,
+    outcomes: &BTreeMap<ProtocolMode, protocol::Outcome>,
+    phases: &[Phase],
+) -> Summary {
+    let level = plan.settings.ci_level;
+    let rounds = usize::try_from(plan.settings.max_rounds()).unwrap_or(usize::MAX);
+    let sequential = &outcomes[&ProtocolMode::Sequential];
+    let (by_phase, quieter_clock) = noise(sequential, phases, level);
+    let duet = outcomes.get(&ProtocolMode::Duet);
+    let verdict_clock = plan.settings.clock(&cell.os).unwrap_or(quieter_clock);
+    let quieter_protocol = duet.map(|d| {
+        let projected = |o: &protocol::Outcome, n: usize| -> f64 {
+            phases
+                .iter()
+                .map(|p| {
+                    let rs = protocol::ratios(&o.runs, o.warmup, 1, p, verdict_clock);
+                    cell_stats::projected_rel_half_width(&rs, n, level)
+                })
+                .sum()
+        };
+        if projected(d, rounds.div_ceil(2)) < projected(sequential, rounds) {
+            ProtocolMode::Duet
+        } else {
+            ProtocolMode::Sequential
+        }
+    });
+    let duet = duet.map(|o| noise(o, phases, level).0);
+    (by_phase, quieter_clock, duet, quieter_protocol)
 }
 
 /// Per phase and clock, the control's (unit 1's) noise; and the quietest clock overall.

@@ -63,6 +63,8 @@ pub struct Setup<'a> {
     pub timeout: Duration,
     /// The expected stdout of each phase.
     pub expect: &'a BTreeMap<Phase, String>,
+    /// How the lane's engine takes its CPU (`CPU_WAIT_S` and the lock dir).
+    pub engine: crate::timing::EngineOptions,
 }
 
 /// What the lane counted of one row.
@@ -156,6 +158,7 @@ pub(crate) fn job_lane(plan: &Plan, cell: &Cell, timed: &[Timed], out: &Path) ->
         work: &work,
         timeout,
         expect: &plan.expect,
+        engine: crate::timing::EngineOptions::from_settings(&plan.settings),
     };
     Some(run(&setup, &rows))
 }
@@ -170,7 +173,7 @@ pub fn run(setup: &Setup<'_>, rows: &[LaneRow]) -> Lane {
             setup.timeout,
         );
     };
-    let mut engine = match Engine::new(setup.work) {
+    let mut engine = match Engine::with_options(setup.work, &setup.engine) {
         Ok(e) => e,
         Err(e) => {
             return Lane::skipped(

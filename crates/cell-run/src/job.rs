@@ -848,19 +848,19 @@ impl Executor for RealExecutor<'_> {
         );
         let expected = a.expected;
         // The protocol already chose which unit goes first, so which CPU each takes.
-        match self.engine.run_pair(&a, &b, false) {
-            Ok([ma, mb]) => (
-                sample(plan, &argv_a, expected, Ok(ma)),
-                sample(plan, &argv_b, expected, Ok(mb)),
-            ),
-            Err(e) => {
+        // Each side judged on its own: a row that cannot start must not take its reference
+        // run with it.
+        let [ma, mb] = self
+            .engine
+            .run_pair_each(&a, &b, false)
+            .unwrap_or_else(|e| {
                 let again = std::io::Error::new(e.kind(), e.to_string());
-                (
-                    sample(plan, &argv_a, expected, Err(e)),
-                    sample(plan, &argv_b, expected, Err(again)),
-                )
-            }
-        }
+                [Err(e), Err(again)]
+            });
+        (
+            sample(plan, &argv_a, expected, ma),
+            sample(plan, &argv_b, expected, mb),
+        )
     }
 }
 

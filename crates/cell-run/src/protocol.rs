@@ -122,6 +122,8 @@ pub struct Recorded {
     pub sample: Sample,
     /// The reference run it pairs with (seq), for non-reference units.
     pub paired_with: Option<u32>,
+    /// In a duet, which of the two CPUs it ran on (0: the first); `None` when sequential.
+    pub slot: Option<u8>,
 }
 
 /// Everything the protocol recorded.
@@ -237,7 +239,12 @@ struct RoundCtx<'a> {
 }
 
 impl RoundCtx<'_> {
-    fn record(&mut self, unit: usize, seq: u32, sample: Sample, paired_with: Option<u32>) {
+    fn record(
+        &mut self,
+        (unit, seq, slot): (usize, u32, Option<u8>),
+        sample: Sample,
+        paired_with: Option<u32>,
+    ) {
         self.dead[unit] |= sample.timed_out;
         self.runs.push(Recorded {
             unit,
@@ -246,6 +253,7 @@ impl RoundCtx<'_> {
             seq,
             sample,
             paired_with,
+            slot,
         });
     }
 
@@ -263,7 +271,7 @@ impl RoundCtx<'_> {
                 continue;
             }
             let sample = exec.run(unit, self.phase);
-            self.record(unit, seq, sample, paired);
+            self.record((unit, seq, None), sample, paired);
         }
     }
 
@@ -287,8 +295,9 @@ impl RoundCtx<'_> {
             } else {
                 exec.run_pair(0, unit, self.phase)
             };
-            self.record(0, seq, reference, None);
-            self.record(unit, seq + 1, row, Some(seq));
+            let row_slot = u8::from(!row_first);
+            self.record((0, seq, Some(1 - row_slot)), reference, None);
+            self.record((unit, seq + 1, Some(row_slot)), row, Some(seq));
             seq += 2;
         }
     }
@@ -364,14 +373,38 @@ fn ratios_by_round(
         .filter(|x| x.unit == 0 && &x.phase == phase)
         .map(|x| ((x.round, x.seq), &x.sample))
         .collect();
-    runs.iter()
+    let per_round: Vec<(u32, f64, Option<u8>)> = runs
+        .iter()
         .filter(|r| r.unit == unit && &r.phase == phase && r.round >= warmup)
         .filter_map(|r| {
             let reference = references.get(&(r.round, r.paired_with?))?;
             let denom = pick(reference);
-            (denom > 0.0).then(|| (r.round, pick(&r.sample) / denom))
+            (denom > 0.0).then(|| (r.round, pick(&r.sample) / denom, r.slot))
         })
-        .collect()
+        .collect();
+    if per_round.iter().all(|r| r.2.is_none()) {
+        return per_round.into_iter().map(|(k, r, _)| (k, r)).collect();
+    }
+    combine_swapped(per_round)
+}
+
+/// A duet's row alternates CPUs from round to round, so its ratio alternates between `r·k`
+/// and `r/k` when one CPU is `k` times faster: a median of those would not cancel `k`. Each
+/// two consecutive rounds, one on each CPU, become one ratio, their geometric mean, which
+/// cancels `k` exactly; a round whose partner is missing (a time cap after an odd round, a
+/// run that failed) is left out.
+fn combine_swapped(per_round: Vec<(u32, f64, Option<u8>)>) -> Vec<(u32, f64)> {
+    let mut out = Vec::with_capacity(per_round.len() / 2);
+    let mut it = per_round.into_iter().peekable();
+    while let Some((round, a, slot)) = it.next() {
+        if let Some(&(_, b, other)) = it.peek()
+            && other != slot
+        {
+            it.next();
+            out.push((round, (a * b).sqrt()));
+        }
+    }
+    out
 }
 
 /// Per-round ratio of two units' ratios (`a/ref ÷ b/ref`) in the same rounds: the tooth when
@@ -416,8 +449,12 @@ fn futile(
     params: &Params,
     dead: &[bool],
 ) -> Option<(usize, Phase, Clock, Projection)> {
+    // A duet's interval holds one ratio per two rounds (`combine_swapped`).
     let rule = FutilityRule {
-        max_rounds: params.max_rounds,
+        max_samples: match params.mode {
+            ProtocolMode::Sequential => params.max_rounds,
+            ProtocolMode::Duet => params.max_rounds / 2,
+        },
         target: params.ci_target,
         level: params.ci_level,
         margin: params.futility_margin,

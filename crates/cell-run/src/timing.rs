@@ -276,6 +276,19 @@ impl Engine {
         b: &Launch<'_>,
         swap: bool,
     ) -> std::io::Result<[Measured; 2]> {
+        let [m0, m1] = self.run_pair_each(a, b, swap)?;
+        Ok([m0?, m1?])
+    }
+
+    /// As [`Engine::run_pair`], each side's outcome on its own: one that could not start
+    /// does not take its partner's measurement with it. The outer error is an engine that
+    /// cannot time two at once.
+    pub fn run_pair_each(
+        &mut self,
+        a: &Launch<'_>,
+        b: &Launch<'_>,
+        swap: bool,
+    ) -> std::io::Result<[std::io::Result<Measured>; 2]> {
         let [c0, c1] = *self.lease.cpus() else {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
@@ -320,7 +333,6 @@ impl Engine {
                 other.join().expect("the timing thread does not panic"),
             )
         });
-        let (m0, m1) = (m0?, m1?);
         Ok(if swap { [m1, m0] } else { [m0, m1] })
     }
 }

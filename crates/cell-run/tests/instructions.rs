@@ -73,6 +73,7 @@ fn setup<'a>(work: &'a Path, expect: &'a BTreeMap<Phase, String>) -> Setup<'a> {
         work,
         timeout: Duration::from_mins(2),
         expect,
+        engine: cell_run::timing::EngineOptions::default(),
     }
 }
 
@@ -180,6 +181,7 @@ fn valgrind_missing_skips_the_lane_naming_the_package() {
             work: dir.path(),
             timeout: Duration::from_mins(2),
             expect: &expect,
+            engine: cell_run::timing::EngineOptions::default(),
         },
         &[row("a", Path::new("/bin/true"))],
     );

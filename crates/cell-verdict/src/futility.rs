@@ -8,8 +8,9 @@ use cell_stats::projected_rel_half_width;
 /// The thresholds of the rule.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FutilityRule {
-    /// `REPS_MAX`: the measured rounds the budget may reach.
-    pub max_rounds: u32,
+    /// The ratios an interval holds at `REPS_MAX` (its measured rounds; half of them in a
+    /// duet, which pairs rounds).
+    pub max_samples: u32,
     /// `CI_TARGET`: the relative half-width every interval should reach.
     pub target: f64,
     /// The intervals' confidence level.
@@ -30,7 +31,7 @@ pub struct Projection {
 impl FutilityRule {
     /// The interval of `ratios` projected at `REPS_MAX` from its spread so far.
     pub fn project(&self, ratios: &[f64]) -> Projection {
-        let n_max = usize::try_from(self.max_rounds).unwrap_or(usize::MAX);
+        let n_max = usize::try_from(self.max_samples).unwrap_or(usize::MAX);
         Projection {
             half_width: cell_stats::median_ci(ratios, self.level).rel_half_width(),
             projected: projected_rel_half_width(ratios, n_max.max(ratios.len()), self.level),
@@ -63,7 +64,7 @@ mod tests {
 
     fn rule() -> FutilityRule {
         FutilityRule {
-            max_rounds: 30,
+            max_samples: 30,
             target: 0.007,
             level: 0.95,
             margin: 1.25,

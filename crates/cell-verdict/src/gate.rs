@@ -516,26 +516,38 @@ fn calibration_notices(cell: &CellResult, config: &GateConfig) -> Vec<String> {
     let Some(cal) = config.calibration.get(cell.cell.id.as_str()) else {
         return Vec::new();
     };
-    let mut used: Vec<(Phase, Clock)> = cell
+    // Each row's noise is the calibration's under the protocol its job was timed by.
+    let mode_of = |job: &cell_schema::ToolchainName| {
+        cell.jobs
+            .get(job)
+            .map_or(cell_schema::ProtocolMode::Sequential, |j| j.protocol.mode)
+    };
+    let mut used: Vec<(cell_schema::ProtocolMode, Phase, Clock)> = cell
         .rows
         .values()
         .flat_map(|r| {
+            let mode = mode_of(&r.job);
             r.row
                 .phases
                 .keys()
-                .map(move |p| (p.clone(), r.row.verdict_clock))
+                .map(move |p| (mode, p.clone(), r.row.verdict_clock))
         })
         .collect();
     used.sort();
     used.dedup();
     let mut out = Vec::new();
-    for (p, clock) in used {
-        if let Some(n) = cal.phases.get(&p).and_then(|c| c.get(&clock))
+    for (mode, p, clock) in used {
+        let noise = match mode {
+            cell_schema::ProtocolMode::Sequential => Some(&cal.phases),
+            cell_schema::ProtocolMode::Duet => cal.duet.as_ref(),
+        };
+        if let Some(n) = noise.and_then(|n| n.get(&p)).and_then(|c| c.get(&clock))
             && n.half_width > config.tolerance / 2.0
         {
             out.push(format!(
-                "this machine's A/A noise on {p} ({} time) is ±{:.2}% (cell calibrate, {} rounds, {}), wider than TOLERANCE/2 = ±{:.2}%: expect INCONCLUSIVE there",
+                "this machine's A/A noise on {p} ({} time{}) is ±{:.2}% (cell calibrate, {} rounds, {}), wider than TOLERANCE/2 = ±{:.2}%: expect INCONCLUSIVE there",
                 clock.name(),
+                if mode.is_sequential() { "" } else { ", duet" },
                 n.half_width * 100.0,
                 cal.rounds,
                 cal.measured_at,
@@ -589,6 +601,11 @@ fn health_notices(
     base_name: &str,
     config: &GateConfig,
 ) -> Vec<String> {
+    // A reference timed beside another process is not the same measurement as one timed
+    // alone: its absolute time is not compared across protocols.
+    if j.protocol.mode != old.protocol.mode {
+        return Vec::new();
+    }
     let clock = j.protocol.default_clock;
     let mut out = Vec::new();
     for (p, pr) in &j.reference.phases {
@@ -743,7 +760,18 @@ fn row_verdicts(
             // Either side too noisy and there is no call: a noisy baseline is no firmer a
             // reference than a noisy new run. Nor is a ratio of another protocol.
             let (job, base_job) = (cell.jobs.get(&row.job), base.jobs.get(&old_row.job));
-            let noisy = other_protocol(job, base_job)
+            let no_user = (clock == Clock::User
+                && old_row
+                    .row
+                    .phases
+                    .get(p)
+                    .and_then(|x| x.ratio.as_ref())
+                    .is_some_and(|r| r.user.is_none()))
+            .then(|| {
+                "the baseline recorded no user time (written before it was recorded apart): a user-time ratio is not compared with a cpu-time one".to_owned()
+            });
+            let noisy = no_user
+                .or_else(|| other_protocol(job, base_job))
                 .or_else(|| job.and_then(|j| too_noisy(j, p, clock, config.tolerance)))
                 .or_else(|| {
                     base.jobs
