@@ -373,6 +373,8 @@ fn the_newest_baseline_is_a_measured_run_and_an_imported_one_only_when_there_is_
     std::fs::remove_file(first.join("gate.json")).unwrap();
     let second_tmp = tmp.path().join("second");
     std::fs::create_dir_all(&second_tmp).unwrap();
+    // A local run is named by its second: two in one second would be one run dir of history.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
     let second = local_run_as_old_cell(&root, &second_tmp, &history);
     gate(&root, &second, &history, None).success();
     let report = read_json(&second.join("gate.json"));
