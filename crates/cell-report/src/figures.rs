@@ -56,7 +56,7 @@ pub(crate) fn status_name(s: Status) -> &'static str {
 
 /// A job's verdict with the phases it could not judge: `ok (fib inconclusive: its A/A
 /// control was off)`, `noisy (inconclusive)`, `FAILED`.
-pub(crate) fn verdict_name(v: &cell_schema::Verdict) -> String {
+pub fn verdict_name(v: &cell_schema::Verdict) -> String {
     let name = status_name(v.status);
     if v.status == Status::Ok && !v.inconclusive.is_empty() {
         let phases: Vec<&str> = v

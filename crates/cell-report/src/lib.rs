@@ -24,6 +24,7 @@ use cell_schema::store::{CellDir, JobDir};
 use cell_schema::{AnyJob, CellResult, Facts, Phase, RatioCi, RowResult, ToolchainName};
 
 pub use doc::{Align, Table};
+pub use figures::verdict_name;
 pub use workload::{cell_markdown, job_markdown, job_text, text_summary};
 
 /// A job dir of any suite, rendered: its result, `RESULTS.md`, and the charts beside it.

@@ -182,8 +182,11 @@ fn run_one(
     progress.finish();
     if !cli.quiet {
         eprintln!(
-            "[{name}] {:?} in {:.1} s ({} measured rounds)",
-            result.verdict.status, result.cost.total_s, result.protocol.measured_rounds
+            "[{name}] {} in {:.1} s ({} measured rounds, {})",
+            cell_report::verdict_name(&result.verdict),
+            result.cost.total_s,
+            result.protocol.measured_rounds,
+            result.protocol.stopped
         );
     }
     let result = AnyJob::from(result);
