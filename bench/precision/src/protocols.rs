@@ -163,7 +163,7 @@ pub fn run_bounded(cmd: &mut Command, timeout: Duration) -> std::io::Result<Ende
     let exited = spawned.and_then(|child| {
         let pid = libc::pid_t::try_from(child.id()).expect("pids fit pid_t");
         let _ = pid_tx.send(pid);
-        wait_exited(pid).map(|()| (child, start.elapsed()))
+        cell_run::timing::wait_exited(pid).map(|()| (child, start.elapsed()))
     });
     drop(pid_tx);
     let _ = done_tx.send(());
@@ -177,30 +177,6 @@ pub fn run_bounded(cmd: &mut Command, timeout: Duration) -> std::io::Result<Ende
         ));
     }
     Ok(Ended { status, wall })
-}
-
-/// Waits until the child `pid` has ended, leaving it unreaped (`WNOWAIT`).
-fn wait_exited(pid: libc::pid_t) -> std::io::Result<()> {
-    let id = libc::id_t::try_from(pid).map_err(std::io::Error::other)?;
-    loop {
-        // SAFETY: siginfo_t is plain data that waitid fills for our own child.
-        let r = unsafe {
-            let mut info: libc::siginfo_t = std::mem::zeroed();
-            libc::waitid(
-                libc::P_PID,
-                id,
-                &raw mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if r == 0 {
-            return Ok(());
-        }
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
 }
 
 /// The first `limit` bytes of a file, as text.

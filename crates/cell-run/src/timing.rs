@@ -426,8 +426,8 @@ fn maxrss_kib(v: libc::c_long) -> u64 {
 }
 
 /// Waits until `pid` has ended without reaping it: its wall time ends here, and the pid stays
-/// ours (a zombie) until [`wait4`] collects its status and rusage.
-fn wait_exited(pid: libc::pid_t) -> std::io::Result<()> {
+/// ours (a zombie) until `wait4` collects its status and rusage.
+pub fn wait_exited(pid: libc::pid_t) -> std::io::Result<()> {
     let id = libc::id_t::try_from(pid).expect("a child's pid is positive");
     loop {
         // SAFETY: siginfo_t is plain data that waitid fills for our own child.

@@ -30,7 +30,7 @@ fn three_phases(dir: &Path, versions: &str) -> PathBuf {
 fn local(root: &Path, out: &Path, timings: &Timings, args: &[&str]) -> (i32, PathBuf) {
     std::fs::create_dir_all(out).unwrap();
     let file = timings.write(&out.join("timings.json"));
-    let before = run_dirs(out);
+    let before = common::local_runs(out);
     let a = cell()
         .env_remove("GITHUB_ACTIONS")
         .env_remove("GITHUB_STEP_SUMMARY")
@@ -43,23 +43,11 @@ fn local(root: &Path, out: &Path, timings: &Timings, args: &[&str]) -> (i32, Pat
         .args(args)
         .assert()
         .code(predicate::in_iter([0, 1]));
-    let dir = run_dirs(out)
+    let dir = common::local_runs(out)
         .into_iter()
         .find(|p| !before.contains(p))
         .expect("a new run dir");
     (a.get_output().status.code().unwrap(), dir)
-}
-
-fn run_dirs(out: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(out)
-        .map(|d| {
-            d.map(|e| e.unwrap().path())
-                .filter(|p| p.file_name().unwrap().to_str().unwrap().contains("-local-"))
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
 }
 
 fn gate(root: &Path, run: &Path, history: &Path) -> serde_json::Value {

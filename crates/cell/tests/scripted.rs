@@ -32,7 +32,7 @@ fn timings(seed: u64, gcc: f64) -> Timings {
 fn local(root: &Path, out: &Path, timings: &Timings) -> (String, PathBuf) {
     std::fs::create_dir_all(out).unwrap();
     let file = timings.write(&out.join("timings.json"));
-    let before = runs(out);
+    let before = common::local_runs(out);
     let a = cell()
         .env_remove("GITHUB_ACTIONS")
         .args(["local", "-q", "--seed", "1", "--scripted-timings"])
@@ -43,7 +43,7 @@ fn local(root: &Path, out: &Path, timings: &Timings) -> (String, PathBuf) {
         .arg(out)
         .assert()
         .code(predicate::in_iter([0, 1]));
-    let dir = runs(out)
+    let dir = common::local_runs(out)
         .into_iter()
         .find(|p| !before.contains(p))
         .expect("a new run dir");
@@ -51,18 +51,6 @@ fn local(root: &Path, out: &Path, timings: &Timings) -> (String, PathBuf) {
         String::from_utf8(a.get_output().stdout.clone()).unwrap(),
         dir,
     )
-}
-
-fn runs(out: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(out)
-        .map(|d| {
-            d.map(|e| e.unwrap().path())
-                .filter(|p| p.file_name().unwrap().to_str().unwrap().contains("-local-"))
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
 }
 
 fn cell_dir(run: &Path) -> PathBuf {

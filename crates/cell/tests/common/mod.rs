@@ -116,3 +116,16 @@ pub fn corrupt(file: &std::path::Path, how: Corruption) -> String {
     std::fs::write(file, serde_json::to_string_pretty(&j).unwrap()).unwrap();
     expect
 }
+
+/// The run dirs `cell local` wrote under `out` (`<date>-local-<time>`), in name order.
+pub fn local_runs(out: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<std::path::PathBuf> = std::fs::read_dir(out)
+        .map(|d| {
+            d.map(|e| e.unwrap().path())
+                .filter(|p| p.file_name().unwrap().to_str().unwrap().contains("-local-"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
