@@ -59,19 +59,20 @@ pub(crate) fn status_name(s: Status) -> &'static str {
 pub fn verdict_name(v: &cell_schema::Verdict) -> String {
     let name = status_name(v.status);
     if v.status == Status::Ok && !v.inconclusive.is_empty() {
-        let phases: Vec<&str> = v
-            .inconclusive
-            .iter()
-            .map(cell_schema::Phase::as_str)
-            .collect();
         let judged: Vec<&str> = v.judged.iter().map(cell_schema::Phase::as_str).collect();
         return format!(
-            "{name} on {}; {} inconclusive (A/A control off)",
+            "{name} on {}; {} (A/A control off)",
             judged.join(", "),
-            phases.join(", ")
+            inconclusive_phrase(&v.inconclusive)
         );
     }
     name.to_owned()
+}
+
+/// `fib, primes inconclusive`: the phases a job could not judge.
+pub(crate) fn inconclusive_phrase(phases: &[cell_schema::Phase]) -> String {
+    let names: Vec<&str> = phases.iter().map(cell_schema::Phase::as_str).collect();
+    format!("{} inconclusive", names.join(", "))
 }
 
 /// Why the rounds stopped early: the projection, in one sentence.

@@ -107,7 +107,7 @@ fn gate_ratio(r: &RatioCi) -> GateRatio {
 fn too_noisy(job: &JobSummary, phase: &Phase, clock: Clock, tolerance: f64) -> Option<String> {
     let control = job.control.as_ref()?;
     let Some(r) = control.phases.get(phase).and_then(|p| p.ratio.as_ref()) else {
-        return Some(format!("the A/A control has no measurement on {phase}"));
+        return Some(crate::rules::no_control_measurement(phase.as_str()));
     };
     NoisyControl::check(phase.as_str(), clock, r.on(clock), tolerance).map(|n| n.gate_reason())
 }

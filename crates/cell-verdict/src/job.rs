@@ -122,7 +122,8 @@ fn control_by_phase(job: &WorkloadJob<'_>, tolerance: f64) -> Vec<PhaseControl> 
         clocks.dedup();
         let noisy = match pr.ratio.as_ref() {
             None => vec![format!(
-                "too noisy to gate: the A/A control has no measurement on {p}"
+                "too noisy to gate: {}",
+                crate::rules::no_control_measurement(p.as_str())
             )],
             Some(ratios) => clocks
                 .iter()

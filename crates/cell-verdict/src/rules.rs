@@ -38,6 +38,11 @@ pub fn contended(median_wall_per_cpu: f64, contention_max: f64) -> bool {
     median_wall_per_cpu > contention_max
 }
 
+/// Why a phase the A/A control has no ratio on cannot be judged (its rows are inconclusive).
+pub fn no_control_measurement(phase: &str) -> String {
+    format!("the A/A control has no measurement on {phase}")
+}
+
 /// A control that failed the A/A rule on one phase and clock.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NoisyControl<'a> {

@@ -26,28 +26,9 @@ fn three_phases(dir: &Path, versions: &str) -> PathBuf {
     root
 }
 
-/// `cell local` on `timings` with `--out out`: the exit code and the new run dir.
-fn local(root: &Path, out: &Path, timings: &Timings, args: &[&str]) -> (i32, PathBuf) {
-    std::fs::create_dir_all(out).unwrap();
-    let file = timings.write(&out.join("timings.json"));
-    let before = common::local_runs(out);
-    let a = cell()
-        .env_remove("GITHUB_ACTIONS")
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .args(["local", "-q", "--seed", "1", "--scripted-timings"])
-        .arg(&file)
-        .arg("--root")
-        .arg(root)
-        .arg("--out")
-        .arg(out)
-        .args(args)
-        .assert()
-        .code(predicate::in_iter([0, 1]));
-    let dir = common::local_runs(out)
-        .into_iter()
-        .find(|p| !before.contains(p))
-        .expect("a new run dir");
-    (a.get_output().status.code().unwrap(), dir)
+/// `cell local` on `timings` with `--out out`: the new run dir.
+fn local(root: &Path, out: &Path, timings: &Timings) -> PathBuf {
+    common::scripted_local(root, out, timings, &[]).1
 }
 
 fn gate(root: &Path, run: &Path, history: &Path) -> serde_json::Value {
@@ -94,8 +75,8 @@ fn a_control_off_only_on_fib_still_judges_mix_and_primes() {
     let tmp = tempfile::tempdir().unwrap();
     let root = three_phases(tmp.path(), FIXED);
     let out = tmp.path().join("runs");
-    local(&root, &out, &fib_noisy(1), &[]);
-    let (_, second) = local(&root, &out, &fib_noisy(2), &[]);
+    local(&root, &out, &fib_noisy(1));
+    let second = local(&root, &out, &fib_noisy(2));
     let cell_dir = first_dir(&second);
     let job = &read_json(&cell_dir.join("results.json"))["jobs"]["gcc"];
     let v = &job["verdict"];
@@ -134,7 +115,7 @@ fn a_control_off_on_every_phase_leaves_the_job_noisy() {
     let root = three_phases(tmp.path(), FIXED);
     let out = tmp.path().join("runs");
     let t = fib_noisy(1).row_jitter("control", 0.3);
-    let (_, run) = local(&root, &out, &t, &[]);
+    let run = local(&root, &out, &t);
     let v = &read_json(&first_dir(&run).join("results.json"))["jobs"]["gcc"]["verdict"];
     assert_eq!(v["status"], "noisy", "{v}");
     assert!(v.get("judged").is_none(), "{v}");
@@ -159,7 +140,7 @@ fn a_job_as_noisy_as_a_busy_shared_host_stops_early_by_futility() {
         .row("c-fast", 0.04)
         .row("c-slow", 0.1)
         .row("gcc-O2", 0.04);
-    let (_, run) = local(&root, &out, &noisy, &[]);
+    let run = local(&root, &out, &noisy);
     let job = &read_json(&first_dir(&run).join("results.json"))["jobs"]["gcc"];
     let p = &job["protocol"];
     assert_eq!(p["stopped"], "futile", "{p}");
@@ -196,7 +177,7 @@ fn a_job_as_noisy_as_a_busy_shared_host_stops_early_by_futility() {
         .row("c-fast", 0.04)
         .row("c-slow", 0.1)
         .row("gcc-O2", 0.04);
-    let (_, run) = local(&root, &out, &quiet, &[]);
+    let run = local(&root, &out, &quiet);
     let p = &read_json(&first_dir(&run).join("results.json"))["jobs"]["gcc"]["protocol"];
     assert_eq!(p["stopped"], "converged", "{p}");
     assert_eq!(p["measured_rounds"], 10, "{p}");
@@ -214,14 +195,14 @@ fn ratios_of_two_protocols_are_never_compared() {
         .row("c-fast", 0.04)
         .row("c-slow", 0.1)
         .row("gcc-O2", 0.04);
-    let (_, first) = local(&root, &out, &quiet, &[]);
+    let first = local(&root, &out, &quiet);
     let p = &read_json(&first_dir(&first).join("results.json"))["jobs"]["gcc"]["protocol"];
     assert_eq!(p["mode"], "duet", "{p}");
     // A duet's rounds are even, so each row sits on each CPU equally often.
     assert_eq!(p["measured_rounds"], 10, "{p}");
 
     std::fs::write(root.join("versions.env"), FIXED).unwrap();
-    let (_, second) = local(&root, &out, &quiet, &[]);
+    let second = local(&root, &out, &quiet);
     let g = gate(&root, &second, &out);
     let vs = verdicts(&g);
     assert!(!vs.is_empty());
@@ -234,7 +215,7 @@ fn ratios_of_two_protocols_are_never_compared() {
     }
 
     // The next sequential run compares with the sequential one.
-    let (_, third) = local(&root, &out, &quiet, &[]);
+    let third = local(&root, &out, &quiet);
     let g = gate(&root, &third, &out);
     assert!(verdicts(&g).iter().all(|v| v.2 == "pass"), "{g}");
 }

@@ -30,27 +30,8 @@ fn timings(seed: u64, gcc: f64) -> Timings {
 
 /// `cell local` on `timings` into `out`: its stdout and the new run dir.
 fn local(root: &Path, out: &Path, timings: &Timings) -> (String, PathBuf) {
-    std::fs::create_dir_all(out).unwrap();
-    let file = timings.write(&out.join("timings.json"));
-    let before = common::local_runs(out);
-    let a = cell()
-        .env_remove("GITHUB_ACTIONS")
-        .args(["local", "-q", "--seed", "1", "--scripted-timings"])
-        .arg(&file)
-        .arg("--root")
-        .arg(root)
-        .arg("--out")
-        .arg(out)
-        .assert()
-        .code(predicate::in_iter([0, 1]));
-    let dir = common::local_runs(out)
-        .into_iter()
-        .find(|p| !before.contains(p))
-        .expect("a new run dir");
-    (
-        String::from_utf8(a.get_output().stdout.clone()).unwrap(),
-        dir,
-    )
+    let (output, dir) = common::scripted_local(root, out, timings, &[]);
+    (String::from_utf8(output.stdout).unwrap(), dir)
 }
 
 fn cell_dir(run: &Path) -> PathBuf {

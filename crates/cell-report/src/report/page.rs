@@ -454,12 +454,10 @@ fn job_cells(name: &str, j: &JobReport, c: &CellReport) -> Vec<Cell> {
 fn status_spans(j: &JobReport) -> Vec<Span> {
     let mut out = vec![Span::Status(j.status)];
     if j.status == cell_schema::Status::Ok && !j.inconclusive.is_empty() {
-        let phases: Vec<&str> = j
-            .inconclusive
-            .iter()
-            .map(cell_schema::Phase::as_str)
-            .collect();
-        out.push(text(format!(" ({} inconclusive)", phases.join(", "))));
+        out.push(text(format!(
+            " ({})",
+            crate::figures::inconclusive_phrase(&j.inconclusive)
+        )));
     }
     out
 }

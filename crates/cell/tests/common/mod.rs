@@ -129,3 +129,33 @@ pub fn local_runs(out: &std::path::Path) -> Vec<std::path::PathBuf> {
     v.sort();
     v
 }
+
+/// `cell local` of `root` on scripted `timings` (seed 1) with `--out out` and `args`, outside
+/// GitHub Actions: what it printed and the run dir it added.
+pub fn scripted_local(
+    root: &std::path::Path,
+    out: &std::path::Path,
+    timings: &cell_testkit::scripted::Timings,
+    args: &[&str],
+) -> (std::process::Output, std::path::PathBuf) {
+    std::fs::create_dir_all(out).unwrap();
+    let file = timings.write(&out.join("timings.json"));
+    let before = local_runs(out);
+    let a = cell()
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .args(["local", "-q", "--seed", "1", "--scripted-timings"])
+        .arg(&file)
+        .arg("--root")
+        .arg(root)
+        .arg("--out")
+        .arg(out)
+        .args(args)
+        .assert()
+        .code(predicates::iter::in_iter([0, 1]));
+    let dir = local_runs(out)
+        .into_iter()
+        .find(|p| !before.contains(p))
+        .expect("a new run dir");
+    (a.get_output().clone(), dir)
+}
