@@ -250,6 +250,7 @@ fn from_api(
             date: date.to_owned(),
             source: "github".into(),
             head_sha: Some(run.head_sha.clone()),
+            dirty: None,
             attempt: run.run_attempt,
             attempts: Vec::new(),
             partial: false,
@@ -414,6 +415,7 @@ fn from_dir(run_id: RunId, dir: &Path, date: Option<&str>) -> Result<Gathered, C
             // A collected run is a workflow run, whichever way its artifacts arrived.
             source: "github".into(),
             head_sha: gh.map(|g| g.sha),
+            dirty: None,
             attempt: inputs.iter().map(|j| j.attempt).max(),
             attempts: Vec::new(),
             partial: false,

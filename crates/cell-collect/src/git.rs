@@ -120,6 +120,25 @@ pub fn toplevel(path: &Path) -> Result<PathBuf, GitError> {
     .map(PathBuf::from)
 }
 
+/// The commit a checkout is at and whether it has uncommitted changes (untracked files
+/// count), for a local run's record; `None` outside a git checkout.
+pub fn head_state(path: &Path) -> Option<(String, bool)> {
+    let sha = run_git(path, &["rev-parse", "--verify", "HEAD"], &[]).ok()?;
+    let valid = sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit());
+    if !valid {
+        return None;
+    }
+    // A local run writes under the checkout (results/, target/): those are ignored files
+    // in any sane checkout, and `--untracked-files=normal` does not list ignored ones.
+    let status = run_git(
+        path,
+        &["status", "--porcelain", "--untracked-files=normal"],
+        &[],
+    )
+    .ok()?;
+    Some((sha.to_ascii_lowercase(), !status.trim().is_empty()))
+}
+
 /// Held while a collect writes, commits and pushes in a checkout; released when dropped.
 #[derive(Debug)]
 pub struct Lock {

@@ -25,7 +25,10 @@ pub use error::{ConfigError, FieldError, LookupError, NameError, TarballError};
 use safe::Kind;
 pub use safe::{Kind as ValueKind, UnsafeValue};
 pub use settings::{DEFAULTS, Settings, UnpackCaps};
-pub use suite::{DEFAULT_OHA_KEY, Expect, HttpDef, LOAD_TOOLS, Server, SoakDef};
+pub use suite::{
+    DEFAULT_OHA_KEY, Expect, ExpectBody, HttpDef, LOAD_TOOLS, Server, SessionDef, Shape, SoakDef,
+    Workload, names_in, parse_mode,
+};
 pub use tarball::{TarballDef, TarballSource, Verification};
 pub use template::{Arg, Piece, TemplateError, Vars};
 

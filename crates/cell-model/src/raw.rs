@@ -202,8 +202,18 @@ pub struct RawHttp {
     pub drain_timeout: Option<f64>,
     /// `versions.env` key of the oha version a workflow installs.
     pub oha: Option<String>,
-    /// What every server must answer to `GET /`.
+    /// What every server must answer to `GET /` when no `[[http.workloads]]` are written.
     pub expect: Option<RawExpect>,
+    /// `fresh`, `same-process` or `sustained`.
+    pub mode: Option<String>,
+    /// Seconds of the one run of each combination in the sustained mode.
+    pub sustained_duration: Option<f64>,
+    /// `[[http.workloads]]`: the requests measured.
+    pub workloads: Option<Vec<RawWorkload>>,
+    /// `[[http.shapes]]`: the connection shapes measured.
+    pub shapes: Option<Vec<RawShape>>,
+    /// `[http.default]`: the part of the matrix a session runs without `--full`.
+    pub default: Option<RawHttpSession>,
     /// `[http.servers.<name>]`: the servers under test.
     #[serde(default)]
     pub servers: BTreeMap<String, RawServer>,
@@ -223,6 +233,58 @@ pub struct RawExpect {
     pub headers: Option<BTreeMap<String, String>>,
     /// The body, byte for byte.
     pub body: Option<String>,
+    /// The body as a JSON value, compared structurally (instead of `body`).
+    pub json: Option<toml::Value>,
+}
+
+/// `[[http.workloads]]`: one request and what answers it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWorkload {
+    /// Its name (`plaintext`, `post-json`).
+    pub name: String,
+    /// The method (default `GET`).
+    pub method: Option<String>,
+    /// The path, from `/`.
+    pub path: String,
+    /// Request headers.
+    pub headers: Option<BTreeMap<String, String>>,
+    /// The request body.
+    pub body: Option<String>,
+    /// What a server must answer.
+    pub expect: RawExpect,
+}
+
+/// `[[http.shapes]]`: how the load tool holds its connections.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawShape {
+    /// Its name (`keep-alive`, `one-conn`).
+    pub name: String,
+    /// Connections held open at once.
+    pub connections: u32,
+    /// Reuse connections.
+    pub keep_alive: bool,
+    /// wrk threads (default `[http] threads`).
+    pub threads: Option<u32>,
+}
+
+/// `[http.default]`: what a session without `--full` runs.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHttpSession {
+    /// Load tools.
+    pub tools: Option<Vec<String>>,
+    /// Shapes, by name.
+    pub shapes: Option<Vec<String>>,
+    /// Workloads, by name.
+    pub workloads: Option<Vec<String>>,
+    /// Measured runs per combination.
+    pub runs: Option<u32>,
+    /// Seconds per measured run.
+    pub duration: Option<f64>,
+    /// Seconds of warm-up.
+    pub warmup: Option<f64>,
 }
 
 /// `[http.servers.<name>]`.
@@ -241,8 +303,10 @@ pub struct RawServer {
     pub run: Vec<String>,
     /// The port it listens on (loopback).
     pub port: u16,
-    /// Overrides of `[http.expect]`.
+    /// Overrides of `[http.expect]` (only without `[[http.workloads]]`).
     pub expect: Option<RawExpect>,
+    /// The workloads it serves (default: all of them).
+    pub workloads: Option<Vec<String>>,
 }
 
 /// `[soak]`: a fixed request rate for a long window.

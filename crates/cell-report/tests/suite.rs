@@ -43,8 +43,13 @@ fn assert_balanced(xml: &str) {
 fn http_markdown_has_a_row_per_server_and_tool_in_settings_order() {
     let md = suite::http_markdown(&http_servers(), &http_settings());
     assert!(md.starts_with("## HTTP\n"), "{md}");
-    let wrk = md.find("| `rust` | rust | wrk |").expect("wrk row");
-    let oha = md.find("| `rust` | rust | oha |").expect("oha row");
+    let wrk = md
+        .find("| `rust` | rust | keep-alive | wrk |")
+        .expect("wrk row");
+    let oha = md
+        .find("| `rust` | rust | keep-alive | oha |")
+        .expect("oha row");
+    assert!(md.contains("**plaintext**: `GET /`"), "{md}");
     assert!(wrk < oha, "tools in the settings' order");
     assert!(md.contains("**12345**"), "median req/s");
     assert!(md.contains("12000–12345"), "range");
@@ -56,7 +61,9 @@ fn http_markdown_has_a_row_per_server_and_tool_in_settings_order() {
         "{failed}"
     );
     assert_eq!(md.matches("| `go`").count(), 1);
-    assert!(md.contains("- `rust` / wrk run 2: other CPU 35% \\> 10%; load generator saturated"));
+    assert!(md.contains(
+        "- `rust` / plaintext over keep-alive under wrk run 2: other CPU 35% \\> 10%; load generator saturated"
+    ));
     assert!(md.contains("server pinned to CPU 1, load generator pinned to CPU 2"));
 }
 
@@ -151,7 +158,7 @@ fn http_job_text_gives_each_figure_with_its_unit() {
         assert!(text.contains(figure), "{figure} in\n{text}");
     }
     assert!(text.contains("go: FAILED: build failed: exit 1 main.go:3: a|b undefined"));
-    assert!(text.contains("rust / wrk run 2 contaminated"));
+    assert!(text.contains("rust / plaintext over keep-alive under wrk run 2 contaminated"));
     assert!(text.starts_with("linux-x86_64-ubuntu-24.04 / http: FAILED\n  go: build failed\n"));
     insta::assert_snapshot!("http_job_text", text);
 }
@@ -200,7 +207,9 @@ fn a_merged_cell_gets_both_sections_and_its_chart_files() {
     insta::assert_snapshot!("cell_markdown", md);
     let text = cell_report::text_summary(std::slice::from_ref(&cell));
     assert!(
-        text.contains("http rust (rust): wrk 12345 req/s, oha 11500 req/s"),
+        text.contains(
+            "http rust (rust): plaintext over keep-alive: wrk 12345 req/s, oha 11500 req/s"
+        ),
         "{text}"
     );
     assert!(text.contains("http go (go): FAILED: build failed"));
@@ -284,7 +293,7 @@ fn the_report_shows_the_newest_suites_with_their_charts() {
     assert!(md.contains("### linux-x86\\_64-ubuntu-24.04 · HTTP in 2026-03-15-9003"));
     assert!(md.contains("Jobs `http-go`, `http-rust` on AMD EPYC"));
     assert!(
-        md.contains("| `rust` | rust | wrk | **12595** |"),
+        md.contains("| `rust` | rust | keep-alive | wrk | **12595** |"),
         "newest run's figures"
     );
     assert!(md.contains("| `python` | python | **drifted** |"));

@@ -89,6 +89,14 @@ string_id!(
     ServerName
 );
 string_id!(
+    /// A request of the http suite (`plaintext`, `json`, `route`, `post-json`).
+    WorkloadName
+);
+string_id!(
+    /// A connection shape of the http suite (`keep-alive`, `one-conn`).
+    ShapeName
+);
+string_id!(
     /// What one job installs: `clang`, `go`, `zig`, …
     ToolchainName
 );

@@ -22,8 +22,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use ids::{
-    BadSha256, CellId, CellLabel, Phase, RowName, RunId, ServerName, Sha256, ToolName,
-    ToolchainName,
+    BadSha256, CellId, CellLabel, Phase, RowName, RunId, ServerName, Sha256, ShapeName, ToolName,
+    ToolchainName, WorkloadName,
 };
 pub use imported::{
     ImportMethod, ImportSource, Imported, ImportedBuild, ImportedDrift, ImportedFile, ImportedJob,
@@ -31,10 +31,11 @@ pub use imported::{
     ImportedSoakRun, ImportedSoakServer, ImportedTool, ImportedTooth, PrintedVersion,
 };
 pub use suite::{
-    CellHttpServer, CellSoakServer, CellSuiteServer, Drift, HttpJobResult, HttpKind, HttpRun,
-    HttpServerResult, HttpSettings, HttpSuite, HttpToolResult, Latency, LoadReport, RssFit,
-    ServerBuild, SoakConfig, SoakJobResult, SoakKind, SoakSample, SoakServerResult, SoakSettings,
-    SoakSuite, Suite, SuiteCost, SuiteJob, TimeWait,
+    CellHttpServer, CellSoakServer, CellSuiteServer, Combo, Drift, HttpJobResult, HttpKind,
+    HttpMode, HttpRequestSpec, HttpRun, HttpServerResult, HttpSettings, HttpShape, HttpSuite,
+    HttpToolResult, HttpWorkloadResult, LEGACY_WORKLOAD, Latency, LoadReport, RssFit, ServerBuild,
+    SoakConfig, SoakJobResult, SoakKind, SoakSample, SoakServerResult, SoakSettings, SoakSuite,
+    Suite, SuiteCost, SuiteJob, TimeWait, legacy_shape_name,
 };
 pub use write::{round_ratio, round_time, to_json, write_atomic};
 
@@ -1020,6 +1021,10 @@ pub struct RunInfo {
     pub source: String,
     /// The commit the run tested, when known.
     pub head_sha: Option<String>,
+    /// A local run's checkout had uncommitted changes beside `head_sha` (absent in CI runs,
+    /// which test a commit as it is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty: Option<bool>,
     /// The attempt collected, when known.
     pub attempt: Option<u32>,
     /// Every attempt whose artifacts were merged (a "re-run failed jobs" attempt keeps the

@@ -8,7 +8,10 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::{CellInfo, GithubJob, Machine, ServerName, Sha256, ToolName, ToolVersion, Verdict};
+use crate::{
+    CellInfo, GithubJob, Machine, ServerName, Sha256, ShapeName, ToolName, ToolVersion, Verdict,
+    WorkloadName,
+};
 
 /// Marks an `http` suite job result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -110,6 +113,12 @@ pub struct HttpRun {
     pub cpu_ms_per_1k: f64,
     /// Peak resident set of the server's process tree over the run, KiB.
     pub peak_rss_kib: u64,
+    /// Resident set of the tree when the measured load started, KiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_start_kib: Option<u64>,
+    /// Resident set of the tree when the measured load ended, KiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_end_kib: Option<u64>,
     /// Load generator user+sys seconds over its whole run.
     pub load_cpu_s: f64,
     /// Share of the load generator's CPU it kept busy (1.0 = one CPU flat out).
@@ -152,10 +161,157 @@ pub struct HttpServerResult {
     pub build: Option<ServerBuild>,
     /// What the response check found before any load (`ok` or what differed).
     pub check: Option<String>,
-    /// Per load tool.
+    /// Per load tool: results written before workloads existed (`GET /` under the one
+    /// connection shape of their settings). New results use `workloads`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tools: BTreeMap<String, HttpToolResult>,
+    /// Per workload: its check before any load and its results per shape and tool.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub workloads: BTreeMap<WorkloadName, HttpWorkloadResult>,
     /// Why it failed (build, startup, check, died mid-run), when it did.
     pub error: Option<String>,
+}
+
+/// One workload of one server.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HttpWorkloadResult {
+    /// What the check before any load found: `ok`, or what differed.
+    pub check: String,
+    /// Why this workload failed while the server's others went on (a wrong answer), when
+    /// it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Per connection shape, per load tool.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub shapes: BTreeMap<ShapeName, BTreeMap<String, HttpToolResult>>,
+}
+
+/// Which measured combination a result is: workload, connection shape, load tool.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Combo {
+    /// The workload (`plaintext` for results written before workloads existed).
+    pub workload: String,
+    /// The connection shape.
+    pub shape: String,
+    /// The load tool.
+    pub tool: String,
+}
+
+impl fmt::Display for Combo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} over {} under {}",
+            self.workload, self.shape, self.tool
+        )
+    }
+}
+
+/// The workload results written before workloads existed are read as: `GET /`.
+pub const LEGACY_WORKLOAD: &str = "plaintext";
+
+impl HttpServerResult {
+    /// Every measured combination, sorted, the older `tools` map read as the
+    /// [`LEGACY_WORKLOAD`] over the settings' one shape.
+    pub fn measured<'a>(&'a self, settings: &HttpSettings) -> Vec<(Combo, &'a HttpToolResult)> {
+        let legacy_shape = settings.legacy_shape();
+        let mut out: Vec<(Combo, &HttpToolResult)> = self
+            .tools
+            .iter()
+            .map(|(tool, t)| {
+                let c = Combo {
+                    workload: LEGACY_WORKLOAD.to_owned(),
+                    shape: legacy_shape.to_owned(),
+                    tool: tool.clone(),
+                };
+                (c, t)
+            })
+            .collect();
+        for (w, wr) in &self.workloads {
+            for (shape, tools) in &wr.shapes {
+                for (tool, t) in tools {
+                    let c = Combo {
+                        workload: w.to_string(),
+                        shape: shape.to_string(),
+                        tool: tool.clone(),
+                    };
+                    out.push((c, t));
+                }
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
+    /// The result of one combination, if measured.
+    pub fn get(&self, settings: &HttpSettings, c: &Combo) -> Option<&HttpToolResult> {
+        if let Some(w) = self.workloads.get(c.workload.as_str()) {
+            return w.shapes.get(c.shape.as_str())?.get(&c.tool);
+        }
+        (c.workload == LEGACY_WORKLOAD && c.shape == settings.legacy_shape())
+            .then(|| self.tools.get(&c.tool))
+            .flatten()
+    }
+}
+
+/// How the http suite runs its servers.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum HttpMode {
+    /// A fresh server for every measured run, warmed up before it.
+    #[default]
+    Fresh,
+    /// One server process per server for the whole session: a warm-up, then every measured
+    /// run on that process.
+    SameProcess,
+    /// One long run per combination on a fresh server: totals, and RSS at its start and end.
+    Sustained,
+}
+
+impl HttpMode {
+    /// The mode as written in config and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            HttpMode::Fresh => "fresh",
+            HttpMode::SameProcess => "same-process",
+            HttpMode::Sustained => "sustained",
+        }
+    }
+
+    /// Whether this is the default (skipped on the wire).
+    pub fn is_fresh(&self) -> bool {
+        *self == HttpMode::Fresh
+    }
+}
+
+/// A connection shape as a session used it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HttpShape {
+    /// Its name.
+    pub name: ShapeName,
+    /// Connections asked of the load tool (each tool's effective count is in its runs).
+    pub connections: u32,
+    /// Keep-alive asked.
+    pub keep_alive: bool,
+    /// Load generator threads asked (wrk).
+    pub threads: u32,
+}
+
+/// A workload's request as a session sent it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HttpRequestSpec {
+    /// The method.
+    pub method: String,
+    /// The path (and query).
+    pub path: String,
+    /// Extra request headers.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// The request body, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
 }
 
 /// The load every server of an http job got.
@@ -187,6 +343,40 @@ pub struct HttpSettings {
     pub stop_grace_s: f64,
     /// Bound on the wait for `TIME_WAIT` sockets before each run, seconds.
     pub drain_timeout_s: f64,
+    /// How servers were run (absent: `fresh`, as before modes existed).
+    #[serde(default, skip_serializing_if = "HttpMode::is_fresh")]
+    pub mode: HttpMode,
+    /// The whole matrix (`--full`) rather than `[http.default]`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub full: bool,
+    /// The connection shapes measured, in the order configured (absent in results written
+    /// before shapes existed: `connections` and `keep_alive` above were the one shape).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shapes: Vec<HttpShape>,
+    /// The workloads' requests, by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub workloads: BTreeMap<WorkloadName, HttpRequestSpec>,
+}
+
+impl HttpSettings {
+    /// The one shape of results written before shapes existed.
+    pub fn legacy_shape(&self) -> &'static str {
+        legacy_shape_name(self.keep_alive)
+    }
+
+    /// A shape of this session by name.
+    pub fn shape(&self, name: &str) -> Option<&HttpShape> {
+        self.shapes.iter().find(|s| s.name.as_str() == name)
+    }
+}
+
+/// The name a shape gets when `[http]` declares no shapes: its `keep_alive` says which.
+pub fn legacy_shape_name(keep_alive: bool) -> &'static str {
+    if keep_alive {
+        "keep-alive"
+    } else {
+        "no-keep-alive"
+    }
 }
 
 /// What a suite job cost, in seconds.

@@ -584,6 +584,7 @@ fn workload(
             }
             .to_owned(),
             head_sha: None,
+            dirty: None,
             attempt: None,
             attempts: Vec::new(),
             partial: false,
@@ -801,6 +802,7 @@ fn soak(old: &OldSoak, source: ImportSource) -> Result<Import, ImportError> {
             date: name.date().to_owned(),
             source: "github".into(),
             head_sha,
+            dirty: None,
             attempt: None,
             attempts: Vec::new(),
             partial: false,

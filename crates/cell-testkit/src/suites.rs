@@ -50,6 +50,10 @@ pub fn http_settings() -> HttpSettings {
         startup_timeout_s: 10.0,
         stop_grace_s: 5.0,
         drain_timeout_s: 3.0,
+        mode: cell_schema::HttpMode::Fresh,
+        full: false,
+        shapes: Vec::new(),
+        workloads: BTreeMap::new(),
     }
 }
 
@@ -90,6 +94,8 @@ pub fn tool(name: &str, rps: [f64; 3], dirty: bool) -> HttpToolResult {
             server_cpu_s: 4.5,
             cpu_ms_per_1k: 45.0,
             peak_rss_kib: 5_325,
+            rss_start_kib: None,
+            rss_end_kib: None,
             load_cpu_s: 9.0,
             load_cpu_share: 0.9,
             other_cpu_share: 0.01,
@@ -137,6 +143,7 @@ pub fn http_servers() -> BTreeMap<ServerName, HttpServerResult> {
             ]
             .into_iter()
             .collect(),
+            workloads: BTreeMap::new(),
             error: None,
         },
     );
@@ -147,6 +154,7 @@ pub fn http_servers() -> BTreeMap<ServerName, HttpServerResult> {
             build: None,
             check: None,
             tools: BTreeMap::new(),
+            workloads: BTreeMap::new(),
             error: Some("build failed: exit 1\nmain.go:3: a|b undefined".into()),
         },
     );

@@ -2,8 +2,8 @@
 //! rules a suite job applies while it measures (contamination, drift).
 
 use cell_schema::{
-    Clock, Contention, Drift, HttpServerResult, Phase, RatioCi, Role, RowName, RowResult, RssFit,
-    ServerName, SoakConfig, SoakServerResult, Status, Tooth, Verdict,
+    Clock, Contention, Drift, HttpServerResult, HttpSettings, Phase, RatioCi, Role, RowName,
+    RowResult, RssFit, ServerName, SoakConfig, SoakServerResult, Status, Tooth, Verdict,
 };
 
 use crate::GateConfig;
@@ -146,17 +146,26 @@ pub fn tooth_ok(ratio: Option<&RatioCi>, arch: &str, config: &GateConfig) -> boo
 
 /// An http job's verdict: `failed` when the server failed (build, check, startup, death),
 /// `noisy` when every run under some tool was contaminated; errors and non-2xx are noted.
-pub fn http_verdict(name: &ServerName, r: &HttpServerResult) -> Verdict {
+pub fn http_verdict(name: &ServerName, r: &HttpServerResult, settings: &HttpSettings) -> Verdict {
     if let Some(e) = &r.error {
         return Verdict::new(Status::Failed, vec![format!("server {name}: {e}")]);
     }
+    // A workload answered wrongly fails the job; the server's other workloads were measured.
+    let wrong: Vec<String> = r
+        .workloads
+        .values()
+        .filter_map(|w| w.error.as_ref().map(|e| format!("server {name}: {e}")))
+        .collect();
+    if !wrong.is_empty() {
+        return Verdict::new(Status::Failed, wrong);
+    }
     let mut reasons = Vec::new();
     let mut status = Status::Ok;
-    for (tool, t) in &r.tools {
+    for (combo, t) in r.measured(settings) {
         if t.clean_runs == 0 {
             status = Status::Noisy;
             reasons.push(format!(
-                "server {name} under {tool}: every run contaminated ({}), figures are from all runs",
+                "server {name}, {combo}: every run contaminated ({}), figures are from all runs",
                 t.runs
                     .first()
                     .map(|x| x.contaminated.join(", "))
@@ -165,7 +174,7 @@ pub fn http_verdict(name: &ServerName, r: &HttpServerResult) -> Verdict {
         }
         if t.errors > 0 || t.non_2xx > 0 {
             reasons.push(format!(
-                "server {name} under {tool}: {} errors and {} non-2xx responses over {} runs",
+                "server {name}, {combo}: {} errors and {} non-2xx responses over {} runs",
                 t.errors,
                 t.non_2xx,
                 t.runs.len()

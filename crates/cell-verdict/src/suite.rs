@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 
 use cell_schema::{
-    CellHttpServer, CellResult, CellSoakServer, Clock, Drift, GateRatio, GateStatus, GateVerdict,
-    HttpToolResult, Phase, RowName, SoakConfig,
+    CellHttpServer, CellResult, CellSoakServer, Clock, Combo, Drift, GateRatio, GateStatus,
+    GateVerdict, HttpToolResult, Phase, RowName, SoakConfig,
 };
 
 use crate::rules::{band, three_way};
@@ -38,13 +38,19 @@ pub fn gate_suites(
                 .push(format!("http server {name} (job {}): {e}", s.job));
             continue;
         }
-        for (tool, t) in &s.result.tools {
+        for w in s.result.workloads.values() {
+            if let Some(e) = &w.error {
+                f.failures
+                    .push(format!("http server {name} (job {}): {e}", s.job));
+            }
+        }
+        for (combo, t) in s.result.measured(&s.settings) {
             gate_http_tool(
                 &mut f,
                 cell,
                 history,
                 (name.as_str(), s),
-                (tool, t),
+                (&combo, t),
                 tolerance,
             );
         }
@@ -55,36 +61,44 @@ pub fn gate_suites(
     f
 }
 
-/// One server under one tool against the newest run that measured the same pair.
+/// One server's combination (workload, shape, tool) against the newest run that measured
+/// the same.
 fn gate_http_tool(
     f: &mut SuiteFindings,
     cell: &CellResult,
     history: &[(&str, &CellResult)],
     (name, server): (&str, &CellHttpServer),
-    (tool, t): (&str, &HttpToolResult),
+    (combo, t): (&Combo, &HttpToolResult),
     tolerance: f64,
 ) {
     let id = &cell.cell.id;
     let base = history.iter().rev().find_map(|(run, c)| {
         let b = c.http.get(name)?;
         b.result.error.is_none().then_some(())?;
-        Some((*run, b, b.result.tools.get(tool)?))
+        Some((*run, b, b.result.get(&b.settings, combo)?))
     });
     let Some((base_name, b, old)) = base else {
         f.notices.push(format!(
-            "http server {name} under {tool}: first run, baseline recorded ({:.0} req/s)",
+            "http server {name}, {combo}: first run, baseline recorded ({:.0} req/s)",
             t.rps
         ));
         return;
     };
     let (lo, hi) = band(old.rps, tolerance);
     let unclean = |x: &HttpToolResult| x.clean_runs == 0;
+    let modes = (server.settings.mode != b.settings.mode).then(|| {
+        format!(
+            "measured {}, the baseline {}: the modes measure different things",
+            server.settings.mode.name(),
+            b.settings.mode.name()
+        )
+    });
     let noisy = if unclean(t) {
-        Some("every run of this one was contaminated")
+        Some("every run of this one was contaminated".to_owned())
     } else if unclean(old) {
-        Some("every run of the baseline was contaminated")
+        Some("every run of the baseline was contaminated".to_owned())
     } else {
-        None
+        modes
     };
     let mut status = if noisy.is_some() {
         GateStatus::Inconclusive
@@ -99,7 +113,7 @@ fn gate_http_tool(
         "outside the band against a stored baseline, which alone cannot fail an HTTP run: compare the two in one session (cell local --suite http) to decide"
     });
     let mut message = format!(
-        "{} {id} http {name} {tool}: {:.0} req/s (runs {:.0}–{:.0}) vs {:.0} req/s (runs {:.0}–{:.0}) in {base_name}; band {lo:.0}–{hi:.0}",
+        "{} {id} http {name}, {combo}: {:.0} req/s (runs {:.0}–{:.0}) vs {:.0} req/s (runs {:.0}–{:.0}) in {base_name}; band {lo:.0}–{hi:.0}",
         status.word(),
         t.rps,
         t.rps_range[0],
@@ -108,7 +122,7 @@ fn gate_http_tool(
         old.rps_range[0],
         old.rps_range[1],
     );
-    for n in noisy.into_iter().chain(stored) {
+    for n in noisy.into_iter().chain(stored.map(str::to_owned)) {
         let _ = write!(message, "; {n}");
     }
     // p99 is read only for changes of 2× or more (its run-to-run spread is that wide).
@@ -116,7 +130,7 @@ fn gate_http_tool(
         let r = t.p99_ms / old.p99_ms;
         if !(0.5..=2.0).contains(&r) {
             f.notices.push(format!(
-                "http server {name} under {tool}: p99 {:.2} ms vs {:.2} ms in {base_name} ({r:.1}×)",
+                "http server {name}, {combo}: p99 {:.2} ms vs {:.2} ms in {base_name} ({r:.1}×)",
                 t.p99_ms, old.p99_ms
             ));
         }
@@ -124,7 +138,7 @@ fn gate_http_tool(
     machine_notice(f, name, server, b, base_name);
     f.verdicts.push(GateVerdict {
         row: RowName::from(format!("http-{name}").as_str()),
-        phase: Phase::from(tool),
+        phase: Phase::from(format!("{}.{}.{}", combo.workload, combo.shape, combo.tool).as_str()),
         clock: Clock::Wall,
         status,
         old: GateRatio {

@@ -155,9 +155,28 @@ pub struct SuiteFlags {
     /// http: seconds of warm-up load before each measured run.
     #[arg(long)]
     pub warmup: Option<f64>,
-    /// http: load generators, comma-separated (wrk, oha).
+    /// http: load generators, comma-separated (wrk, oha, ab).
     #[arg(long, value_delimiter = ',')]
     pub tools: Vec<String>,
+    /// http: the whole matrix of cell/cell.toml rather than its `[http.default]`.
+    #[arg(long)]
+    pub full: bool,
+    /// http: fresh (a fresh server per run), same-process (one server process for every
+    /// run) or sustained (one long run per combination).
+    #[arg(long, value_parser = parse_mode)]
+    pub mode: Option<cell_schema::HttpMode>,
+    /// http: workloads, comma-separated (plaintext, json, route, post-json).
+    #[arg(long, value_delimiter = ',')]
+    pub workloads: Vec<String>,
+    /// http: connection shapes, comma-separated (keep-alive, one-conn).
+    #[arg(long, value_delimiter = ',')]
+    pub shapes: Vec<String>,
+    /// http: connections of every keep-alive shape.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub connections: Option<u32>,
+    /// http: wrk threads (the connections each thread really holds are recorded).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: Option<u32>,
     /// soak: requests per second.
     #[arg(long)]
     pub rate: Option<u32>,
@@ -170,6 +189,10 @@ pub struct SuiteFlags {
     /// soak: seconds per window of the minima fit.
     #[arg(long)]
     pub minima_window: Option<f64>,
+}
+
+fn parse_mode(s: &str) -> Result<cell_schema::HttpMode, String> {
+    cell_model::parse_mode(s)
 }
 
 /// `cell schema`.

@@ -1,5 +1,5 @@
 //! The http chart of a cell: median req/s of every server and load tool over the runs, on
-//! the same run axis as the phase charts.
+//! the same run axis as the phase charts, for one workload over one connection shape.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -13,17 +13,35 @@ use super::{
 use crate::figures::short;
 use crate::report::{CellReport, HttpSeries};
 
+/// The series the chart draws: one workload over one shape (`plaintext` over the first
+/// shape it was measured in, else the first series'), every server and tool of it; the
+/// report's tables carry the rest.
+fn charted(c: &CellReport) -> Vec<&HttpSeries> {
+    let first = c
+        .http
+        .iter()
+        .find(|s| s.workload == cell_schema::LEGACY_WORKLOAD)
+        .or_else(|| c.http.first());
+    let Some(first) = first else {
+        return Vec::new();
+    };
+    c.http
+        .iter()
+        .filter(|s| s.workload == first.workload && s.shape == first.shape)
+        .collect()
+}
+
 /// A cell gets an http chart once some server and tool was measured in two runs.
 pub(crate) fn wanted(c: &CellReport) -> bool {
-    c.http.iter().any(|s| s.points.len() >= 2)
+    charted(c).into_iter().any(|s| s.points.len() >= 2)
 }
 
 /// One colour per server, one dash per tool (its place among the server's tools).
 fn styles(c: &CellReport) -> Vec<(&'static str, &'static str)> {
-    let servers: BTreeSet<&str> = c.http.iter().map(|s| s.server.as_str()).collect();
+    let servers: BTreeSet<&str> = charted(c).into_iter().map(|s| s.server.as_str()).collect();
     let mut seen: Vec<&str> = Vec::new();
-    c.http
-        .iter()
+    charted(c)
+        .into_iter()
         .map(|s| {
             let server = servers
                 .iter()
@@ -37,8 +55,8 @@ fn styles(c: &CellReport) -> Vec<(&'static str, &'static str)> {
 }
 
 fn legend_labels(c: &CellReport) -> Vec<String> {
-    c.http
-        .iter()
+    charted(c)
+        .into_iter()
         .map(|s| format!("{} · {}", s.server, s.tool))
         .collect()
 }
@@ -82,7 +100,10 @@ pub(crate) fn chart(cell_id: &str, c: &CellReport) -> String {
     let (top_v, step) = rps_axis(c);
     let y = |v: f64| TOP + PLOT_H - v / top_v * PLOT_H;
     let mut out = String::new();
-    let title = format!("{cell_id} · http: median req/s over runs");
+    let which = charted(c).first().map_or_else(String::new, |s| {
+        format!(" ({} over {})", s.workload, s.shape)
+    });
+    let title = format!("{cell_id} · http: median req/s over runs{which}");
     svg_open(&mut out, width, height, &title);
     subtitle(
         &mut out,
@@ -97,7 +118,7 @@ pub(crate) fn chart(cell_id: &str, c: &CellReport) -> String {
     runs_y_axis(&mut out, &ticks, false, "req/s (median)");
     runs_x_axis(&mut out, &c.runs);
     let styles = styles(c);
-    for (s, st) in c.http.iter().zip(&styles) {
+    for (s, st) in charted(c).into_iter().zip(&styles) {
         line(&mut out, c, s, *st, y);
     }
     let labels = legend_labels(c);

@@ -7,9 +7,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use cell_schema::{
-    CellHttpServer, CellId, CellLabel, CellResult, CellSoakServer, Clock, Drift, ImportedSoakRun,
-    Installed, JobSummary, LoadReport, MissingJob, Phase, RatioCi, Role, RowName, RowResult,
-    RssFit, ServerName, SoakSettings, Status, ToolName, ToolchainName,
+    CellHttpServer, CellId, CellLabel, CellResult, CellSoakServer, Clock, Combo, Drift,
+    ImportedSoakRun, Installed, JobSummary, LoadReport, MissingJob, Phase, RatioCi, Role, RowName,
+    RowResult, RssFit, ServerName, SoakSettings, Status, ToolName, ToolchainName,
 };
 use serde::Serialize;
 
@@ -121,6 +121,10 @@ pub struct CellReport {
 pub struct HttpSeries {
     /// The http server the series follows.
     pub server: ServerName,
+    /// The workload.
+    pub workload: String,
+    /// The connection shape.
+    pub shape: String,
     /// The load tool.
     pub tool: String,
     /// One point per run that measured it, oldest first.
@@ -567,16 +571,23 @@ fn cell_report(seen: &[(&HistoryRun, &CellResult)]) -> CellReport {
     }
 }
 
-/// Every http server and tool of the cell over its runs: servers in name order, each
-/// server's tools in the newest settings' order, then tools only older runs used.
+/// Every http server's combination (workload, shape, tool) over the cell's runs: servers in
+/// name order, each server's combinations in the newest run's order, then those only older
+/// runs measured.
 fn http_series(seen: &[(&HistoryRun, &CellResult)]) -> Vec<HttpSeries> {
-    let mut series: BTreeMap<(ServerName, String), Vec<HttpPoint>> = BTreeMap::new();
-    let mut order: BTreeMap<ServerName, Vec<String>> = BTreeMap::new();
+    let mut series: BTreeMap<(ServerName, Combo), Vec<HttpPoint>> = BTreeMap::new();
+    let mut order: BTreeMap<ServerName, Vec<Combo>> = BTreeMap::new();
     for (run, cell) in seen {
         for (name, h) in &cell.http {
-            for (tool, t) in &h.result.tools {
+            // In the settings' order: workloads, then shapes and tools as listed.
+            let measured: Vec<(Combo, &cell_schema::HttpToolResult)> =
+                crate::suite::combos(&h.settings, &h.result)
+                    .into_iter()
+                    .filter_map(|(c, t)| Some((c, t?)))
+                    .collect();
+            for (combo, t) in &measured {
                 series
-                    .entry((name.clone(), tool.clone()))
+                    .entry((name.clone(), combo.clone()))
                     .or_default()
                     .push(HttpPoint {
                         run: run.name.to_string(),
@@ -586,38 +597,27 @@ fn http_series(seen: &[(&HistoryRun, &CellResult)]) -> Vec<HttpSeries> {
                     });
             }
             // The newest run's order wins: the list is rebuilt for each later run.
-            let mut tools: Vec<String> = h
-                .settings
-                .tools
-                .iter()
-                .filter(|t| h.result.tools.contains_key(*t))
-                .cloned()
-                .collect();
-            tools.extend(
-                h.result
-                    .tools
-                    .keys()
-                    .filter(|t| !h.settings.tools.contains(t))
-                    .cloned(),
-            );
+            let mut combos: Vec<Combo> = measured.into_iter().map(|(c, _)| c).collect();
             let known = order.entry(name.clone()).or_default();
-            let stale: Vec<String> = known
+            let stale: Vec<Combo> = known
                 .iter()
-                .filter(|t| !tools.contains(t))
+                .filter(|c| !combos.contains(c))
                 .cloned()
                 .collect();
-            tools.extend(stale);
-            *known = tools;
+            combos.extend(stale);
+            *known = combos;
         }
     }
     order
         .into_iter()
-        .flat_map(|(server, tools)| tools.into_iter().map(move |t| (server.clone(), t)))
+        .flat_map(|(server, combos)| combos.into_iter().map(move |c| (server.clone(), c)))
         .filter_map(|key| {
             let points = series.remove(&key)?;
             Some(HttpSeries {
                 server: key.0,
-                tool: key.1,
+                workload: key.1.workload,
+                shape: key.1.shape,
+                tool: key.1.tool,
                 points,
             })
         })

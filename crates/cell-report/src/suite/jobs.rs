@@ -11,7 +11,7 @@ use cell_schema::{
 };
 
 use super::sections::{http_section, soak_section};
-use super::{load_errors, tool_order};
+use super::{combos, load_errors};
 use crate::doc::{
     self, Align, Block, Span, Table, verbatim, verbatim_code, verbatim_heading, verbatim_para,
 };
@@ -113,9 +113,10 @@ pub fn http_job_text(job: &HttpJobResult) -> String {
         &job.cell,
         &job.verdict,
         format!(
-            "load: {}; {} connections; {} × {} runs after {} warm-up",
+            "load: {}; {}; mode {}; {} × {} runs after {} warm-up",
             s.tools.join(", "),
-            s.connections,
+            super::sections::shapes_phrase(s),
+            s.mode.name(),
             dur(s.duration_s),
             s.runs,
             dur(s.warmup_s)
@@ -123,11 +124,14 @@ pub fn http_job_text(job: &HttpJobResult) -> String {
     );
     let mut t = Table::new(&[
         ("server", Align::Left),
+        ("workload", Align::Left),
+        ("shape", Align::Left),
         ("tool", Align::Left),
         ("throughput", Align::Right),
         ("latency", Align::Right),
         ("server CPU", Align::Right),
         ("peak RSS", Align::Right),
+        ("conns", Align::Right),
         ("runs", Align::Right),
         ("errors", Align::Right),
         ("non-2xx", Align::Right),
@@ -138,18 +142,26 @@ pub fn http_job_text(job: &HttpJobResult) -> String {
             below.push(format!("{name}: FAILED: {}", one_line(e)));
             continue;
         }
-        for tool in tool_order(s, srv) {
-            let Some(r) = srv.tools.get(tool) else {
-                below.push(format!("{name} / {tool}: no result"));
+        for w in srv.workloads.values() {
+            if let Some(e) = &w.error {
+                below.push(format!("{name}: FAILED {}", one_line(e)));
+            }
+        }
+        for (c, r) in combos(s, srv) {
+            let Some(r) = r else {
+                below.push(format!("{name} / {c}: no result"));
                 continue;
             };
             t.row(vec![
                 name.to_string(),
-                tool.to_owned(),
+                c.workload.clone(),
+                c.shape.clone(),
+                c.tool.clone(),
                 format!("{:.0} req/s", r.rps),
                 format!("p99 {:.2} ms", r.p99_ms),
                 format!("{:.3} CPU ms/1k", r.cpu_ms_per_1k),
                 format!("{} MiB", mib_kib(r.peak_rss_kib)),
+                crate::figures::connections_used(r),
                 format!("{}/{}", r.clean_runs, r.runs.len()),
                 r.errors.to_string(),
                 r.non_2xx.to_string(),
@@ -157,7 +169,7 @@ pub fn http_job_text(job: &HttpJobResult) -> String {
             for run in r.runs.iter().filter(|r| !r.contaminated.is_empty()) {
                 let why: Vec<String> = run.contaminated.iter().map(|c| one_line(c)).collect();
                 below.push(format!(
-                    "{name} / {tool} run {} contaminated: {}",
+                    "{name} / {c} run {} contaminated: {}",
                     run.index,
                     why.join("; ")
                 ));
@@ -225,16 +237,31 @@ pub fn http_summary_line(name: &ServerName, h: &CellHttpServer) -> String {
             one_line(e)
         );
     }
-    let tools: Vec<String> = tool_order(&h.settings, &h.result)
-        .into_iter()
-        .filter_map(|t| {
-            let r = h.result.tools.get(t)?;
-            Some(format!("{t} {:.0} req/s", r.rps))
-        })
+    // The plaintext workload's figures when there are many: one line per server stays short.
+    let all = combos(&h.settings, &h.result);
+    let first = all
+        .iter()
+        .find(|(c, _)| c.workload == cell_schema::LEGACY_WORKLOAD)
+        .or_else(|| all.first())
+        .map(|(c, _)| (c.workload.clone(), c.shape.clone()));
+    let tools: Vec<String> = all
+        .iter()
+        .filter(|(c, _)| first.as_ref() == Some(&(c.workload.clone(), c.shape.clone())))
+        .filter_map(|(c, r)| Some(format!("{} {:.0} req/s", c.tool, (*r)?.rps)))
         .collect();
+    let lead = first.map_or_else(String::new, |(w, s)| {
+        let more = all.len().saturating_sub(tools.len());
+        let rest = if more > 0 {
+            format!(" (+{more} more combinations)")
+        } else {
+            String::new()
+        };
+        format!("{w} over {s}{rest}: ")
+    });
     format!(
-        "http {name} ({}): {}",
+        "http {name} ({}): {}{}",
         h.result.toolchain,
+        if tools.is_empty() { "" } else { lead.as_str() },
         if tools.is_empty() {
             "no result".to_owned()
         } else {

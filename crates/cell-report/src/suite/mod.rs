@@ -12,7 +12,9 @@ mod charts;
 mod jobs;
 mod sections;
 
-use cell_schema::{HttpServerResult, HttpSettings, SoakServerResult};
+use cell_schema::{
+    Combo, HttpServerResult, HttpSettings, HttpToolResult, LEGACY_WORKLOAD, SoakServerResult,
+};
 
 pub use crate::chart::soak::{soak_overlay_svg, soak_svg};
 pub use crate::figures::drift_name;
@@ -24,16 +26,48 @@ pub use jobs::{
 pub(crate) use sections::{cell_http_blocks, cell_soak_blocks, cell_suites_blocks};
 pub use sections::{cell_suites_markdown, http_markdown, soak_markdown};
 
-/// A server's tools: the settings' order, then any it has that the settings do not list.
-fn tool_order<'a>(settings: &'a HttpSettings, server: &'a HttpServerResult) -> Vec<&'a str> {
-    let mut out: Vec<&str> = settings.tools.iter().map(String::as_str).collect();
-    out.extend(
-        server
-            .tools
-            .keys()
-            .map(String::as_str)
-            .filter(|t| !settings.tools.iter().any(|s| s == t)),
-    );
+/// Every combination a server was to be measured in, in the session's order (workloads
+/// sorted, shapes and tools as the settings list them, then any other it has), each with its
+/// result when there is one. A workload that failed its check has none listed (its error is
+/// the server's note).
+pub(crate) fn combos<'a>(
+    settings: &HttpSettings,
+    server: &'a HttpServerResult,
+) -> Vec<(Combo, Option<&'a HttpToolResult>)> {
+    let measured = server.measured(settings);
+    let mut workloads: Vec<String> = server
+        .workloads
+        .iter()
+        .filter(|(_, w)| w.error.is_none())
+        .map(|(n, _)| n.to_string())
+        .collect();
+    if !server.tools.is_empty() {
+        workloads.push(LEGACY_WORKLOAD.to_owned());
+    }
+    let shapes: Vec<String> = if settings.shapes.is_empty() {
+        vec![settings.legacy_shape().to_owned()]
+    } else {
+        settings.shapes.iter().map(|s| s.name.to_string()).collect()
+    };
+    let mut out: Vec<(Combo, Option<&HttpToolResult>)> = Vec::new();
+    for workload in &workloads {
+        for shape in &shapes {
+            for tool in &settings.tools {
+                let c = Combo {
+                    workload: workload.clone(),
+                    shape: shape.clone(),
+                    tool: tool.clone(),
+                };
+                let r = server.get(settings, &c);
+                out.push((c, r));
+            }
+        }
+    }
+    for (c, r) in measured {
+        if !out.iter().any(|(o, _)| *o == c) {
+            out.push((c, Some(r)));
+        }
+    }
     out
 }
 

@@ -11,7 +11,7 @@ use cell_schema::{
     HttpToolResult, Machine, ServerName, SoakServerResult, SoakSettings, ToolName,
 };
 
-use super::tool_order;
+use super::combos;
 use crate::chart::soak::{overlay_size, server_size};
 use crate::doc::{
     self, Align, Block, Span, code, text, text_heading as heading, text_table as table,
@@ -27,42 +27,78 @@ fn http_settings_spans(s: &HttpSettings) -> Vec<Span> {
     let pin =
         |c: Option<u32>| c.map_or_else(|| "unpinned".to_owned(), |c| format!("pinned to CPU {c}"));
     vec![text(format!(
-        "Load: {} in each round; {}, {} (wrk); {} measured after {} of warm-up; {} per server and tool; keep-alive {}; server {}, load generator {}; order seed {}.",
+        "Load: {} in each round; {}; {} (wrk); mode {}{}; {} measured after {} of warm-up; {} per combination; server {}, load generator {}; order seed {}.",
         if s.tools.is_empty() {
             "no tool".to_owned()
         } else {
             s.tools.join(", ")
         },
-        plural(u64::from(s.connections), "connection", "connections"),
+        shapes_phrase(s),
         plural(u64::from(s.threads), "thread", "threads"),
+        s.mode.name(),
+        if s.full { " (the whole matrix)" } else { "" },
         dur(s.duration_s),
         dur(s.warmup_s),
         plural(u64::from(s.runs), "run", "runs"),
-        if s.keep_alive { "on" } else { "off" },
         pin(s.server_cpu),
         pin(s.load_cpu),
         s.seed
     ))]
 }
 
-const HTTP_HEAD: [(&str, Align); 11] = [
+/// The connection shapes asked, e.g. `shapes keep-alive (64 connections, keep-alive),
+/// one-conn (1 connection, a new one per request)`.
+pub fn shapes_phrase(s: &HttpSettings) -> String {
+    let one = |name: &str, connections: u32, keep_alive: bool| {
+        format!(
+            "{name} ({}, {})",
+            plural(u64::from(connections), "connection", "connections"),
+            if keep_alive {
+                "keep-alive"
+            } else {
+                "a new one per request"
+            }
+        )
+    };
+    if s.shapes.is_empty() {
+        return format!(
+            "shape {}",
+            one(s.legacy_shape(), s.connections, s.keep_alive)
+        );
+    }
+    let all: Vec<String> = s
+        .shapes
+        .iter()
+        .map(|x| one(x.name.as_str(), x.connections, x.keep_alive))
+        .collect();
+    format!(
+        "{} {}",
+        if all.len() == 1 { "shape" } else { "shapes" },
+        all.join(", ")
+    )
+}
+
+const HTTP_HEAD: [(&str, Align); 13] = [
     ("server", Align::Left),
     ("toolchain", Align::Left),
+    ("shape", Align::Left),
     ("tool", Align::Left),
     ("req/s (median)", Align::Right),
     ("req/s range (min–max)", Align::Right),
     ("p99 ms (median)", Align::Right),
     ("CPU ms / 1k req", Align::Right),
     ("peak RSS MiB", Align::Right),
+    ("connections used", Align::Right),
     ("runs (clean/all)", Align::Right),
     ("errors", Align::Right),
     ("non-2xx", Align::Right),
 ];
 
-fn http_tool_cells(t: Option<&HttpToolResult>) -> [Vec<Span>; 8] {
+fn http_tool_cells(t: Option<&HttpToolResult>) -> [Vec<Span>; 9] {
     let Some(t) = t else {
         return [
             vec![text("no result")],
+            dash(),
             dash(),
             dash(),
             dash(),
@@ -78,51 +114,78 @@ fn http_tool_cells(t: Option<&HttpToolResult>) -> [Vec<Span>; 8] {
         vec![text(format!("{:.2}", t.p99_ms))],
         vec![text(format!("{:.3}", t.cpu_ms_per_1k))],
         vec![text(mib_kib(t.peak_rss_kib))],
+        vec![text(crate::figures::connections_used(t))],
         vec![text(format!("{}/{}", t.clean_runs, t.runs.len()))],
         vec![text(t.errors.to_string())],
         vec![text(t.non_2xx.to_string())],
     ]
 }
 
-/// The settings line, the table, and the runs the medians leave out.
-fn http_body(servers: &[(&ServerName, &HttpServerResult)], settings: &HttpSettings) -> Vec<Block> {
-    let mut out = vec![Block::Para(http_settings_spans(settings))];
-    let mut rows = Vec::new();
+/// A server that failed as a whole: one row saying why.
+fn failed_row(name: &ServerName, s: &HttpServerResult, e: &str) -> Vec<Vec<Span>> {
+    let mut row = vec![
+        vec![code(name.as_str())],
+        vec![text(s.toolchain.as_str())],
+        dash(),
+        vec![
+            Span::Strong("FAILED".into()),
+            text(format!(": {}", one_line(e))),
+        ],
+    ];
+    row.extend((4..HTTP_HEAD.len()).map(|_| dash()));
+    row
+}
+
+/// Rows per workload: every server's combinations of that workload.
+fn rows_by_workload(
+    servers: &[(&ServerName, &HttpServerResult)],
+    settings: &HttpSettings,
+) -> BTreeMap<String, Vec<Vec<Vec<Span>>>> {
+    let mut by: BTreeMap<String, Vec<Vec<Vec<Span>>>> = BTreeMap::new();
     for (name, s) in servers {
         if let Some(e) = &s.error {
-            let mut row = vec![
-                vec![code(name.as_str())],
-                vec![text(s.toolchain.as_str())],
-                vec![
-                    Span::Strong("FAILED".into()),
-                    text(format!(": {}", one_line(e))),
-                ],
-            ];
-            row.extend((3..HTTP_HEAD.len()).map(|_| dash()));
-            rows.push(row);
+            by.entry(String::new())
+                .or_default()
+                .push(failed_row(name, s, e));
             continue;
         }
-        let tools = tool_order(settings, s);
-        if tools.is_empty() {
+        for (c, t) in combos(settings, s) {
             let mut row = vec![
                 vec![code(name.as_str())],
                 vec![text(s.toolchain.as_str())],
-                vec![text("no tool")],
+                vec![text(c.shape.as_str())],
+                vec![text(c.tool.as_str())],
             ];
-            row.extend((3..HTTP_HEAD.len()).map(|_| dash()));
-            rows.push(row);
-        }
-        for tool in tools {
-            let mut row = vec![
-                vec![code(name.as_str())],
-                vec![text(s.toolchain.as_str())],
-                vec![text(tool)],
-            ];
-            row.extend(http_tool_cells(s.tools.get(tool)));
-            rows.push(row);
+            row.extend(http_tool_cells(t));
+            by.entry(c.workload).or_default().push(row);
         }
     }
-    out.push(table(&HTTP_HEAD, rows));
+    by
+}
+
+/// A workload's request as the settings recorded it (`GET /users/42`).
+fn request_line(settings: &HttpSettings, workload: &str) -> String {
+    settings.workloads.get(workload).map_or_else(
+        || "GET /".to_owned(),
+        |r| format!("{} {}", r.method, r.path),
+    )
+}
+
+/// The settings line, one table per workload, and the runs the medians leave out.
+fn http_body(servers: &[(&ServerName, &HttpServerResult)], settings: &HttpSettings) -> Vec<Block> {
+    let mut out = vec![Block::Para(http_settings_spans(settings))];
+    let mut by = rows_by_workload(servers, settings);
+    if let Some(failed) = by.remove("") {
+        out.push(table(&HTTP_HEAD, failed));
+    }
+    for (workload, rows) in by {
+        out.push(Block::Para(vec![
+            Span::Strong(workload.clone()),
+            text(": "),
+            code(request_line(settings, &workload)),
+        ]));
+        out.push(table(&HTTP_HEAD, rows));
+    }
     let mut notes = Vec::new();
     for (name, s) in servers {
         if let Some(c) = s.check.as_deref().filter(|c| *c != "ok") {
@@ -137,13 +200,13 @@ fn http_body(servers: &[(&ServerName, &HttpServerResult)], settings: &HttpSettin
     }
     let mut dirty = Vec::new();
     for (name, s) in servers {
-        for tool in tool_order(settings, s) {
-            let Some(t) = s.tools.get(tool) else { continue };
+        for (c, t) in combos(settings, s) {
+            let Some(t) = t else { continue };
             for r in t.runs.iter().filter(|r| !r.contaminated.is_empty()) {
                 let why: Vec<String> = r.contaminated.iter().map(|c| one_line(c)).collect();
                 dirty.push(vec![
                     code(name.as_str()),
-                    text(format!(" / {tool} run {}: {}", r.index, why.join("; "))),
+                    text(format!(" / {c} run {}: {}", r.index, why.join("; "))),
                 ]);
             }
         }
@@ -154,7 +217,57 @@ fn http_body(servers: &[(&ServerName, &HttpServerResult)], settings: &HttpSettin
         )]));
         out.push(Block::list(dirty));
     }
+    out.extend(sustained_blocks(servers, settings));
     out
+}
+
+const SUSTAINED_HEAD: [(&str, Align); 8] = [
+    ("server", Align::Left),
+    ("workload", Align::Left),
+    ("shape", Align::Left),
+    ("tool", Align::Left),
+    ("requests", Align::Right),
+    ("req/s", Align::Right),
+    ("p99 ms", Align::Right),
+    ("RSS start → end MiB", Align::Right),
+];
+
+/// In the sustained mode, each long run's totals: requests, req/s, p99, errors and the RSS
+/// it started and ended with.
+fn sustained_blocks(
+    servers: &[(&ServerName, &HttpServerResult)],
+    settings: &HttpSettings,
+) -> Vec<Block> {
+    if settings.mode != cell_schema::HttpMode::Sustained {
+        return Vec::new();
+    }
+    let mut rows = Vec::new();
+    for (name, s) in servers {
+        for (c, t) in combos(settings, s) {
+            for r in t.map(|t| t.runs.as_slice()).unwrap_or_default() {
+                let rss = match (r.rss_start_kib, r.rss_end_kib) {
+                    (Some(a), Some(b)) => format!("{} → {}", mib_kib(a), mib_kib(b)),
+                    _ => "–".into(),
+                };
+                rows.push(vec![
+                    vec![code(name.as_str())],
+                    vec![text(c.workload.as_str())],
+                    vec![text(c.shape.as_str())],
+                    vec![text(c.tool.as_str())],
+                    vec![text(crate::figures::thousands(r.load.requests))],
+                    vec![text(format!("{:.0}", r.load.rps))],
+                    vec![text(format!("{:.2}", r.load.latency_ms.p99))],
+                    vec![text(rss)],
+                ]);
+            }
+        }
+    }
+    vec![
+        Block::Para(vec![text(
+            "Sustained runs (errors are in the tables above):",
+        )]),
+        table(&SUSTAINED_HEAD, rows),
+    ]
 }
 
 /// `## HTTP` of a set of servers that got the same load: the load, then one row per server
@@ -541,6 +654,7 @@ mod tests {
             build: None,
             check: None,
             tools: BTreeMap::new(),
+            workloads: BTreeMap::new(),
             error: Some("startup:\nno 200".into()),
         };
         let settings = HttpSettings {
@@ -557,6 +671,10 @@ mod tests {
             startup_timeout_s: 10.0,
             stop_grace_s: 5.0,
             drain_timeout_s: 3.0,
+            mode: cell_schema::HttpMode::Fresh,
+            full: false,
+            shapes: Vec::new(),
+            workloads: BTreeMap::new(),
         };
         let name = ServerName::new("go");
         let md = http_markdown([(&name, &s)], &settings);
@@ -567,6 +685,13 @@ mod tests {
             "{}",
             rows[0]
         );
-        assert!(md.contains("keep-alive off; server unpinned, load generator unpinned"));
+        assert!(
+            md.contains("shape no-keep-alive (1 connection, a new one per request)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("server unpinned, load generator unpinned"),
+            "{md}"
+        );
     }
 }

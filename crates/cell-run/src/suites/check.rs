@@ -1,11 +1,12 @@
-//! The response check before any load: one `GET /` on loopback, compared with what the
-//! config expects, then a second request on the same connection (keep-alive).
+//! The response check before any load: each workload's request on loopback, compared with
+//! what the config expects, then the same request again on the same connection (keep-alive).
 
+use std::fmt::Write as _;
 use std::io::{Read as _, Write as _};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use cell_model::Expect;
+use cell_model::{Expect, ExpectBody, Workload};
 
 use super::error::{CheckError, Gone, Mismatch, ResponseError};
 
@@ -37,9 +38,30 @@ pub fn loopback(port: u16) -> SocketAddr {
 
 /// Sends `GET /` on `stream` and reads one response (Content-Length or chunked).
 pub fn get(stream: &mut TcpStream, port: u16) -> Result<Response, ResponseError> {
-    let req = format!(
-        "GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUser-Agent: cell\r\nAccept: */*\r\n\r\n"
+    send(stream, port, "GET", "/", &[], None)
+}
+
+/// Sends one request (its headers, and its body with a Content-Length) and reads one
+/// response.
+pub fn send(
+    stream: &mut TcpStream,
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Result<Response, ResponseError> {
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUser-Agent: cell\r\nAccept: */*\r\n"
     );
+    for (k, v) in headers {
+        let _ = write!(req, "{k}: {v}\r\n");
+    }
+    if let Some(b) = body {
+        let _ = write!(req, "Content-Length: {}\r\n", b.len());
+    }
+    req.push_str("\r\n");
+    req.push_str(body.unwrap_or_default());
     stream
         .write_all(req.as_bytes())
         .map_err(ResponseError::Send)?;
@@ -176,12 +198,22 @@ pub fn compare(r: &Response, e: &Expect) -> Result<(), Mismatch> {
             Some(_) => {}
         }
     }
-    if r.body != e.body.as_bytes() {
-        diffs.push(format!(
-            "body {:?} (expected {:?})",
-            String::from_utf8_lossy(&r.body[..r.body.len().min(200)]),
-            e.body
-        ));
+    match &e.body {
+        ExpectBody::Exact(want) => {
+            if r.body != want.as_bytes() {
+                diffs.push(format!(
+                    "body {:?} (expected {want:?})",
+                    String::from_utf8_lossy(&r.body[..r.body.len().min(200)]),
+                ));
+            }
+        }
+        ExpectBody::Json(want) => match serde_json::from_slice::<serde_json::Value>(&r.body) {
+            Ok(got) => json_diff("", &got, want, &mut diffs),
+            Err(err) => diffs.push(format!(
+                "body is not JSON ({err}): {:?}",
+                String::from_utf8_lossy(&r.body[..r.body.len().min(200)]),
+            )),
+        },
     }
     if diffs.is_empty() {
         Ok(())
@@ -190,19 +222,97 @@ pub fn compare(r: &Response, e: &Expect) -> Result<(), Mismatch> {
     }
 }
 
-/// The check before any load: two `GET /` on one connection, both as expected.
-pub fn verify(port: u16, e: &Expect, timeout: Duration) -> Result<(), CheckError> {
+/// At most this many differences of one JSON body are named.
+const MAX_JSON_DIFFS: usize = 8;
+
+/// The differences between two JSON values, each named by its path (`field `name``,
+/// `field `items[2]``): objects key by key (missing and unexpected keys too), arrays item by
+/// item, numbers by value (`28` and `28.0` are equal).
+pub fn json_diff(
+    at: &str,
+    got: &serde_json::Value,
+    want: &serde_json::Value,
+    out: &mut Vec<String>,
+) {
+    use serde_json::Value;
+    if out.len() >= MAX_JSON_DIFFS {
+        return;
+    }
+    let name = |at: &str| {
+        if at.is_empty() {
+            "the body".to_owned()
+        } else {
+            format!("field `{at}`")
+        }
+    };
+    let join = |k: &str| {
+        if at.is_empty() {
+            k.to_owned()
+        } else {
+            format!("{at}.{k}")
+        }
+    };
+    match (got, want) {
+        (Value::Object(g), Value::Object(w)) => {
+            for (k, wv) in w {
+                match g.get(k) {
+                    Some(gv) => json_diff(&join(k), gv, wv, out),
+                    None => out.push(format!("no {} (expected {})", name(&join(k)), short(wv))),
+                }
+            }
+            for (k, gv) in g {
+                if !w.contains_key(k) && out.len() < MAX_JSON_DIFFS {
+                    out.push(format!("unexpected {}: {}", name(&join(k)), short(gv)));
+                }
+            }
+        }
+        (Value::Array(g), Value::Array(w)) if g.len() == w.len() => {
+            for (i, (gv, wv)) in g.iter().zip(w).enumerate() {
+                json_diff(&format!("{at}[{i}]"), gv, wv, out);
+            }
+        }
+        (Value::Number(g), Value::Number(w)) if g.as_f64() == w.as_f64() => {}
+        _ if got == want => {}
+        _ => out.push(format!(
+            "{} is {} (expected {})",
+            name(at),
+            short(got),
+            short(want)
+        )),
+    }
+}
+
+/// A JSON value for a message: compact, at most 80 characters.
+fn short(v: &serde_json::Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 80 {
+        format!("{}…", s.chars().take(80).collect::<String>())
+    } else {
+        s
+    }
+}
+
+/// The check before any load of one workload: its request twice on one connection, both
+/// answered as `e` says.
+pub fn verify(port: u16, w: &Workload, e: &Expect, timeout: Duration) -> Result<(), CheckError> {
+    let headers: Vec<(&str, &str)> = w
+        .headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let what = format!("{} {}", w.method, w.path);
     let mut s = connect(port, timeout)?;
-    let first = get(&mut s, port)?;
-    compare(&first, e).map_err(CheckError::WrongFirst)?;
+    let ask = |s: &mut TcpStream| send(s, port, &w.method, &w.path, &headers, w.body.as_deref());
+    let first = ask(&mut s)?;
+    compare(&first, e).map_err(|m| CheckError::WrongFirst(what.clone(), m))?;
     if first
         .header("connection")
         .is_some_and(|v| v.eq_ignore_ascii_case("close"))
     {
         return Err(CheckError::ConnectionClose);
     }
-    let second = get(&mut s, port).map_err(CheckError::SecondFailed)?;
-    compare(&second, e).map_err(CheckError::WrongSecond)?;
+    let second = ask(&mut s).map_err(|m| CheckError::SecondFailed(what.clone(), m))?;
+    compare(&second, e).map_err(|m| CheckError::WrongSecond(what, m))?;
     Ok(())
 }
 
@@ -217,7 +327,8 @@ pub enum WaitError {
     Timeout(String),
 }
 
-/// Polls until the server answers `GET /` with any complete response, or `deadline`.
+/// Polls until the server answers `GET /` with any complete response (a 404 too), or
+/// `deadline`.
 /// `alive` is asked between attempts so a server that exits is reported at once.
 pub fn wait_ready(
     port: u16,
@@ -228,8 +339,8 @@ pub fn wait_ready(
         alive()?;
         let attempt = connect(port, Duration::from_millis(500)).and_then(|mut s| get(&mut s, port));
         let last = match attempt {
-            Ok(r) if r.status == 200 => return Ok(()),
-            Ok(r) => format!("it answered status {}", r.status),
+            // Any complete answer: a server need not serve `/` (its workloads say what).
+            Ok(_) => return Ok(()),
             Err(m) => m.to_string(),
         };
         if Instant::now() >= deadline {
@@ -263,7 +374,18 @@ mod tests {
         Expect {
             status: 200,
             headers: BTreeMap::from([("content-type".into(), "text/plain".into())]),
-            body: "hello, world\n".into(),
+            body: ExpectBody::Exact("hello, world\n".into()),
+        }
+    }
+
+    fn root() -> Workload {
+        Workload {
+            name: "plaintext".into(),
+            method: "GET".into(),
+            path: "/".into(),
+            headers: BTreeMap::new(),
+            body: None,
+            expect: expect(),
         }
     }
 
@@ -272,7 +394,7 @@ mod tests {
         let port = serve_once(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\nhello, world\n",
         );
-        verify(port, &expect(), Duration::from_secs(2)).unwrap();
+        verify(port, &root(), &expect(), Duration::from_secs(2)).unwrap();
     }
 
     #[test]
@@ -280,7 +402,7 @@ mod tests {
         let port = serve_once(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n8\r\n, world\n\r\n0\r\n\r\n",
         );
-        verify(port, &expect(), Duration::from_secs(2)).unwrap();
+        verify(port, &root(), &expect(), Duration::from_secs(2)).unwrap();
     }
 
     #[test]
@@ -288,7 +410,7 @@ mod tests {
         let port = serve_once(
             b"HTTP/1.1 201 Created\r\nContent-Type: text/html\r\nContent-Length: 8\r\n\r\ngoodbye\n",
         );
-        let e = verify(port, &expect(), Duration::from_secs(2))
+        let e = verify(port, &root(), &expect(), Duration::from_secs(2))
             .unwrap_err()
             .to_string();
         assert!(e.contains("status 201 (expected 200)"), "{e}");
@@ -298,6 +420,66 @@ mod tests {
         );
         assert!(
             e.contains(r#"body "goodbye\n" (expected "hello, world\n")"#),
+            "{e}"
+        );
+    }
+
+    fn diffs(got: &str, want: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        json_diff(
+            "",
+            &serde_json::from_str(got).unwrap(),
+            &serde_json::from_str(want).unwrap(),
+            &mut out,
+        );
+        out
+    }
+
+    #[test]
+    fn json_is_compared_by_structure_and_each_difference_is_named() {
+        let want = r#"{"name":"Alice","age":28,"adult":true}"#;
+        assert!(diffs(r#"{ "adult": true, "age": 28.0, "name": "Alice" }"#, want).is_empty());
+        assert_eq!(
+            diffs(r#"{"name":"Bob","age":28,"adult":true}"#, want),
+            [r#"field `name` is "Bob" (expected "Alice")"#]
+        );
+        assert_eq!(
+            diffs(r#"{"name":"Alice","age":"28","extra":1}"#, want),
+            [
+                r#"field `age` is "28" (expected 28)"#,
+                "no field `adult` (expected true)",
+                "unexpected field `extra`: 1",
+            ]
+        );
+        assert_eq!(diffs("[1,2]", "[1,3]"), ["field `[1]` is 2 (expected 3)"]);
+        assert_eq!(
+            diffs("[1]", r#"{"id":1}"#),
+            [r#"the body is [1] (expected {"id":1})"#]
+        );
+    }
+
+    #[test]
+    fn a_post_is_sent_with_its_body_and_a_body_that_is_not_json_is_named() {
+        let port = serve_once(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\nhello",
+        );
+        let w = Workload {
+            name: "post-json".into(),
+            method: "POST".into(),
+            path: "/users".into(),
+            headers: BTreeMap::from([("content-type".into(), "application/json".into())]),
+            body: Some(r#"{"name":"Alice"}"#.into()),
+            expect: Expect {
+                status: 200,
+                headers: BTreeMap::new(),
+                body: ExpectBody::Json(serde_json::json!({"name": "Alice"})),
+            },
+        };
+        let e = verify(port, &w, &w.expect, Duration::from_secs(2))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("wrong response to POST /users: body is not JSON"),
             "{e}"
         );
     }

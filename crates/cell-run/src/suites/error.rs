@@ -79,18 +79,18 @@ pub enum CheckError {
     /// The first response could not be read.
     #[error(transparent)]
     Unreadable(#[from] ResponseError),
-    /// The first response was not the expected one.
-    #[error("wrong response to GET /: {0}")]
-    WrongFirst(Mismatch),
+    /// The first response was not the expected one (the request, what differed).
+    #[error("wrong response to {0}: {1}")]
+    WrongFirst(String, Mismatch),
     /// The server will not keep the connection.
     #[error("the server answered `Connection: close`: it must keep connections alive")]
     ConnectionClose,
     /// The second request on the connection failed.
-    #[error("a second GET / on the same connection failed (no keep-alive?): {0}")]
-    SecondFailed(ResponseError),
+    #[error("a second {0} on the same connection failed (no keep-alive?): {1}")]
+    SecondFailed(String, ResponseError),
     /// The second response was not the expected one.
-    #[error("wrong response to a second GET /: {0}")]
-    WrongSecond(Mismatch),
+    #[error("wrong response to a second {0}: {1}")]
+    WrongSecond(String, Mismatch),
 }
 
 /// A server process that is gone.

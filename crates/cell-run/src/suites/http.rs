@@ -1,21 +1,24 @@
-//! The http suite: every server under every load tool, a fresh server per run, runs
-//! interleaved in a seeded order, each run checked for contamination (docs/http-and-soak.md).
+//! The http suite: every server on every workload under every load tool in every connection
+//! shape, runs interleaved in a seeded order, each run checked for contamination
+//! (docs/http-and-soak.md). Three modes: a fresh server per run, one server process per
+//! server for the whole session, or one long sustained run per combination.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use cell_model::{Cell, FieldError, HttpDef, Plan, Server};
+use cell_model::{Cell, Expect, FieldError, HttpDef, Plan, Server, Shape, Workload};
 use cell_schema::{
-    HttpJobResult, HttpKind, HttpRun, HttpServerResult, HttpSettings, HttpToolResult,
-    SCHEMA_VERSION, ServerName, SuiteCost, TimeWait, ToolName, round_ratio, round_time,
+    HttpJobResult, HttpKind, HttpMode, HttpRequestSpec, HttpRun, HttpServerResult, HttpSettings,
+    HttpShape, HttpToolResult, HttpWorkloadResult, SCHEMA_VERSION, ServerName, SuiteCost, TimeWait,
+    ToolName, WorkloadName, round_ratio, round_time,
 };
 use cell_stats::{SplitMix64, median, shuffle};
 
 use super::error::NotServing;
 use super::load::LoadSpec;
 use super::procfs;
-use super::server::Cpus;
+use super::server::{Cpus, Running};
 use super::session::{
     Generator, Prepared, RunError, SuiteError, blame, build_server, find_generator, probe_server,
     run_load, suite_pins,
@@ -24,7 +27,11 @@ use super::session::{
 /// What the caller may change of `[http]` for one session (tests, quick local runs).
 #[derive(Clone, Debug, Default)]
 pub struct HttpOverrides {
-    /// Measured runs per server and tool.
+    /// The whole matrix rather than `[http.default]`.
+    pub full: bool,
+    /// How servers are run.
+    pub mode: Option<HttpMode>,
+    /// Measured runs per combination.
     pub runs: Option<u32>,
     /// Seconds per measured run.
     pub duration_s: Option<f64>,
@@ -32,6 +39,14 @@ pub struct HttpOverrides {
     pub warmup_s: Option<f64>,
     /// Load tools.
     pub tools: Option<Vec<String>>,
+    /// Workloads, by name.
+    pub workloads: Option<Vec<String>>,
+    /// Connection shapes, by name.
+    pub shapes: Option<Vec<String>>,
+    /// Connections of every chosen shape that keeps its connections alive.
+    pub connections: Option<u32>,
+    /// wrk threads of every chosen shape.
+    pub threads: Option<u32>,
 }
 
 /// A session's inputs.
@@ -44,27 +59,56 @@ pub struct HttpOptions {
     pub overrides: HttpOverrides,
 }
 
-fn def(plan: &Plan, o: &HttpOverrides) -> Result<HttpDef, SuiteError> {
-    let mut d = plan.http.clone().ok_or_else(|| {
+/// `[http]` narrowed to the session and changed by the command line, then validated again.
+pub fn session_def(plan: &Plan, o: &HttpOverrides) -> Result<HttpDef, SuiteError> {
+    let http = plan.http.as_ref().ok_or_else(|| {
         SuiteError::Usage(
             "cell/cell.toml has no [http] table: the http suite has nothing to run".into(),
         )
     })?;
-    if let Some(r) = o.runs {
-        d.runs = r.max(1);
+    let usage = |FieldError { field: f, msg: m }| {
+        SuiteError::Usage(format!("{f} (as changed on the command line): {m}"))
+    };
+    let mut d = http.session(o.full);
+    d.mode = o.mode.unwrap_or(d.mode);
+    if d.mode == HttpMode::Sustained {
+        // One long run per combination unless the command line asks for more.
+        d.runs = 1;
+        d.duration_s = d.sustained_duration_s;
     }
-    if let Some(s) = o.duration_s {
-        d.duration_s = s;
-    }
-    if let Some(s) = o.warmup_s {
-        d.warmup_s = s;
-    }
+    d.runs = o.runs.map_or(d.runs, |r| r.max(1));
+    d.duration_s = o.duration_s.unwrap_or(d.duration_s);
+    d.warmup_s = o.warmup_s.unwrap_or(d.warmup_s);
     if let Some(t) = &o.tools {
         d.tools.clone_from(t);
     }
-    d.validate().map_err(|FieldError { field: f, msg: m }| {
-        SuiteError::Usage(format!("{f} (as changed on the command line): {m}"))
-    })?;
+    if let Some(list) = &o.workloads {
+        let all: Vec<&str> = http.workloads.keys().map(WorkloadName::as_str).collect();
+        let names = cell_model::names_in("--workloads", list, &all).map_err(usage)?;
+        d.workloads = http.workloads.clone();
+        d.workloads.retain(|k, _| names.contains(&k.as_str()));
+    }
+    if let Some(list) = &o.shapes {
+        let all: Vec<&str> = http.shapes.iter().map(|s| s.name.as_str()).collect();
+        let names = cell_model::names_in("--shapes", list, &all).map_err(usage)?;
+        d.shapes = names
+            .iter()
+            .filter_map(|n| http.shapes.iter().find(|s| s.name.as_str() == *n).cloned())
+            .collect();
+    }
+    for s in &mut d.shapes {
+        if let Some(c) = o.connections.filter(|_| s.keep_alive) {
+            s.connections = c.max(1);
+        }
+        if let Some(t) = o.threads {
+            s.threads = t.max(1);
+        }
+    }
+    if let Some(t) = o.threads {
+        d.threads = t.max(1);
+    }
+    d.connections = d.shapes.first().map_or(d.connections, |s| s.connections);
+    d.validate().map_err(usage)?;
     Ok(d)
 }
 
@@ -79,7 +123,7 @@ pub fn run_http(
 ) -> Result<Vec<HttpJobResult>, SuiteError> {
     let total = Instant::now();
     let started_at = cell_schema::time::format_utc(cell_schema::time::now_secs());
-    let d = def(plan, &opts.overrides)?;
+    let d = session_def(plan, &opts.overrides)?;
     let cell: Cell = plan.cell(cell_label)?;
     let chosen = servers
         .iter()
@@ -94,20 +138,25 @@ pub fn run_http(
     let machine = crate::facts::machine(cpus.server);
     let mut session = prepare(plan, &d, &chosen, &opts.work, cpus, on)?;
     let measure_t = Instant::now();
-    let runs = rounds(plan, &d, &mut session, &generators, cpus, opts.seed, on)?;
+    let ctx = Ctx {
+        plan,
+        d: &d,
+        generators: &generators,
+        cpus,
+    };
+    let runs = match d.mode {
+        HttpMode::SameProcess => same_process(&ctx, &mut session, opts.seed, on)?,
+        HttpMode::Fresh | HttpMode::Sustained => fresh(&ctx, &mut session, opts.seed, on)?,
+    };
     let measure_s = measure_t.elapsed().as_secs_f64();
-    for ((name, tool), rs) in runs {
-        if let Some(r) = session.results.get_mut(&name) {
-            r.tools.insert(tool, aggregate(rs));
-        }
-    }
+    file_runs(&d, &generators, &mut session, runs);
     let setup_s =
         (total.elapsed().as_secs_f64() - measure_s - session.build_s.values().sum::<f64>())
             .max(0.0);
     let shared = Shared {
         cell: &cell,
         machine: &machine,
-        settings: settings(&d, cpus, opts.seed),
+        settings: settings(&d, cpus, opts),
         generators: &generators,
         started_at: &started_at,
         measure_s,
@@ -116,16 +165,89 @@ pub fn run_http(
     Ok(jobs(plan, &d, session, &shared))
 }
 
+/// What every measured run of a session reads.
+struct Ctx<'a> {
+    plan: &'a Plan,
+    d: &'a HttpDef,
+    generators: &'a [Generator],
+    cpus: Cpus,
+}
+
+/// One measured combination: a server's workload in one shape under one tool.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Key {
+    server: ServerName,
+    workload: WorkloadName,
+    /// Index into the session's shapes.
+    shape: usize,
+    /// Index into the session's generators.
+    tool: usize,
+}
+
+type Runs = BTreeMap<Key, Vec<HttpRun>>;
+
+/// Puts every combination's runs into its server's result, medians over the clean ones.
+fn file_runs(d: &HttpDef, generators: &[Generator], session: &mut Session, runs: Runs) {
+    for (k, rs) in runs {
+        let Some(r) = session.results.get_mut(&k.server) else {
+            continue;
+        };
+        let Some(w) = r.workloads.get_mut(&k.workload) else {
+            continue;
+        };
+        w.shapes
+            .entry(d.shapes[k.shape].name.clone())
+            .or_default()
+            .insert(generators[k.tool].tool.name().to_owned(), aggregate(rs));
+    }
+}
+
 /// The servers of a session after their builds and response checks.
 struct Session {
     /// Every server's result so far.
     results: BTreeMap<ServerName, HttpServerResult>,
     /// The servers that passed the check, ready to be measured.
     ready: BTreeMap<ServerName, Prepared>,
+    /// Per ready server, the workloads it answered as expected.
+    served: BTreeMap<ServerName, Vec<WorkloadName>>,
     /// Build seconds per server.
     build_s: BTreeMap<ServerName, f64>,
     /// Tool versions of each server's toolchain.
     versions: BTreeMap<ServerName, BTreeMap<ToolName, cell_schema::ToolVersion>>,
+}
+
+impl Session {
+    /// Every combination of the ready servers, in a sorted order (the caller shuffles).
+    fn combinations(&self, shapes: usize, tools: usize) -> Vec<Key> {
+        let mut out = Vec::new();
+        for (server, workloads) in &self.served {
+            if !self.ready.contains_key(server) {
+                continue;
+            }
+            for w in workloads {
+                for shape in 0..shapes {
+                    for tool in 0..tools {
+                        out.push(Key {
+                            server: server.clone(),
+                            workload: w.clone(),
+                            shape,
+                            tool,
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// A server failed: its other runs stop, its results so far are kept.
+    fn drop_server(&mut self, name: &ServerName, why: String, on: &mut dyn FnMut(String)) {
+        on(format!("[http {name}] FAILED: {why}"));
+        if let Some(r) = self.results.get_mut(name) {
+            r.error = Some(why);
+        }
+        self.ready.remove(name);
+    }
 }
 
 /// Builds and checks every server first: a wrong answer fails before any load.
@@ -140,6 +262,7 @@ fn prepare(
     let mut session = Session {
         results: BTreeMap::new(),
         ready: BTreeMap::new(),
+        served: BTreeMap::new(),
         build_s: BTreeMap::new(),
         versions: BTreeMap::new(),
     };
@@ -153,6 +276,7 @@ fn prepare(
             build: None,
             check: None,
             tools: BTreeMap::new(),
+            workloads: BTreeMap::new(),
             error: None,
         };
         on(format!("[http {}] building", s.name));
@@ -165,17 +289,16 @@ fn prepare(
             Err(e) => result.error = Some(e.to_string()),
             Ok(p) => {
                 result.build = Some(p.build.clone());
-                match check_before_load(def, &p, cpus) {
-                    Ok(()) => {
-                        result.check = Some("ok".into());
-                        session.ready.insert(s.name.clone(), p);
-                    }
-                    Err(e) => {
-                        let m = e.to_string();
-                        on(format!("[http {}] FAILED before any load: {m}", s.name));
-                        result.check = Some(m.clone());
-                        result.error = Some(m);
-                    }
+                check_server(def, &p, cpus, &mut result, on);
+                if result.error.is_none() {
+                    let ok = result
+                        .workloads
+                        .iter()
+                        .filter(|(_, w)| w.error.is_none())
+                        .map(|(n, _)| n.clone())
+                        .collect();
+                    session.served.insert(s.name.clone(), ok);
+                    session.ready.insert(s.name.clone(), p);
                 }
             }
         }
@@ -184,61 +307,111 @@ fn prepare(
     Ok(session)
 }
 
-/// A fresh start, the response check, and the server still alive after it.
-fn check_before_load(d: &HttpDef, p: &Prepared, cpus: Cpus) -> Result<(), NotServing> {
-    let (mut running, _) = p.start(cpus.server, Duration::from_secs_f64(d.startup_timeout_s))?;
-    let checked = super::check::verify(p.server.port, &p.server.expect, Duration::from_secs(5))
-        .map_err(NotServing::from)
-        .and_then(|()| running.alive().map_err(NotServing::from));
-    running.stop(Duration::from_secs_f64(d.stop_grace_s));
-    checked
+/// The workloads of the session a server serves, with what it must answer to each.
+fn served<'a>(d: &'a HttpDef, s: &'a Server) -> Vec<(&'a Workload, &'a Expect)> {
+    s.workloads
+        .iter()
+        .filter_map(|(name, e)| Some((d.workloads.get(name)?, e)))
+        .collect()
 }
 
-/// Every (server, tool) once per round, in a fresh seeded order; a server that fails drops
-/// out, a load generator that fails ends the session.
-fn rounds(
-    plan: &Plan,
+/// A fresh start and every workload's check. A wrong answer fails that workload (its
+/// others are still measured); a server that does not start, dies or answers no workload
+/// fails as a whole.
+fn check_server(
     d: &HttpDef,
-    session: &mut Session,
-    generators: &[Generator],
+    p: &Prepared,
     cpus: Cpus,
+    result: &mut HttpServerResult,
+    on: &mut dyn FnMut(String),
+) {
+    let fail = |result: &mut HttpServerResult, m: String, on: &mut dyn FnMut(String)| {
+        on(format!(
+            "[http {}] FAILED before any load: {m}",
+            p.server.name
+        ));
+        result.check = Some(m.clone());
+        result.error = Some(m);
+    };
+    let workloads = served(d, &p.server);
+    if workloads.is_empty() {
+        return fail(
+            result,
+            "it serves none of the session's workloads".into(),
+            on,
+        );
+    }
+    let mut running = match p.start(cpus.server, Duration::from_secs_f64(d.startup_timeout_s)) {
+        Ok((r, _)) => r,
+        Err(e) => return fail(result, NotServing::from(e).to_string(), on),
+    };
+    for (w, e) in &workloads {
+        let checked = super::check::verify(p.server.port, w, e, Duration::from_secs(5));
+        let (check, error) = match checked {
+            Ok(()) => ("ok".to_owned(), None),
+            Err(m) => {
+                let m = format!("{}: {m}", w.name);
+                on(format!("[http {}] {m}: not measured", p.server.name));
+                (m.clone(), Some(m))
+            }
+        };
+        let wr = HttpWorkloadResult {
+            check,
+            error,
+            shapes: BTreeMap::new(),
+        };
+        result.workloads.insert(w.name.clone(), wr);
+    }
+    let alive = running.alive();
+    running.stop(Duration::from_secs_f64(d.stop_grace_s));
+    if let Err(e) = alive {
+        return fail(result, NotServing::from(e).to_string(), on);
+    }
+    let wrong: Vec<&str> = result
+        .workloads
+        .values()
+        .filter_map(|w| w.error.as_deref())
+        .collect();
+    if wrong.len() == result.workloads.len() {
+        let m = wrong.join("; ");
+        return fail(result, m, on);
+    }
+    result.check = Some(if wrong.is_empty() {
+        "ok".into()
+    } else {
+        format!("ok but {}", wrong.join("; "))
+    });
+}
+
+/// The fresh and sustained modes: every combination once per round, in a fresh seeded
+/// order, each on a fresh server; a server that fails drops out, a load generator that
+/// fails ends the session.
+fn fresh(
+    ctx: &Ctx<'_>,
+    session: &mut Session,
     seed: u64,
     on: &mut dyn FnMut(String),
-) -> Result<BTreeMap<(ServerName, String), Vec<HttpRun>>, SuiteError> {
+) -> Result<Runs, SuiteError> {
     let mut rng = SplitMix64::new(seed);
-    let mut runs: BTreeMap<(ServerName, String), Vec<HttpRun>> = BTreeMap::new();
+    let mut runs = Runs::new();
     let mut seq = 0u32;
-    for index in 0..d.runs {
-        let mut order: Vec<(ServerName, usize)> = session
-            .ready
-            .keys()
-            .flat_map(|s| (0..generators.len()).map(move |g| (s.clone(), g)))
-            .collect();
+    for index in 0..ctx.d.runs {
+        let mut order = session.combinations(ctx.d.shapes.len(), ctx.generators.len());
         shuffle(&mut order, &mut rng);
-        for (name, g) in order {
-            let Some(p) = session.ready.get(&name) else {
+        for k in order {
+            let Some(p) = session.ready.get(&k.server) else {
                 continue;
             };
-            let lg = &generators[g];
-            on(format!(
-                "[http {name}] run {}/{} under {}",
-                index + 1,
-                d.runs,
-                lg.tool.name()
-            ));
-            match measure(plan, d, p, lg, cpus, index, seq) {
-                Ok(run) => runs
-                    .entry((name.clone(), lg.tool.name().to_owned()))
-                    .or_default()
-                    .push(run),
+            on(progress(ctx, &k, index));
+            let at = Run {
+                key: &k,
+                index,
+                seq,
+            };
+            match measure_fresh(ctx, p, &at) {
+                Ok(run) => runs.entry(k.clone()).or_default().push(run),
                 Err(RunError::Tool(m)) => return Err(SuiteError::Load(m)),
-                Err(RunError::Server(m)) => {
-                    on(format!("[http {name}] FAILED: {m}"));
-                    if let Some(r) = session.results.get_mut(&name) {
-                        r.error = Some(m);
-                    }
-                    session.ready.remove(&name);
-                }
+                Err(RunError::Server(m)) => session.drop_server(&k.server, m, on),
             }
             seq += 1;
         }
@@ -246,8 +419,154 @@ fn rounds(
     Ok(runs)
 }
 
+/// The same-process mode: every server started once, each workload warmed up on it, then
+/// every combination once per round in a fresh seeded order on those processes.
+fn same_process(
+    ctx: &Ctx<'_>,
+    session: &mut Session,
+    seed: u64,
+    on: &mut dyn FnMut(String),
+) -> Result<Runs, SuiteError> {
+    let mut procs = start_all(ctx, session, on);
+    warm_all(ctx, session, &mut procs, on)?;
+    let mut rng = SplitMix64::new(seed);
+    let mut runs = Runs::new();
+    let mut seq = 0u32;
+    for index in 0..ctx.d.runs {
+        let mut order = session.combinations(ctx.d.shapes.len(), ctx.generators.len());
+        shuffle(&mut order, &mut rng);
+        for k in order {
+            let (Some(p), Some((running, startup_s))) =
+                (session.ready.get(&k.server), procs.get_mut(&k.server))
+            else {
+                continue;
+            };
+            on(progress(ctx, &k, index));
+            let at = Run {
+                key: &k,
+                index,
+                seq,
+            };
+            let time_wait = drain(
+                p.server.port,
+                Duration::from_secs_f64(ctx.d.drain_timeout_s),
+            );
+            match measure_load(ctx, p, running, &at).map(|m| m.run(*startup_s, time_wait)) {
+                Ok(run) => runs.entry(k.clone()).or_default().push(run),
+                Err(RunError::Tool(m)) => return Err(SuiteError::Load(m)),
+                Err(RunError::Server(m)) => {
+                    session.drop_server(&k.server, m, on);
+                    if let Some((r, _)) = procs.remove(&k.server) {
+                        r.stop(Duration::from_secs_f64(ctx.d.stop_grace_s));
+                    }
+                }
+            }
+            seq += 1;
+        }
+    }
+    for (_, (r, _)) in procs {
+        r.stop(Duration::from_secs_f64(ctx.d.stop_grace_s));
+    }
+    Ok(runs)
+}
+
+/// Starts every ready server once (each on its own port, all on the server CPUs).
+fn start_all(
+    ctx: &Ctx<'_>,
+    session: &mut Session,
+    on: &mut dyn FnMut(String),
+) -> BTreeMap<ServerName, (Running, f64)> {
+    let mut procs = BTreeMap::new();
+    let names: Vec<ServerName> = session.ready.keys().cloned().collect();
+    for name in names {
+        let started = session.ready[&name].start(
+            ctx.cpus.server,
+            Duration::from_secs_f64(ctx.d.startup_timeout_s),
+        );
+        match started {
+            Ok(r) => {
+                procs.insert(name, r);
+            }
+            Err(e) => session.drop_server(&name, NotServing::from(e).to_string(), on),
+        }
+    }
+    procs
+}
+
+/// One warm-up per server and workload on the running process, under the first tool in
+/// the first shape.
+fn warm_all(
+    ctx: &Ctx<'_>,
+    session: &mut Session,
+    procs: &mut BTreeMap<ServerName, (Running, f64)>,
+    on: &mut dyn FnMut(String),
+) -> Result<(), SuiteError> {
+    if ctx.d.warmup_s <= 0.0 {
+        return Ok(());
+    }
+    for k in session.combinations(1, 1) {
+        let (Some(p), Some((running, _))) =
+            (session.ready.get(&k.server), procs.get_mut(&k.server))
+        else {
+            continue;
+        };
+        on(format!("[http {}] warm-up of {}", k.server, k.workload));
+        let at = Run {
+            key: &k,
+            index: 0,
+            seq: 0,
+        };
+        match warm_up(ctx, p, running, &at) {
+            Ok(()) => {}
+            Err(RunError::Tool(m)) => return Err(SuiteError::Load(m)),
+            Err(RunError::Server(m)) => {
+                session.drop_server(&k.server, m, on);
+                if let Some((r, _)) = procs.remove(&k.server) {
+                    r.stop(Duration::from_secs_f64(ctx.d.stop_grace_s));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn progress(ctx: &Ctx<'_>, k: &Key, index: u32) -> String {
+    format!(
+        "[http {}] run {}/{}: {} over {} under {}",
+        k.server,
+        index + 1,
+        ctx.d.runs,
+        k.workload,
+        ctx.d.shapes[k.shape].name,
+        ctx.generators[k.tool].tool.name()
+    )
+}
+
 /// The load every server of the session got, as the job records it.
-fn settings(d: &HttpDef, cpus: Cpus, seed: u64) -> HttpSettings {
+fn settings(d: &HttpDef, cpus: Cpus, o: &HttpOptions) -> HttpSettings {
+    let shapes = d
+        .shapes
+        .iter()
+        .map(|s| HttpShape {
+            name: s.name.clone(),
+            connections: s.connections,
+            keep_alive: s.keep_alive,
+            threads: s.threads,
+        })
+        .collect();
+    let workloads = d
+        .workloads
+        .values()
+        .map(|w| {
+            let spec = HttpRequestSpec {
+                method: w.method.clone(),
+                path: w.path.clone(),
+                headers: w.headers.clone(),
+                body: w.body.clone(),
+            };
+            (w.name.clone(), spec)
+        })
+        .collect();
     HttpSettings {
         tools: d.tools.clone(),
         connections: d.connections,
@@ -258,10 +577,14 @@ fn settings(d: &HttpDef, cpus: Cpus, seed: u64) -> HttpSettings {
         keep_alive: d.keep_alive,
         server_cpu: cpus.server,
         load_cpu: cpus.load,
-        seed,
+        seed: o.seed,
         startup_timeout_s: d.startup_timeout_s,
         stop_grace_s: d.stop_grace_s,
         drain_timeout_s: d.drain_timeout_s,
+        mode: d.mode,
+        full: o.overrides.full,
+        shapes,
+        workloads,
     }
 }
 
@@ -302,7 +625,7 @@ fn jobs(plan: &Plan, d: &HttpDef, mut session: Session, shared: &Shared<'_>) -> 
             pins: suite_pins(plan, &[server]),
             versions: v,
             settings: shared.settings.clone(),
-            verdict: cell_verdict::http_verdict(&name, &r),
+            verdict: cell_verdict::http_verdict(&name, &r, &shared.settings),
             servers: BTreeMap::from([(name, r)]),
             cost,
             started_at: shared.started_at.to_owned(),
@@ -312,79 +635,182 @@ fn jobs(plan: &Plan, d: &HttpDef, mut session: Session, shared: &Shared<'_>) -> 
     out
 }
 
-/// One measured run: drain, fresh server, warm-up, measured load, stop.
-fn measure(
-    plan: &Plan,
-    http: &HttpDef,
-    server: &Prepared,
-    lg: &Generator,
-    cpus: Cpus,
+/// Where a run is in the session.
+struct Run<'a> {
+    key: &'a Key,
     index: u32,
     seq: u32,
-) -> Result<HttpRun, RunError> {
-    let port = server.server.port;
-    let time_wait = drain(port, Duration::from_secs_f64(http.drain_timeout_s));
-    let (mut running, startup_s) =
-        server.start(cpus.server, Duration::from_secs_f64(http.startup_timeout_s))?;
-    let url = format!("http://127.0.0.1:{port}/");
-    let spec = |secs: f64| LoadSpec {
-        url: &url,
-        connections: http.connections,
-        threads: http.threads,
+}
+
+/// The load spec of one combination.
+fn spec<'a>(url: &'a str, shape: &Shape, secs: f64) -> LoadSpec<'a> {
+    LoadSpec {
+        url,
+        connections: shape.connections,
+        threads: shape.threads,
         duration: Duration::from_secs_f64(secs),
-        keep_alive: http.keep_alive,
+        keep_alive: shape.keep_alive,
         rate: None,
         timeout: Duration::from_secs(5),
-    };
-    let scratch = server.work.join(format!("run-{seq}"));
-    std::fs::create_dir_all(&scratch)
-        .map_err(|e| format!("creating {}: {e}", scratch.display()))?;
-    let tool = lg.tool.name();
-    if http.warmup_s > 0.0
-        && let Err(m) = run_load(lg, &spec(http.warmup_s), cpus.load, &scratch)
-    {
-        let what = format!("the warm-up of run {} under {tool}", index + 1);
-        return Err(blame(&mut running, server, &what, &m));
+    }
+}
+
+/// The workload of a key and what the server must answer to it.
+fn workload_of<'a>(ctx: &Ctx<'a>, p: &'a Prepared, k: &Key) -> (&'a Workload, &'a Expect) {
+    (
+        &ctx.d.workloads[&k.workload],
+        &p.server.workloads[&k.workload],
+    )
+}
+
+/// The warm-up load of one combination on a running server.
+fn warm_up(
+    ctx: &Ctx<'_>,
+    p: &Prepared,
+    running: &mut Running,
+    at: &Run<'_>,
+) -> Result<(), RunError> {
+    let (w, e) = workload_of(ctx, p, at.key);
+    let url = format!("http://127.0.0.1:{}{}", p.server.port, w.path);
+    let lg = &ctx.generators[at.key.tool];
+    let scratch = scratch_dir(p, at.seq, "warm")?;
+    let shape = &ctx.d.shapes[at.key.shape];
+    let r = run_load(
+        lg,
+        &spec(&url, shape, ctx.d.warmup_s),
+        ctx.cpus.load,
+        &scratch,
+    );
+    let _ = std::fs::remove_dir_all(&scratch);
+    let what = format!(
+        "the warm-up of run {} of {} under {}",
+        at.index + 1,
+        w.name,
+        lg.tool.name()
+    );
+    if let Err(m) = r {
+        return Err(blame(running, p, (w, e), &what, &m));
     }
     running
         .alive()
-        .map_err(|e| format!("{e} during the warm-up of run {} under {tool}", index + 1))?;
+        .map_err(|e| RunError::Server(format!("{e} during {what}")))
+}
+
+fn scratch_dir(p: &Prepared, seq: u32, what: &str) -> Result<PathBuf, RunError> {
+    let scratch = p.work.join(format!("{what}-{seq}"));
+    std::fs::create_dir_all(&scratch)
+        .map_err(|e| RunError::Server(format!("creating {}: {e}", scratch.display())))?;
+    Ok(scratch)
+}
+
+/// One measured run of the fresh and sustained modes: drain, fresh server, warm-up,
+/// measured load, stop.
+fn measure_fresh(ctx: &Ctx<'_>, p: &Prepared, at: &Run<'_>) -> Result<HttpRun, RunError> {
+    let time_wait = drain(
+        p.server.port,
+        Duration::from_secs_f64(ctx.d.drain_timeout_s),
+    );
+    let (mut running, startup_s) = p.start(
+        ctx.cpus.server,
+        Duration::from_secs_f64(ctx.d.startup_timeout_s),
+    )?;
+    if ctx.d.warmup_s > 0.0 {
+        warm_up(ctx, p, &mut running, at)?;
+    }
+    let m = measure_load(ctx, p, &mut running, at);
+    running.stop(Duration::from_secs_f64(ctx.d.stop_grace_s));
+    Ok(m?.run(startup_s, time_wait))
+}
+
+/// A measured load before the server's start-up and drain are added.
+struct Measured {
+    index: u32,
+    seq: u32,
+    load: super::session::LoadRun,
+    server_cpu_s: f64,
+    other_cpu_share: f64,
+    peak_rss_kib: u64,
+    rss: (Option<u64>, Option<u64>),
+    contaminated: Vec<String>,
+}
+
+impl Measured {
+    fn run(self, startup_s: f64, time_wait: TimeWait) -> HttpRun {
+        let requests = self.load.report.requests;
+        let cpu_ms_per_1k = if requests == 0 {
+            0.0
+        } else {
+            self.server_cpu_s * 1e6 / requests as f64
+        };
+        let load_cpu_share = if self.load.wall_s > 0.0 {
+            self.load.cpu_s / self.load.wall_s
+        } else {
+            0.0
+        };
+        HttpRun {
+            index: self.index,
+            seq: self.seq,
+            startup_s: round_time(startup_s),
+            time_wait,
+            server_cpu_s: round_time(self.server_cpu_s),
+            cpu_ms_per_1k: round_ratio(cpu_ms_per_1k),
+            peak_rss_kib: self.peak_rss_kib,
+            rss_start_kib: self.rss.0,
+            rss_end_kib: self.rss.1,
+            load_cpu_s: round_time(self.load.cpu_s),
+            load_cpu_share: round_ratio(load_cpu_share),
+            other_cpu_share: round_ratio(self.other_cpu_share),
+            contaminated: self.contaminated,
+            load: self.load.report,
+        }
+    }
+}
+
+/// The measured load of one combination on a running server: its tree's CPU and RSS, the
+/// machine's CPU, the load generator's own, and the contamination rule's reading of them.
+fn measure_load(
+    ctx: &Ctx<'_>,
+    p: &Prepared,
+    running: &mut Running,
+    at: &Run<'_>,
+) -> Result<Measured, RunError> {
+    let (w, expect) = workload_of(ctx, p, at.key);
+    let lg = &ctx.generators[at.key.tool];
+    let tool = lg.tool.name();
+    let url = format!("http://127.0.0.1:{}{}", p.server.port, w.path);
+    let scratch = scratch_dir(p, at.seq, "run")?;
+    let shape = &ctx.d.shapes[at.key.shape];
     running.start_sampling(Duration::from_millis(50));
     let pid = running.pid();
-    let tree_cpu_start = procfs::sample_tree(pid)
-        .map_err(|e| {
-            format!(
-                "reading the server's process tree before run {}: {e}",
-                index + 1
-            )
-        })?
-        .cpu_s;
+    let before = procfs::sample_tree(pid).map_err(|e| {
+        format!(
+            "reading the server's process tree before run {}: {e}",
+            at.index + 1
+        )
+    })?;
     let machine_start = procfs::machine_cpu().ok();
     let self_start = self_cpu_s();
-    let load = run_load(lg, &spec(http.duration_s), cpus.load, &scratch);
+    let load = run_load(
+        lg,
+        &spec(&url, shape, ctx.d.duration_s),
+        ctx.cpus.load,
+        &scratch,
+    );
     let self_s = self_cpu_s() - self_start;
+    let _ = std::fs::remove_dir_all(&scratch);
     // A dead server is reported with its exit status, whatever the load tool made of it.
-    let what = format!("measured run {} under {tool}", index + 1);
+    let what = format!("measured run {} of {} under {tool}", at.index + 1, w.name);
     if let Err(e) = running.alive() {
         return Err(RunError::Server(format!("{e} during {what}")));
     }
     let load = match load {
         Ok(l) => l,
-        Err(m) => return Err(blame(&mut running, server, &what, &m)),
+        Err(m) => return Err(blame(running, p, (w, expect), &what, &m)),
     };
-    let tree_cpu_end = procfs::sample_tree(pid).map_or(tree_cpu_start, |s| s.cpu_s);
+    let after = procfs::sample_tree(pid).ok();
     let machine_end = procfs::machine_cpu().ok();
     let peak_rss_kib = running.stop_sampling();
-    running.stop(Duration::from_secs_f64(http.stop_grace_s));
-    let _ = std::fs::remove_dir_all(&scratch);
-
-    let server_cpu_s = (tree_cpu_end - tree_cpu_start).max(0.0);
-    let requests = load.report.requests;
-    let cpu_ms_per_1k = if requests == 0 {
-        0.0
-    } else {
-        server_cpu_s * 1e6 / requests as f64
-    };
+    let server_cpu_s = (after.map_or(before.cpu_s, |s| s.cpu_s) - before.cpu_s).max(0.0);
     let load_cpu_share = if load.wall_s > 0.0 {
         load.cpu_s / load.wall_s
     } else {
@@ -399,22 +825,18 @@ fn measure(
         _ => 0.0,
     };
     let contaminated = cell_verdict::Contamination {
-        load_cpu_max: plan.settings.http_load_cpu_max,
-        other_cpu_max: plan.settings.http_other_cpu_max,
+        load_cpu_max: ctx.plan.settings.http_load_cpu_max,
+        other_cpu_max: ctx.plan.settings.http_other_cpu_max,
     }
     .reasons(load_cpu_share, other_cpu_share);
-    Ok(HttpRun {
-        index,
-        seq,
-        startup_s: round_time(startup_s),
-        time_wait,
-        load: load.report,
-        server_cpu_s: round_time(server_cpu_s),
-        cpu_ms_per_1k: round_ratio(cpu_ms_per_1k),
+    Ok(Measured {
+        index: at.index,
+        seq: at.seq,
+        load,
+        server_cpu_s,
+        other_cpu_share,
         peak_rss_kib,
-        load_cpu_s: round_time(load.cpu_s),
-        load_cpu_share: round_ratio(load_cpu_share),
-        other_cpu_share: round_ratio(other_cpu_share),
+        rss: (Some(before.rss_kib), after.map(|s| s.rss_kib)),
         contaminated,
     })
 }
@@ -509,6 +931,8 @@ mod tests {
             server_cpu_s: 0.5,
             cpu_ms_per_1k: rps / 1000.0,
             peak_rss_kib: 1000 + u64::from(index),
+            rss_start_kib: None,
+            rss_end_kib: None,
             load_cpu_s: 0.5,
             load_cpu_share: 0.5,
             other_cpu_share: 0.0,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cell_model::{Plan, Server, Vars};
+use cell_model::{Expect, HttpDef, Plan, Server, Vars, Workload};
 use cell_schema::{LoadReport, ServerBuild, ToolName, ToolVersion, round_time};
 
 use super::check;
@@ -71,18 +71,37 @@ impl From<StartError> for RunError {
 
 /// Whose fault a failed load run was: a dead server, a server that no longer answers as
 /// expected, or else the load generator.
-pub fn blame(running: &mut Running, p: &Prepared, what: &str, failure: &LoadRunError) -> RunError {
+pub fn blame(
+    running: &mut Running,
+    p: &Prepared,
+    (w, e): (&Workload, &Expect),
+    what: &str,
+    failure: &LoadRunError,
+) -> RunError {
     if let Err(e) = running.alive() {
         return RunError::Server(format!("{e} during {what}"));
     }
-    match super::check::verify(p.server.port, &p.server.expect, Duration::from_secs(2)) {
+    match super::check::verify(p.server.port, w, e, Duration::from_secs(2)) {
         Ok(()) => RunError::Tool(format!(
-            "{what}: {failure} (the server still answers GET / as expected)"
+            "{what}: {failure} (the server still answers {} {} as expected)",
+            w.method, w.path
         )),
         Err(v) => RunError::Server(format!(
             "{what}: {failure}; the server no longer answers as expected: {v}"
         )),
     }
+}
+
+/// The workload a soak drives: `plaintext` when the server serves it, else its first.
+pub fn default_workload<'a>(
+    http: &'a HttpDef,
+    s: &'a Server,
+) -> Option<(&'a Workload, &'a Expect)> {
+    let (name, e) = s
+        .workloads
+        .get_key_value(cell_schema::LEGACY_WORKLOAD)
+        .or_else(|| s.workloads.iter().next())?;
+    Some((http.workloads.get(name)?, e))
 }
 
 pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> SuiteError {

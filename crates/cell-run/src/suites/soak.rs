@@ -293,11 +293,15 @@ fn soak_one(
 ) -> Result<Soaked, RunError> {
     let (running, startup_s) =
         p.start(cpus.server, Duration::from_secs_f64(http.startup_timeout_s))?;
-    if let Err(m) = super::check::verify(p.server.port, &p.server.expect, Duration::from_secs(5)) {
+    let Some((w, expect)) = super::session::default_workload(http, &p.server) else {
+        running.stop(Duration::from_secs_f64(http.stop_grace_s));
+        return Err(RunError::Server("it serves no workload".into()));
+    };
+    if let Err(m) = super::check::verify(p.server.port, w, expect, Duration::from_secs(5)) {
         running.stop(Duration::from_secs_f64(http.stop_grace_s));
         return Err(RunError::Server(m.to_string()));
     }
-    let url = format!("http://127.0.0.1:{}/", p.server.port);
+    let url = format!("http://127.0.0.1:{}{}", p.server.port, w.path);
     let spec = LoadSpec {
         url: &url,
         connections: d.config.connections,
@@ -327,7 +331,7 @@ fn soak_one(
     // generator that failed against a healthy server is not the server's.
     let error = match (running.alive(), &load) {
         (Err(e), _) => Some(format!("{e} during the soak")),
-        (Ok(()), Err(m)) => match blame(&mut running, p, "the soak", m) {
+        (Ok(()), Err(m)) => match blame(&mut running, p, (w, expect), "the soak", m) {
             RunError::Tool(m) => return Err(RunError::Tool(m)),
             RunError::Server(m) => Some(m),
         },

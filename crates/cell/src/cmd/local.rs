@@ -22,7 +22,12 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let names = workload_jobs(&plan, args)?;
     let (date, stamp) = crate::clock::utc_now();
     let run_name = free_run_name(&args.out, &date, &stamp)?;
-    let jobs_dir = args.out.join(store::JOBS_DIR).join(run_name.to_string());
+    // Absolute: servers are built and started in directories of their own, where a
+    // relative `--out` (the default `cell-local`) would name another place.
+    let jobs_dir = std::path::absolute(&args.out)
+        .with_context(|| format!("resolving {}", args.out.display()))?
+        .join(store::JOBS_DIR)
+        .join(run_name.to_string());
     let seed = args.seed.unwrap_or_else(crate::clock::clock_seed);
     let (mut inputs, mut missing) = if args.suite == Suite::Workload {
         (Vec::new(), Vec::new())
@@ -50,11 +55,13 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
             }
         }
     }
+    let head = cell_collect::git::head_state(&plan.root);
     let run = RunInfo {
         id: run_name.id().to_owned(),
         date: run_name.date().to_owned(),
         source: "local".into(),
-        head_sha: None,
+        head_sha: head.as_ref().map(|h| h.0.clone()),
+        dirty: head.map(|h| h.1),
         attempt: None,
         attempts: Vec::new(),
         partial: false,

@@ -13,11 +13,18 @@ use crate::cli::{Cli, Format, LocalArgs, RunArgs, Suite, SuiteFlags};
 use crate::exit::Exit;
 
 fn http_overrides(f: &SuiteFlags) -> HttpOverrides {
+    let list = |v: &Vec<String>| (!v.is_empty()).then(|| v.clone());
     HttpOverrides {
+        full: f.full,
+        mode: f.mode,
         runs: f.runs,
         duration_s: f.duration,
         warmup_s: f.warmup,
-        tools: (!f.tools.is_empty()).then(|| f.tools.clone()),
+        tools: list(&f.tools),
+        workloads: list(&f.workloads),
+        shapes: list(&f.shapes),
+        connections: f.connections,
+        threads: f.threads,
     }
 }
 
