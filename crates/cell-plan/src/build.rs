@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use cell_model::{Cell, HttpDef, Install, Plan, Toolchain};
+use cell_schema::ServerName;
 use cell_schema::store::{FACTS_JSON, RESULTS_JSON, RESULTS_MD};
 
 use crate::PlanError;
@@ -363,18 +364,14 @@ fn suite_job(ctx: &Ctx, job: &MatrixJob) -> Result<Job, PlanError> {
             )
         }
         Suite::Http(_) => {
-            // Every measured run, at its worst: start, warm up, measure, stop, drain.
-            let per_run = http.startup_timeout_s
-                + http.warmup_s
-                + http.duration_s
-                + http.stop_grace_s
-                + http.drain_timeout_s;
-            let load_s = per_run * f64::from(http.runs) * http.tools.len() as f64;
+            // What `cell run` measures without `--full`: `[http.default]`.
+            let session = http.session(false);
+            let (tools, minutes) = http_job_minutes(&session, server);
             (
-                http.tools.clone(),
-                format!("load server {server} with {}", http.tools.join(" and ")),
+                tools.clone(),
+                format!("load server {server} with {}", tools.join(" and ")),
                 None,
-                RUN_JOB_BASE_MINUTES + (load_s / 60.0).ceil() as u32,
+                minutes,
             )
         }
         Suite::Workload => unreachable!("a workload job is built by run_job"),
@@ -397,7 +394,34 @@ fn suite_job(ctx: &Ctx, job: &MatrixJob) -> Result<Job, PlanError> {
     Ok(matrix_job(job, &cells, only, minutes, steps))
 }
 
-/// Installs the load generators a suite job drives: wrk from apt, oha built by
+/// The load tools of one server's http job and its bound in minutes: every measured run of
+/// every workload it serves, in every shape, under every tool, at its worst (start, warm up,
+/// measure, stop, drain).
+fn http_job_minutes(session: &HttpDef, server: &ServerName) -> (Vec<String>, u32) {
+    let per_run = session.startup_timeout_s
+        + session.warmup_s
+        + session.duration_s
+        + session.stop_grace_s
+        + session.drain_timeout_s;
+    let workloads = session.server(server.as_str()).map_or(1, |s| {
+        s.workloads
+            .keys()
+            .filter(|w| session.workloads.contains_key(*w))
+            .count()
+            .max(1)
+    });
+    let runs = f64::from(session.runs)
+        * session.tools.len() as f64
+        * session.shapes.len() as f64
+        * workloads as f64;
+    let load_s = per_run * runs;
+    (
+        session.tools.clone(),
+        RUN_JOB_BASE_MINUTES + (load_s / 60.0).ceil() as u32,
+    )
+}
+
+/// Installs the load generators a suite job drives: wrk and ab from apt, oha built by
 /// `cargo install --locked` at the version `versions.env` pins, kept in a cache per version and
 /// cell so a warm job skips the build.
 fn load_generator_steps(
@@ -413,6 +437,19 @@ fn load_generator_steps(
             &[
                 APT_UPDATE_ONCE,
                 "sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends wrk",
+            ],
+        );
+        if cells.iter().any(|c| c.os != "linux") {
+            step = step.when("matrix.os == 'linux'");
+        }
+        steps.push(step);
+    }
+    if tools.iter().any(|t| t == "ab") {
+        let mut step = Step::run(
+            "install the load generator ab (apt apache2-utils)",
+            &[
+                APT_UPDATE_ONCE,
+                "sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends apache2-utils",
             ],
         );
         if cells.iter().any(|c| c.os != "linux") {

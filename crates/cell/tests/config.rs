@@ -149,11 +149,45 @@ fn http_and_soak_settings_are_checked() {
     let ok = http("run = [\"x\", \"{port}\"]\nport = 18400");
     run_with(
         VERSIONS,
-        &ok.replace("[http]\n", "[http]\ntools = [\"ab\"]\n"),
+        &ok.replace("[http]\n", "[http]\ntools = [\"siege\"]\n"),
     )
     .code(2)
     .stderr(predicate::str::contains(
-        "http.tools[0]: `ab` is not a load generator cell drives: write wrk, oha",
+        "http.tools[0]: `siege` is not a load generator cell drives: write wrk, oha, ab",
+    ));
+    for (extra, msg) in [
+        (
+            "[[http.workloads]]\nname = \"a\"\npath = \"/\"\nexpect = { body = \"x\", json = 1 }\n",
+            "http.workloads[0].expect: both `body` and `json`",
+        ),
+        (
+            "[[http.workloads]]\nname = \"a\"\nmethod = \"get\"\npath = \"/\"\nexpect = {}\n",
+            "http.workloads[0].method: `get`: write an HTTP method in capitals",
+        ),
+        (
+            "[[http.workloads]]\nname = \"a\"\npath = \"no slash\"\nexpect = {}\n",
+            "http.workloads[0].path: `no slash`",
+        ),
+        (
+            "[[http.shapes]]\nname = \"k\"\nconnections = 0\nkeep_alive = true\n",
+            "http.shapes[0].connections: 0",
+        ),
+        (
+            "[http.default]\nshapes = [\"nope\"]\n",
+            "http.default.shapes[0]: `nope` is not one of keep-alive",
+        ),
+    ] {
+        run_with(VERSIONS, &format!("{ok}{extra}"))
+            .code(2)
+            .stderr(predicate::str::contains(msg));
+    }
+    run_with(
+        VERSIONS,
+        &ok.replace("[http]\n", "[http]\nmode = \"warm\"\n"),
+    )
+    .code(2)
+    .stderr(predicate::str::contains(
+        "http.mode: `warm`: write fresh, same-process or sustained",
     ));
     run_with(VERSIONS, &format!("{ok}[soak]\nservers = [\"nope\"]\n"))
         .code(2)
