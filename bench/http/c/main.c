@@ -64,6 +64,7 @@ struct conn {
     uint32_t events;    /* interest currently registered with epoll */
     int read_closed;    /* peer sent FIN */
     int closing;        /* close once the output is flushed */
+    int continued;      /* "100 Continue" sent for the request being read */
     uint64_t discard;   /* request-body bytes still to skip */
     char *in;
     size_t in_len, in_cap;
@@ -532,6 +533,7 @@ struct req {
     int minor;          /* HTTP/1.<minor> */
     int conn_close, conn_keep_alive;
     int chunked;
+    int expect_continue;
     int has_length;
     uint64_t content_length;
     enum route route;
@@ -646,6 +648,8 @@ static long parse_request(const char *buf, size_t len, struct req *r)
         } else if (ieq(line, name_len, "content-type")) {
             r->ctype = v;
             r->ctype_len = vn;
+        } else if (ieq(line, name_len, "expect")) {
+            r->expect_continue = ieq(v, vn, "100-continue");
         } else if (ieq(line, name_len, "transfer-encoding")) {
             r->chunked = 1; /* any transfer-coding: we do not decode bodies */
         }
@@ -912,11 +916,18 @@ static int process_input(struct conn *c)
         if (wants_body(&r)) {
             need += (size_t)r.content_length;
             if (c->in_len - pos < need) {
-                /* Not all here yet: keep the head, parse it again later. */
+                /* Not all here yet: keep the head, parse it again later. A
+                 * client that waits for "100 Continue" gets it, once. */
                 if (need > c->in_cap && in_grow(c, need) < 0)
                     return -1;
+                if (r.expect_continue && r.minor >= 1 && !c->continued) {
+                    c->continued = 1;
+                    if (buf_str(&c->out, "HTTP/1.1 100 Continue\r\n\r\n") < 0)
+                        return -1;
+                }
                 break;
             }
+            c->continued = 0;
             r.body = c->in + pos + used;
         }
         pos += need;
