@@ -1,50 +1,169 @@
-// Command cell-http-go is a hello-world HTTP/1.1 server on net/http, used as a
-// cell benchmark target.
+// Command cell-http-go is an HTTP/1.1 server on net/http, used as a cell
+// benchmark target.
 //
 // Usage: cell-http-go PORT
 //
-// GET / answers 200 with Content-Type: text/plain and body "hello, world\n";
-// any other path is 404, any other method on / is 405. It binds 127.0.0.1
-// only, keeps connections alive, logs nothing per request and exits 0 on
-// SIGTERM.
+// It serves the four workloads of bench/http/README.md: GET / (plain text),
+// GET /json (a serialised message), GET /users/{id} (a uint64 echoed) and
+// POST /users (a JSON body bound to a typed record and echoed). Unknown paths
+// are 404, a wrong method on a known path is 405 with Allow. It binds
+// 127.0.0.1 only, keeps connections alive, logs nothing per request and exits
+// 0 on SIGTERM.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"mime"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
+	"unicode/utf8"
 )
+
+// maxBody bounds a POST /users body; a larger one is refused with 413.
+const maxBody = 64 << 10
 
 var (
-	hello      = []byte("hello, world\n")
-	notFound   = []byte("not found\n")
-	notAllowed = []byte("method not allowed\n")
+	hello       = []byte("hello, world\n")
+	notFound    = []byte("not found\n")
+	notAllowed  = []byte("method not allowed\n")
+	badRequest  = []byte("bad request\n")
+	tooLarge    = []byte("payload too large\n")
+	unsupported = []byte("unsupported media type\n")
 )
 
-func reply(w http.ResponseWriter, status int, body []byte) {
+type message struct {
+	Message string `json:"message"`
+}
+
+type id struct {
+	ID uint64 `json:"id"`
+}
+
+// user is the post-json record.
+type user struct {
+	Name  string `json:"name"`
+	Age   uint64 `json:"age"`
+	Adult bool   `json:"adult"`
+}
+
+// userIn is what the body is decoded into: pointers, so that a missing (or
+// null) field is an error rather than a zero value.
+type userIn struct {
+	Name  *string `json:"name"`
+	Age   *uint64 `json:"age"`
+	Adult *bool   `json:"adult"`
+}
+
+func reply(w http.ResponseWriter, status int, ctype string, body []byte) {
 	h := w.Header()
 	// Set explicitly so net/http does not sniff and append "; charset=utf-8".
-	h["Content-Type"] = []string{"text/plain"}
+	h["Content-Type"] = []string{ctype}
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
 
-func handler(w http.ResponseWriter, r *http.Request) {
-	switch {
-	case r.URL.Path != "/":
-		reply(w, http.StatusNotFound, notFound)
-	case r.Method != http.MethodGet:
-		w.Header()["Allow"] = []string{"GET"}
-		reply(w, http.StatusMethodNotAllowed, notAllowed)
+func text(w http.ResponseWriter, status int, body []byte) {
+	reply(w, status, "text/plain", body)
+}
+
+// replyJSON serialises v at request time.
+func replyJSON(w http.ResponseWriter, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		text(w, http.StatusInternalServerError, []byte("internal error\n"))
+		return
+	}
+	reply(w, http.StatusOK, "application/json", body)
+}
+
+// readUser binds the body of POST /users; it returns the status to answer
+// with when the body does not bind.
+func readUser(w http.ResponseWriter, r *http.Request) (user, int) {
+	if r.ContentLength > maxBody {
+		return user{}, http.StatusRequestEntityTooLarge
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return user{}, http.StatusUnsupportedMediaType
+	}
+	// MaxBytesReader also catches a chunked body that runs past the bound.
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return user{}, http.StatusRequestEntityTooLarge
+		}
+		return user{}, http.StatusBadRequest
+	}
+	// encoding/json would turn invalid UTF-8 into U+FFFD; JSON text must be UTF-8.
+	var in userIn
+	if !utf8.Valid(data) || json.Unmarshal(data, &in) != nil || in.Name == nil || in.Age == nil || in.Adult == nil {
+		return user{}, http.StatusBadRequest
+	}
+	return user{Name: *in.Name, Age: *in.Age, Adult: *in.Adult}, http.StatusOK
+}
+
+func postUser(w http.ResponseWriter, r *http.Request) {
+	u, status := readUser(w, r)
+	switch status {
+	case http.StatusOK:
+		replyJSON(w, u)
+	case http.StatusRequestEntityTooLarge:
+		// The rest of the body is not read: the connection cannot be reused.
+		w.Header()["Connection"] = []string{"close"}
+		text(w, status, tooLarge)
+	case http.StatusUnsupportedMediaType:
+		text(w, status, unsupported)
 	default:
-		reply(w, http.StatusOK, hello)
+		text(w, status, badRequest)
+	}
+}
+
+// method answers 405 with Allow unless r uses the one method the path takes.
+func method(w http.ResponseWriter, r *http.Request, allow string) bool {
+	if r.Method == allow {
+		return true
+	}
+	w.Header()["Allow"] = []string{allow}
+	text(w, http.StatusMethodNotAllowed, notAllowed)
+	return false
+}
+
+func handler(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	switch {
+	case path == "/":
+		if method(w, r, http.MethodGet) {
+			text(w, http.StatusOK, hello)
+		}
+	case path == "/json":
+		if method(w, r, http.MethodGet) {
+			replyJSON(w, message{Message: "Hello, World!"})
+		}
+	case path == "/users":
+		if method(w, r, http.MethodPost) {
+			postUser(w, r)
+		}
+	case strings.HasPrefix(path, "/users/"):
+		// Digits only, fitting a uint64: /users/abc, /users/ and /users/42/x
+		// are unknown paths.
+		n, err := strconv.ParseUint(path[len("/users/"):], 10, 64)
+		if err != nil {
+			text(w, http.StatusNotFound, notFound)
+		} else if method(w, r, http.MethodGet) {
+			replyJSON(w, id{ID: n})
+		}
+	default:
+		text(w, http.StatusNotFound, notFound)
 	}
 }
 

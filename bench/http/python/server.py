@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""cell-http-python: a hello-world HTTP/1.1 server on the standard library.
+"""cell-http-python: an HTTP/1.1 server on the standard library.
 
 Usage: python3 server.py PORT
 
-GET / answers 200 with "Content-Type: text/plain" and body "hello, world\\n";
-any other path is 404, any other method on / is 405. Binds 127.0.0.1 only,
-keeps connections alive (HTTP/1.1), sets TCP_NODELAY on every accepted socket,
-logs nothing per request and exits 0 on SIGTERM. Reads no environment.
+Serves the four workloads of bench/http/README.md: GET / (plain text),
+GET /json (a serialised message), GET /users/{id} (an unsigned 64-bit id
+echoed) and POST /users (a JSON body bound to a typed record and echoed).
+Unknown paths are 404, a wrong method on a known path is 405 with Allow.
+Binds 127.0.0.1 only, keeps connections alive (HTTP/1.1), sets TCP_NODELAY on
+every accepted socket, logs nothing per request and exits 0 on SIGTERM.
+Reads no environment.
 """
 
+import dataclasses
+import json
 import signal
 import socket
 import sys
@@ -19,6 +24,56 @@ from urllib.parse import urlsplit
 HELLO = b"hello, world\n"
 NOT_FOUND = b"not found\n"
 NOT_ALLOWED = b"method not allowed\n"
+BAD_REQUEST = b"bad request\n"
+TOO_LARGE = b"payload too large\n"
+UNSUPPORTED = b"unsupported media type\n"
+NOT_IMPLEMENTED = b"not implemented\n"
+
+MAX_BODY = 64 * 1024  # a larger POST /users body is refused with 413
+U64 = 1 << 64
+
+
+@dataclasses.dataclass
+class User:
+    """The post-json record."""
+
+    name: str
+    age: int  # unsigned 64-bit
+    adult: bool
+
+
+def _reject_constant(name):
+    raise ValueError(f"{name} is not JSON")  # json.loads accepts NaN and Infinity
+
+
+def parse_user(body):
+    """Bind a POST /users body to a User, or return None if it does not fit."""
+    try:
+        obj = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        return None
+    if not isinstance(obj, dict):
+        return None
+    name, age, adult = obj.get("name"), obj.get("age"), obj.get("adult")
+    # type() rather than isinstance(): bool is a subclass of int.
+    if type(name) is not str or type(age) is not int or type(adult) is not bool:
+        return None
+    if not 0 <= age < U64:
+        return None
+    try:
+        name.encode("utf-8")  # a lone surrogate escape ("\ud800") is no text
+    except UnicodeEncodeError:
+        return None
+    return User(name, age, adult)
+
+
+def user_id(path):
+    """The id of /users/{id} (ASCII digits, fits u64), or None."""
+    digits = path[len("/users/"):]
+    if not (0 < len(digits) <= 20 and digits.isascii() and digits.isdigit()):
+        return None
+    n = int(digits)
+    return n if n < U64 else None
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -35,12 +90,9 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 - signature is inherited
         pass
 
-    def _path(self):
-        return urlsplit(self.path).path or "/"
-
-    def _reply(self, status, body, extra=()):
+    def _reply(self, status, body, extra=(), ctype="text/plain"):
         self.send_response(status)
-        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         for name, value in extra:
             self.send_header(name, value)
@@ -53,6 +105,10 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+    def _reply_json(self, obj):
+        # Serialised per request; compact separators as the other servers write.
+        self._reply(200, json.dumps(obj, separators=(",", ":")).encode(), ctype="application/json")
 
     def _discard_body(self):
         # Keep the connection in sync if a client sent a body we ignore.
@@ -70,22 +126,51 @@ class Handler(BaseHTTPRequestHandler):
                 break
             length -= len(chunk)
 
-    def do_GET(self):
-        if "Content-Length" in self.headers or "Transfer-Encoding" in self.headers:
+    def _post_user(self):
+        if self.headers.get("Transfer-Encoding"):
+            # http.server does not decode chunked bodies: answer and close.
+            self.close_connection = True
+            return self._reply(501, NOT_IMPLEMENTED)
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0:
+            self.close_connection = True
+            return self._reply(400, BAD_REQUEST)
+        if length > MAX_BODY:
+            self.close_connection = True  # the body stays unread
+            return self._reply(413, TOO_LARGE)
+        body = self.rfile.read(length)
+        ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if ctype != "application/json":
+            return self._reply(415, UNSUPPORTED)
+        user = parse_user(body)
+        if user is None:
+            return self._reply(400, BAD_REQUEST)
+        self._reply_json(dataclasses.asdict(user))
+
+    def _dispatch(self):
+        path = urlsplit(self.path).path or "/"
+        if path == "/":
+            allow, serve = "GET", lambda: self._reply(200, HELLO)
+        elif path == "/json":
+            allow, serve = "GET", lambda: self._reply_json({"message": "Hello, World!"})
+        elif path == "/users":
+            allow, serve = "POST", self._post_user
+        elif path.startswith("/users/") and (ident := user_id(path)) is not None:
+            allow, serve = "GET", lambda: self._reply_json({"id": ident})
+        else:
             self._discard_body()
-        if self._path() != "/":
-            self._reply(404, NOT_FOUND)
-        else:
-            self._reply(200, HELLO)
+            return self._reply(404, NOT_FOUND)
+        if self.command != allow:
+            self._discard_body()
+            return self._reply(405, NOT_ALLOWED, [("Allow", allow)])
+        if allow == "GET" and ("Content-Length" in self.headers or "Transfer-Encoding" in self.headers):
+            self._discard_body()
+        serve()
 
-    def _not_get(self):
-        self._discard_body()
-        if self._path() != "/":
-            self._reply(404, NOT_FOUND)
-        else:
-            self._reply(405, NOT_ALLOWED, [("Allow", "GET")])
-
-    do_HEAD = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _not_get
+    do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _dispatch
 
 
 class Server(ThreadingHTTPServer):

@@ -1,9 +1,11 @@
-//! `cell-http-rust PORT` — a hello-world HTTP/1.1 server built on hyper + tokio.
+//! `cell-http-rust PORT` — an HTTP/1.1 server built on hyper + tokio.
 //!
-//! Contract (shared with the Go, C and Python servers in `bench/http/`):
-//! `GET /` answers `200 OK`, `Content-Type: text/plain`, body `hello, world\n`;
-//! any other path is 404, any other method on `/` is 405. Binds 127.0.0.1 only,
-//! keeps connections alive, exits 0 on SIGTERM (or SIGINT), logs nothing per request.
+//! It serves the four workloads shared with the other servers in `bench/http/`
+//! (see its README): `GET /` (plain text), `GET /json` (a serialised message),
+//! `GET /users/{id}` (a `u64` echoed) and `POST /users` (a JSON body bound to a
+//! typed record with serde and echoed). Unknown paths are 404, a wrong method on
+//! a known path is 405 with `Allow`. Binds 127.0.0.1 only, keeps connections
+//! alive, exits 0 on SIGTERM (or SIGINT), logs nothing per request.
 
 use std::convert::Infallible;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -11,19 +13,53 @@ use std::num::NonZeroUsize;
 use std::process::ExitCode;
 
 use bytes::Bytes;
-use http_body_util::Full;
-use hyper::body::Incoming;
-use hyper::header::{CONTENT_TYPE, HeaderValue};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::{Body, Incoming};
+use hyper::header::{ALLOW, CONNECTION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper::{Method, Request, Response, StatusCode};
+use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use serde::{Deserialize, Serialize};
 use tokio::net::{TcpListener, TcpSocket};
 use tokio::signal::unix::{SignalKind, signal};
 
 const HELLO: &[u8] = b"hello, world\n";
 const NOT_FOUND: &[u8] = b"not found\n";
 const NOT_ALLOWED: &[u8] = b"method not allowed\n";
+const BAD_REQUEST: &[u8] = b"bad request\n";
+const TOO_LARGE: &[u8] = b"payload too large\n";
+const UNSUPPORTED: &[u8] = b"unsupported media type\n";
+
+/// The largest `POST /users` body read; a larger one is refused with 413.
+const MAX_BODY: usize = 64 * 1024;
+
+type Resp = Response<Full<Bytes>>;
+
+#[derive(Serialize)]
+struct Message {
+    message: &'static str,
+}
+
+#[derive(Serialize)]
+struct Id {
+    id: u64,
+}
+
+/// The post-json record.
+#[derive(Deserialize, Serialize)]
+struct User {
+    name: String,
+    age: u64,
+    adult: bool,
+}
+
+enum Route {
+    Hello,
+    Json,
+    User(u64),
+    Users,
+}
 
 fn usage() -> ExitCode {
     eprintln!("usage: cell-http-rust PORT");
@@ -44,26 +80,103 @@ fn parse_port() -> Result<u16, ExitCode> {
     }
 }
 
-fn text(status: StatusCode, body: &'static [u8]) -> Response<Full<Bytes>> {
-    let mut resp = Response::new(Full::new(Bytes::from_static(body)));
+fn reply(status: StatusCode, content_type: &'static str, body: Bytes) -> Resp {
+    let mut resp = Response::new(Full::new(body));
     *resp.status_mut() = status;
     resp.headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
     resp
 }
 
-async fn handle(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
-    let resp = if req.uri().path() != "/" {
-        text(StatusCode::NOT_FOUND, NOT_FOUND)
-    } else if req.method() != Method::GET {
-        let mut r = text(StatusCode::METHOD_NOT_ALLOWED, NOT_ALLOWED);
-        r.headers_mut()
-            .insert(hyper::header::ALLOW, HeaderValue::from_static("GET"));
-        r
-    } else {
-        text(StatusCode::OK, HELLO)
+fn text(status: StatusCode, body: &'static [u8]) -> Resp {
+    reply(status, "text/plain", Bytes::from_static(body))
+}
+
+/// Serialises `value` now, at request time.
+fn json<T: Serialize>(value: &T) -> Resp {
+    match serde_json::to_vec(value) {
+        Ok(body) => reply(StatusCode::OK, "application/json", body.into()),
+        Err(_) => text(StatusCode::INTERNAL_SERVER_ERROR, b"internal error\n"),
+    }
+}
+
+/// The id of `/users/{id}`: ASCII digits only (`u64::from_str` would also
+/// take a leading `+`), fitting a `u64`.
+fn user_id(path: &str) -> Option<u64> {
+    let digits = path.strip_prefix("/users/")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// `application/json`, any case, parameters allowed.
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+}
+
+fn too_large() -> Resp {
+    // The body is left unread, so the connection cannot carry another request.
+    let mut resp = text(StatusCode::PAYLOAD_TOO_LARGE, TOO_LARGE);
+    resp.headers_mut()
+        .insert(CONNECTION, HeaderValue::from_static("close"));
+    resp
+}
+
+/// `POST /users`: the body, read whole (bounded), bound to a `User` and echoed.
+async fn post_user(req: Request<Incoming>) -> Resp {
+    if req.body().size_hint().lower() > MAX_BODY as u64 {
+        return too_large();
+    }
+    let (parts, body) = req.into_parts();
+    let body = match Limited::new(body, MAX_BODY).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if e.is::<LengthLimitError>() => return too_large(),
+        Err(_) => return text(StatusCode::BAD_REQUEST, BAD_REQUEST),
     };
-    Ok(resp)
+    if !is_json(&parts.headers) {
+        return text(StatusCode::UNSUPPORTED_MEDIA_TYPE, UNSUPPORTED);
+    }
+    // from_str after a UTF-8 check: from_slice does not check the strings of
+    // the fields it skips.
+    let user = std::str::from_utf8(&body)
+        .ok()
+        .and_then(|s| serde_json::from_str::<User>(s).ok());
+    match user {
+        Some(user) => json(&user),
+        None => text(StatusCode::BAD_REQUEST, BAD_REQUEST),
+    }
+}
+
+async fn handle(req: Request<Incoming>) -> Result<Resp, Infallible> {
+    let path = req.uri().path();
+    let (route, allow) = match path {
+        "/" => (Route::Hello, "GET"),
+        "/json" => (Route::Json, "GET"),
+        "/users" => (Route::Users, "POST"),
+        _ => match user_id(path) {
+            Some(id) => (Route::User(id), "GET"),
+            None => return Ok(text(StatusCode::NOT_FOUND, NOT_FOUND)),
+        },
+    };
+    if req.method().as_str() != allow {
+        let mut resp = text(StatusCode::METHOD_NOT_ALLOWED, NOT_ALLOWED);
+        resp.headers_mut()
+            .insert(ALLOW, HeaderValue::from_static(allow));
+        return Ok(resp);
+    }
+    Ok(match route {
+        Route::Hello => text(StatusCode::OK, HELLO),
+        Route::Json => json(&Message {
+            message: "Hello, World!",
+        }),
+        Route::User(id) => json(&Id { id }),
+        Route::Users => post_user(req).await,
+    })
 }
 
 fn bind(port: u16) -> std::io::Result<TcpListener> {
