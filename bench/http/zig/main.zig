@@ -53,7 +53,7 @@ pub fn main(init: std.process.Init.Minimal) u8 {
     const port_arg = args.next() orelse usage();
     if (args.next() != null) usage();
     const port = parsePort(port_arg) orelse {
-        std.debug.print("cell-http-zig: invalid port '{s}'\n", .{port_arg});
+        say("cell-http-zig: invalid port '{s}'", .{port_arg});
         usage();
     };
 
@@ -64,7 +64,7 @@ pub fn main(init: std.process.Init.Minimal) u8 {
     posix.sigaddset(&stop_signals, .INT);
     posix.sigprocmask(linux.SIG.BLOCK, &stop_signals, null);
     const signal_fd = posix.signalfd(-1, &stop_signals, linux.SFD.CLOEXEC) catch |err| {
-        std.debug.print("cell-http-zig: signalfd: {t}\n", .{err});
+        say("cell-http-zig: signalfd: {t}", .{err});
         return 1;
     };
 
@@ -75,15 +75,15 @@ pub fn main(init: std.process.Init.Minimal) u8 {
     const io = threaded.io();
 
     var listener = listen(port) catch |err| {
-        std.debug.print("cell-http-zig: bind 127.0.0.1:{d}: {t}\n", .{ port, err });
+        say("cell-http-zig: bind 127.0.0.1:{d}: {t}", .{ port, err });
         return 1;
     };
     defer listener.deinit(io);
-    std.debug.print("listening on 127.0.0.1:{d}\n", .{port});
+    say("listening on 127.0.0.1:{d}", .{port});
 
     var connections: Io.Group = .init;
     var accepter = io.concurrent(acceptLoop, .{ io, &listener, &connections }) catch |err| {
-        std.debug.print("cell-http-zig: {t}\n", .{err});
+        say("cell-http-zig: {t}", .{err});
         return 1;
     };
 
@@ -99,8 +99,16 @@ pub fn main(init: std.process.Init.Minimal) u8 {
     return 0;
 }
 
+/// Writes one line to stderr with a plain write(2): std.debug.print would
+/// scan the environment (NO_COLOR, CLICOLOR_FORCE) to pick a terminal mode.
+fn say(comptime fmt: []const u8, args: anytype) void {
+    var buf: [256]u8 = undefined;
+    const line = std.fmt.bufPrint(&buf, fmt ++ "\n", args) catch return;
+    _ = linux.write(2, line.ptr, line.len);
+}
+
 fn usage() noreturn {
-    std.debug.print("usage: cell-http-zig PORT\n", .{});
+    say("usage: cell-http-zig PORT", .{});
     std.process.exit(2);
 }
 
