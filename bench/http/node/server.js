@@ -27,14 +27,19 @@ function serve(port, onListening) {
     process.stderr.write(`server.js: ${err.message}\n`);
     process.exit(1);
   });
+  let stopping = false;
   const stop = () => {
+    // A second signal (SIGINT to the whole group, then SIGTERM) must not
+    // fall back to the default action, so stay subscribed and ignore it.
+    if (stopping) return;
+    stopping = true;
     // close() stops accepting; closeAllConnections() drops the idle and
     // busy keep-alive connections that would otherwise hold the loop open.
     server.close(() => process.exit(0));
     server.closeAllConnections();
   };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
   server.listen(port, '127.0.0.1', onListening);
 }
 
