@@ -14,8 +14,8 @@ if ($argc !== 2 || !preg_match('/^[0-9]{1,5}$/', $argv[1]) || (int) $argv[1] < 1
     exit(2);
 }
 
-$server = [
-    PHP_BINARY,
+// The arguments of the child, the same PHP binary as this script's.
+$args = [
     // -q: log errors only. Without it php -S logs every connection to
     // stderr; no php.ini setting controls that. Its start-up banner stays.
     '-q',
@@ -34,7 +34,7 @@ if ($pid === -1) {
     exit(1);
 }
 if ($pid === 0) {
-    pcntl_exec(PHP_BINARY, array_slice($server, 1));
+    pcntl_exec(PHP_BINARY, $args);
     exit(127); // exec failed (pcntl_exec has warned)
 }
 
