@@ -1,0 +1,122 @@
+# frozen_string_literal: true
+
+# cell-http-ruby-webrick: the bench/http workloads on Ruby's WEBrick.
+#
+# Usage: ruby server.rb PORT
+#
+# Binds 127.0.0.1 only (Ruby's listen sets SO_REUSEADDR), sets TCP_NODELAY
+# on every accepted socket, logs nothing but the listening line, reads no
+# environment and exits 0 on SIGTERM/SIGINT.
+
+require 'json'
+require 'socket'
+require 'webrick'
+
+MAX_BODY = 64 * 1024
+U64_MAX = 2**64 - 1
+
+# The record POST /users binds its body to.
+User = Struct.new(:name, :age, :adult) do
+  # The User in a JSON body, or nil for bad JSON, a missing field or a
+  # wrong type. Unknown fields are ignored.
+  def self.from_json(body)
+    h = JSON.parse(body)
+    return nil unless h.is_a?(Hash)
+
+    name, age, adult = h.values_at('name', 'age', 'adult')
+    return nil unless name.is_a?(String)
+    return nil unless age.is_a?(Integer) && age.between?(0, U64_MAX)
+    return nil unless [true, false].include?(adult)
+
+    new(name, age, adult)
+  rescue JSON::ParserError, EncodingError
+    nil
+  end
+end
+
+# One servlet for every path: it overrides service, not do_GET and friends,
+# so it chooses the 404 and 405 answers itself (HEAD included).
+class App < WEBrick::HTTPServlet::AbstractServlet
+  def service(req, res)
+    get = req.request_method == 'GET'
+    case req.path # already without the query string
+    when '/' then get ? text(res, 200, "hello, world\n") : not_allowed(res, 'GET')
+    when '/json' then get ? json(res, { message: 'Hello, World!' }) : not_allowed(res, 'GET')
+    when '/users' then req.request_method == 'POST' ? create_user(req, res) : not_allowed(res, 'POST')
+    when %r{\A/users/([0-9]{1,20})\z}
+      id = Integer(Regexp.last_match(1), 10)
+      if id > U64_MAX then text(res, 404, "not found\n")
+      elsif get then json(res, { id: id })
+      else not_allowed(res, 'GET')
+      end
+    else text(res, 404, "not found\n")
+    end
+  end
+
+  private
+
+  # WEBrick sets Content-Length from a String body, so nothing is chunked.
+  def text(res, status, body)
+    res.status = status
+    res['Content-Type'] = 'text/plain'
+    res.body = body
+  end
+
+  def json(res, value)
+    res.status = 200
+    res['Content-Type'] = 'application/json'
+    res.body = JSON.generate(value)
+  end
+
+  def not_allowed(res, allow)
+    res['Allow'] = allow
+    text(res, 405, "method not allowed\n")
+  end
+
+  def create_user(req, res)
+    if req.content_length > MAX_BODY
+      res.keep_alive = false # the body stays unread: close, not resync
+      return text(res, 413, "payload too large\n")
+    end
+    user = User.from_json(req.body || '')
+    user ? json(res, user.to_h) : text(res, 400, "bad request\n")
+  end
+end
+
+def usage
+  warn 'usage: ruby server.rb PORT'
+  exit 2
+end
+
+usage unless ARGV.length == 1 && ARGV[0].match?(/\A[0-9]{1,5}\z/)
+port = Integer(ARGV[0], 10)
+usage unless port.between?(1, 65_535)
+
+begin
+  server = WEBrick::HTTPServer.new(
+    BindAddress: '127.0.0.1',
+    Port: port,
+    # Only fatal errors; the start-up INFO lines and per-connection errors
+    # (client resets) stay out of stderr. No access log at all.
+    Logger: WEBrick::Log.new($stderr, WEBrick::BasicLog::FATAL),
+    AccessLog: [],
+    DoNotReverseLookup: true,
+    AcceptCallback: ->(sock) { sock.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_NODELAY, 1) },
+    StartCallback: -> { warn "listening on 127.0.0.1:#{port}" }
+  )
+rescue SystemCallError => e
+  warn "server.rb: #{e.message}"
+  exit 1
+end
+server.mount('/', App)
+
+# WEBrick's start returns only once every connection thread has ended: up
+# to 0.5 s for an idle keep-alive connection, up to RequestTimeout (30 s)
+# for a half-sent request. So it runs in a thread of its own, and the main
+# thread shuts the listener down and exits 0 on a signal; exiting ends the
+# connection threads.
+stop = Queue.new
+%w[TERM INT].each { |sig| trap(sig) { stop << sig } }
+Thread.new { server.start }.abort_on_exception = true
+stop.pop
+server.shutdown
