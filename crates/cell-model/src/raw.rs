@@ -307,6 +307,9 @@ pub struct RawServer {
     pub expect: Option<RawExpect>,
     /// The workloads it serves (default: all of them).
     pub workloads: Option<Vec<String>>,
+    /// It keeps connections alive (default true); false for a server that closes every
+    /// connection after one response whatever the client asks.
+    pub keep_alive: Option<bool>,
 }
 
 /// `[soak]`: a fixed request rate for a long window.

@@ -100,6 +100,9 @@ pub struct Server {
     pub port: u16,
     /// The workloads it serves, each with the answer it must give.
     pub workloads: BTreeMap<WorkloadName, Expect>,
+    /// It keeps connections alive; when false its check sends one request per connection
+    /// and accepts `Connection: close`.
+    pub keep_alive: bool,
 }
 
 /// `[http]`, resolved.
@@ -822,6 +825,7 @@ fn resolve_server(
         run,
         port: raw.port,
         workloads,
+        keep_alive: raw.keep_alive.unwrap_or(true),
     })
 }
 

@@ -293,8 +293,15 @@ fn short(v: &serde_json::Value) -> String {
 }
 
 /// The check before any load of one workload: its request twice on one connection, both
-/// answered as `e` says.
-pub fn verify(port: u16, w: &Workload, e: &Expect, timeout: Duration) -> Result<(), CheckError> {
+/// answered as `e` says (on two connections, one each, for a server that does not keep
+/// connections alive).
+pub fn verify(
+    port: u16,
+    w: &Workload,
+    e: &Expect,
+    keep_alive: bool,
+    timeout: Duration,
+) -> Result<(), CheckError> {
     let headers: Vec<(&str, &str)> = w
         .headers
         .iter()
@@ -305,11 +312,14 @@ pub fn verify(port: u16, w: &Workload, e: &Expect, timeout: Duration) -> Result<
     let ask = |s: &mut TcpStream| send(s, port, &w.method, &w.path, &headers, w.body.as_deref());
     let first = ask(&mut s)?;
     compare(&first, e).map_err(|m| CheckError::WrongFirst(what.clone(), m))?;
-    if first
+    let closes = first
         .header("connection")
-        .is_some_and(|v| v.eq_ignore_ascii_case("close"))
-    {
+        .is_some_and(|v| v.eq_ignore_ascii_case("close"));
+    if closes && keep_alive {
         return Err(CheckError::ConnectionClose);
+    }
+    if !keep_alive {
+        s = connect(port, timeout)?;
     }
     let second = ask(&mut s).map_err(|m| CheckError::SecondFailed(what.clone(), m))?;
     compare(&second, e).map_err(|m| CheckError::WrongSecond(what, m))?;
@@ -394,7 +404,7 @@ mod tests {
         let port = serve_once(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\nhello, world\n",
         );
-        verify(port, &root(), &expect(), Duration::from_secs(2)).unwrap();
+        verify(port, &root(), &expect(), true, Duration::from_secs(2)).unwrap();
     }
 
     #[test]
@@ -402,7 +412,7 @@ mod tests {
         let port = serve_once(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n8\r\n, world\n\r\n0\r\n\r\n",
         );
-        verify(port, &root(), &expect(), Duration::from_secs(2)).unwrap();
+        verify(port, &root(), &expect(), true, Duration::from_secs(2)).unwrap();
     }
 
     #[test]
@@ -410,7 +420,7 @@ mod tests {
         let port = serve_once(
             b"HTTP/1.1 201 Created\r\nContent-Type: text/html\r\nContent-Length: 8\r\n\r\ngoodbye\n",
         );
-        let e = verify(port, &root(), &expect(), Duration::from_secs(2))
+        let e = verify(port, &root(), &expect(), true, Duration::from_secs(2))
             .unwrap_err()
             .to_string();
         assert!(e.contains("status 201 (expected 200)"), "{e}");
@@ -475,7 +485,7 @@ mod tests {
                 body: ExpectBody::Json(serde_json::json!({"name": "Alice"})),
             },
         };
-        let e = verify(port, &w, &w.expect, Duration::from_secs(2))
+        let e = verify(port, &w, &w.expect, true, Duration::from_secs(2))
             .unwrap_err()
             .to_string();
         assert!(

@@ -346,7 +346,13 @@ fn check_server(
         Err(e) => return fail(result, NotServing::from(e).to_string(), on),
     };
     for (w, e) in &workloads {
-        let checked = super::check::verify(p.server.port, w, e, Duration::from_secs(5));
+        let checked = super::check::verify(
+            p.server.port,
+            w,
+            e,
+            p.server.keep_alive,
+            Duration::from_secs(5),
+        );
         let (check, error) = match checked {
             Ok(()) => ("ok".to_owned(), None),
             Err(m) => {
@@ -376,11 +382,16 @@ fn check_server(
         let m = wrong.join("; ");
         return fail(result, m, on);
     }
-    result.check = Some(if wrong.is_empty() {
-        "ok".into()
+    let mut check = if wrong.is_empty() {
+        "ok".to_owned()
     } else {
         format!("ok but {}", wrong.join("; "))
-    });
+    };
+    if !p.server.keep_alive {
+        // Its keep-alive shapes measure reconnects: the tables must not read as keep-alive.
+        check.push_str("; it closes every connection after one response (keep_alive = false)");
+    }
+    result.check = Some(check);
 }
 
 /// The fresh and sustained modes: every combination once per round, in a fresh seeded

@@ -81,7 +81,13 @@ pub fn blame(
     if let Err(e) = running.alive() {
         return RunError::Server(format!("{e} during {what}"));
     }
-    match super::check::verify(p.server.port, w, e, Duration::from_secs(2)) {
+    match super::check::verify(
+        p.server.port,
+        w,
+        e,
+        p.server.keep_alive,
+        Duration::from_secs(2),
+    ) {
         Ok(()) => RunError::Tool(format!(
             "{what}: {failure} (the server still answers {} {} as expected)",
             w.method, w.path

@@ -297,7 +297,13 @@ fn soak_one(
         running.stop(Duration::from_secs_f64(http.stop_grace_s));
         return Err(RunError::Server("it serves no workload".into()));
     };
-    if let Err(m) = super::check::verify(p.server.port, w, expect, Duration::from_secs(5)) {
+    if let Err(m) = super::check::verify(
+        p.server.port,
+        w,
+        expect,
+        p.server.keep_alive,
+        Duration::from_secs(5),
+    ) {
         running.stop(Duration::from_secs_f64(http.stop_grace_s));
         return Err(RunError::Server(m.to_string()));
     }
