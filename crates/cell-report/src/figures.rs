@@ -55,8 +55,38 @@ pub(crate) fn thousands(n: u64) -> String {
 /// The connections (and wrk threads) a tool really used in a combination's runs, e.g. `96
 /// (16 threads)`; `–` when its runs do not say.
 pub(crate) fn connections_used(t: &cell_schema::HttpToolResult) -> String {
-    let _ = t;
-    "–".to_owned()
+    let Some(first) = t.runs.first() else {
+        return "–".to_owned();
+    };
+    match (used_connections(&first.load), used_threads(&first.load)) {
+        (Some(c), Some(th)) => format!("{c} ({})", plural(u64::from(th), "thread", "threads")),
+        (Some(c), None) => c.to_string(),
+        _ => "–".to_owned(),
+    }
+}
+
+/// The connections a load tool really used, when its report says.
+pub(crate) fn used_connections(l: &cell_schema::LoadReport) -> Option<u32> {
+    let _ = l;
+    None
+}
+
+/// The threads a load tool really used (wrk), when its report says.
+pub(crate) fn used_threads(l: &cell_schema::LoadReport) -> Option<u32> {
+    let _ = l;
+    None
+}
+
+/// Whether a load tool really kept its connections alive, when its report says.
+pub(crate) fn used_keep_alive(l: &cell_schema::LoadReport) -> Option<bool> {
+    let _ = l;
+    None
+}
+
+/// The connection shape of a soak.
+pub(crate) fn soak_shape(s: &cell_schema::SoakSettings) -> &'static str {
+    let _ = s;
+    "keep-alive"
 }
 
 /// `1 run`, `3 runs`.

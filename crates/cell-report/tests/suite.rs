@@ -268,6 +268,8 @@ fn the_report_shows_the_newest_suites_with_their_charts() {
             "README.md",
             "samples.csv",
             "footprint.csv",
+            "raw.csv",
+            "summary.csv",
             "report.json",
         ]
     );
@@ -322,4 +324,33 @@ fn snapshot_every_file_of_the_suite_report() {
             std::str::from_utf8(&f.bytes).unwrap()
         );
     }
+}
+
+#[test]
+fn raw_and_summary_csv_name_the_run_the_seed_and_the_commit_of_every_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    history(tmp.path());
+    let runs = load_history(tmp.path()).unwrap().runs;
+    let r = Report::build(&runs);
+    let files = report::render(&r);
+    let raw = file(&files, "raw.csv");
+    let summary = file(&files, "summary.csv");
+    let head: Vec<&str> = raw.lines().next().unwrap().split(',').collect();
+    assert_eq!(
+        &head[..12],
+        [
+            "suite", "run", "session", "date", "commit", "dirty", "subject_version", "seed",
+            "cell", "job", "server", "mode"
+        ]
+    );
+    // Every run of the history: rust under wrk and oha (3 runs each), and two soaks (the
+    // failed one has no load), per run of the history.
+    let http_raw = raw.lines().filter(|l| l.starts_with("http,")).count();
+    assert_eq!(http_raw, runs.len() * 2 * 3, "{raw}");
+    let http_summary: Vec<&str> = summary.lines().filter(|l| l.starts_with("http,")).collect();
+    assert_eq!(http_summary.len(), runs.len() * 2, "{summary}");
+    let first: Vec<&str> = http_summary[0].split(',').collect();
+    assert_eq!(first[7], "7", "the session's seed");
+    assert_eq!(&first[12..15], ["plaintext", "keep-alive", "wrk"]);
+    assert!(raw.ends_with("\r\n") && summary.ends_with("\r\n"));
 }

@@ -4,7 +4,7 @@
 //! its quotes doubled); a figure a results file lacks is an empty field.
 
 use super::model::{FootprintRecord, Report, Sample, role_name};
-use super::{Exporter, FOOTPRINT_CSV, Output, SAMPLES_CSV};
+use super::{Exporter, FOOTPRINT_CSV, Output, RAW_CSV, SAMPLES_CSV, SUMMARY_CSV};
 
 /// Writes `samples.csv`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -54,6 +54,11 @@ impl Exporter for CsvExporter {
             Output::new(
                 FOOTPRINT_CSV,
                 render_footprint(&report.footprint).into_bytes(),
+            ),
+            Output::new(RAW_CSV, super::suite_csv::render_raw(report).into_bytes()),
+            Output::new(
+                SUMMARY_CSV,
+                super::suite_csv::render_summary(report).into_bytes(),
             ),
         ]
     }

@@ -9,7 +9,7 @@
 //! | [`SvgExporter`] | `charts/<cell>/<phase>.svg`, `charts/<cell>/footprint.svg` |
 //! | [`HtmlExporter`] | `index.html` (self-contained: inline CSS, no script) |
 //! | [`MarkdownExporter`] | `README.md` (GitHub Markdown, the same document) |
-//! | [`CsvExporter`] | `samples.csv` (every timed process), `footprint.csv` (every row's footprint) |
+//! | [`CsvExporter`] | `samples.csv` (every timed process), `footprint.csv` (every row's footprint), `raw.csv` and `summary.csv` (the http and soak suites) |
 //! | [`JsonExporter`] | `report.json` (the data model) |
 //!
 //! Every link between the files is relative, so the folder works at any depth and moved.
@@ -20,6 +20,7 @@ mod json;
 mod markdown;
 mod model;
 mod page;
+mod suite_csv;
 mod svg;
 
 use std::path::{Path, PathBuf};
@@ -36,6 +37,7 @@ pub use model::{
     MachineReport, NewestRun, PhaseReport, Point, REPORT_VERSION, ReferenceMedian, Report,
     ReportKind, RunRef, Sample, Series, SoakReport, ToolchainSize,
 };
+pub use suite_csv::SuiteCell;
 pub use svg::SvgExporter;
 
 /// The page for browsers.
@@ -46,6 +48,10 @@ pub const README_MD: &str = "README.md";
 pub const SAMPLES_CSV: &str = "samples.csv";
 /// Every row's footprint in every run, one CSV record each.
 pub const FOOTPRINT_CSV: &str = "footprint.csv";
+/// Every measured run of the http and soak suites, one CSV record each.
+pub const RAW_CSV: &str = "raw.csv";
+/// Every server × workload × shape × tool of the http suite (and every soak), one record each.
+pub const SUMMARY_CSV: &str = "summary.csv";
 /// The data model.
 pub const REPORT_JSON: &str = "report.json";
 /// The folder of the charts.

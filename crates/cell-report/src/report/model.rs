@@ -54,6 +54,9 @@ pub struct Report {
     /// Every row's footprint in every run, for `footprint.csv`.
     #[serde(skip)]
     pub footprint: Vec<FootprintRecord>,
+    /// The suites of every cell of every run, for `raw.csv` and `summary.csv`.
+    #[serde(skip)]
+    pub suites: Vec<super::SuiteCell>,
 }
 
 /// One row of one cell of one run, as `footprint.csv` writes it.
@@ -407,6 +410,7 @@ impl Report {
                 .map(|(id, seen)| (id.clone(), cell_report(seen)))
                 .collect(),
             samples: runs.iter().flat_map(run_samples).collect(),
+            suites: runs.iter().flat_map(suite_cells).collect(),
             imported_soak: runs
                 .iter()
                 .filter_map(|r| Some((r.name.to_string(), r.imported_soak.clone()?)))
@@ -792,6 +796,26 @@ fn run_footprint(run: &HistoryRun) -> Vec<FootprintRecord> {
 
 /// Every timed process of a run: per cell, per job its reference and control, then the rows
 /// that job measured (the reference is listed once, under `reference`).
+/// The cells of a run that have suites, for the suites' CSV.
+fn suite_cells(run: &HistoryRun) -> Vec<super::SuiteCell> {
+    run.cells
+        .iter()
+        .filter(|(_, c)| !c.http.is_empty() || !c.soak.is_empty())
+        .map(|(id, c)| super::SuiteCell {
+            run: run.name.to_string(),
+            info: c.run.clone(),
+            cell: id.clone(),
+            subject_version: c
+                .jobs
+                .values()
+                .find_map(|j| j.subject.as_ref())
+                .map(|s| s.version.clone().unwrap_or_else(|| s.tag.clone())),
+            http: c.http.iter().map(|(n, h)| (n.clone(), h.clone())).collect(),
+            soak: c.soak.iter().map(|(n, s)| (n.clone(), s.clone())).collect(),
+        })
+        .collect()
+}
+
 fn run_samples(run: &HistoryRun) -> Vec<Sample> {
     let mut out = Vec::new();
     for (cell_id, cell) in &run.cells {
