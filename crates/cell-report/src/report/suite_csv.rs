@@ -180,7 +180,7 @@ pub fn render_raw(report: &Report) -> String {
     for c in &report.suites {
         for (name, h) in &c.http {
             let s = &h.settings;
-            for (combo, t) in h.result.measured(s) {
+            for (combo, t) in measured_in_order(h) {
                 for r in &t.runs {
                     let mut f = lead(c, "http", &h.job, name, Some(s.seed), s.mode.name());
                     f.extend(raw_fields(&combo, r));
@@ -205,7 +205,7 @@ pub fn render_summary(report: &Report) -> String {
     for c in &report.suites {
         for (name, h) in &c.http {
             let s = &h.settings;
-            for (combo, t) in h.result.measured(s) {
+            for (combo, t) in measured_in_order(h) {
                 let mut f = lead(c, "http", &h.job, name, Some(s.seed), s.mode.name());
                 let verdict = if t.clean_runs == 0 { "noisy" } else { "ok" };
                 f.extend(summary_fields(&combo, t, verdict));
@@ -236,6 +236,14 @@ pub fn render_summary(report: &Report) -> String {
         }
     }
     out
+}
+
+/// A server's results in the settings' order (workloads, then shapes and tools as listed).
+fn measured_in_order(h: &CellHttpServer) -> Vec<(Combo, &HttpToolResult)> {
+    crate::suite::combos(&h.settings, &h.result)
+        .into_iter()
+        .filter_map(|(c, t)| Some((c, t?)))
+        .collect()
 }
 
 /// A soak's load as the columns of a measured run.
