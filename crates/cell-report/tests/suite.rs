@@ -339,8 +339,18 @@ fn raw_and_summary_csv_name_the_run_the_seed_and_the_commit_of_every_record() {
     assert_eq!(
         &head[..12],
         [
-            "suite", "run", "session", "date", "commit", "dirty", "subject_version", "seed",
-            "cell", "job", "server", "mode"
+            "suite",
+            "run",
+            "session",
+            "date",
+            "commit",
+            "dirty",
+            "subject_version",
+            "seed",
+            "cell",
+            "job",
+            "server",
+            "mode"
         ]
     );
     // Every run of the history: rust under wrk and oha (3 runs each), and two soaks (the

@@ -1,6 +1,7 @@
-//! The http and soak suites through the binary: the repository's four servers under the real
-//! wrk and oha, servers that answer wrong, never answer or die, and a soak that tells a leak
-//! from a flat server. Every request goes to 127.0.0.1.
+//! The http and soak suites through the binary: the repository's servers on its four
+//! workloads under the real wrk, oha and ab, in both connection shapes and all three modes;
+//! servers that answer wrong, never answer or die; and a soak that tells a leak from a flat
+//! server. Every request goes to 127.0.0.1.
 
 mod common;
 
@@ -105,6 +106,21 @@ fn local(root: &Path, out: &Path, args: &[&str]) -> std::process::Output {
     c.output().unwrap()
 }
 
+/// A server's result of one workload, shape and tool.
+fn combo<'a>(
+    server: &'a serde_json::Value,
+    workload: &str,
+    shape: &str,
+    tool: &str,
+) -> &'a serde_json::Value {
+    &server["workloads"][workload]["shapes"][shape][tool]
+}
+
+/// The result of `GET /` under one tool of a config without workloads or shapes.
+fn plain<'a>(server: &'a serde_json::Value, tool: &str) -> &'a serde_json::Value {
+    combo(server, "plaintext", "keep-alive", tool)
+}
+
 fn text(o: &std::process::Output) -> (String, String) {
     (
         String::from_utf8_lossy(&o.stdout).into_owned(),
@@ -128,11 +144,33 @@ fn jobs(out: &Path) -> Vec<(String, serde_json::Value)> {
     found
 }
 
+/// The bundled servers whose runtime this machine has (all of them on a machine set up by
+/// `scripts/setup --test`); the test fails when fewer than eight can run.
+fn bundled_servers(stderr: &str) -> Vec<&'static str> {
+    const ALL: [&str; 12] = [
+        "axum",
+        "c",
+        "cs",
+        "go",
+        "node",
+        "node-cluster",
+        "php",
+        "puma",
+        "python",
+        "ruby-webrick",
+        "rust",
+        "zig",
+    ];
+    ALL.into_iter()
+        .filter(|s| !stderr.contains(&format!("[http {s}] ")) || !stderr.contains("not found"))
+        .collect()
+}
+
 #[test]
-fn the_four_servers_under_wrk_and_oha() {
+fn every_bundled_server_on_the_four_workloads() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    // The repository's own configuration, each server once under each tool.
+    // The repository's own configuration: every server, every workload, once under wrk.
     let o = local(
         &repo_root(),
         &out,
@@ -144,61 +182,60 @@ fn the_four_servers_under_wrk_and_oha() {
             "--duration",
             "1",
             "--warmup",
-            "1",
+            "0",
         ],
     );
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
-    for server in ["c", "go", "python", "rust"] {
-        for tool in ["wrk", "oha"] {
-            let line = stdout
-                .lines()
-                .find(|l| {
-                    let w: Vec<&str> = l.split_whitespace().collect();
-                    w.first() == Some(&server) && w.get(1) == Some(&tool)
-                })
-                .unwrap_or_else(|| panic!("no line for {server} under {tool}:\n{stdout}"));
-            for unit in ["req/s", "p99", "ms", "CPU ms/1k", "MiB"] {
-                assert!(line.contains(unit), "{unit} missing in `{line}`");
-            }
-            // Each figure is a positive number before its unit.
-            let w: Vec<&str> = line.split_whitespace().collect();
-            for unit in ["req/s", "CPU", "MiB"] {
-                let i = w.iter().position(|x| *x == unit).unwrap();
-                let v: f64 = w[i - 1].parse().unwrap_or_else(|_| panic!("`{line}`"));
-                assert!(v > 0.0, "{unit} is {v} in `{line}`");
-            }
-            let p99 = w.iter().position(|x| *x == "p99").unwrap();
-            assert!(w[p99 + 1].parse::<f64>().unwrap() > 0.0, "`{line}`");
-        }
-    }
     let jobs = jobs(&out);
-    assert_eq!(
-        jobs.iter().map(|j| j.0.as_str()).collect::<Vec<_>>(),
-        ["http-c", "http-go", "http-python", "http-rust"]
+    assert!(
+        jobs.len() >= 8,
+        "at least eight servers: {:?}",
+        jobs.iter().map(|j| &j.0).collect::<Vec<_>>()
     );
+    let names: Vec<&str> = jobs
+        .iter()
+        .map(|j| j.0.trim_start_matches("http-"))
+        .collect();
+    for s in bundled_servers(&stderr) {
+        assert!(
+            names.contains(&s) || stderr.contains(&format!("[http {s}]")),
+            "{s}: {stderr}"
+        );
+    }
     for (name, j) in &jobs {
         common::assert_valid("results", j);
         let server = &j["servers"][name.trim_start_matches("http-")];
-        assert_eq!(server["check"], "ok", "{name}");
-        for tool in ["wrk", "oha"] {
-            let t = &server["tools"][tool];
+        assert_eq!(server["check"], "ok", "{name}: {server}");
+        for w in ["plaintext", "json", "route", "post-json"] {
+            let t = combo(server, w, "keep-alive", "wrk");
             let run = &t["runs"][0];
             assert!(
                 run["load"]["requests"].as_u64().unwrap() > 100,
-                "{name} {tool}"
+                "{name} {w}: {t}"
             );
-            assert_eq!(run["load"]["non_2xx"], 0, "{name} {tool}");
-            assert!(run["server_cpu_s"].as_f64().unwrap() > 0.0, "{name} {tool}");
-            assert!(t["peak_rss_kib"].as_u64().unwrap() > 500, "{name} {tool}");
-            assert!(run["startup_s"].as_f64().unwrap() < 3.0, "{name} {tool}");
-            assert!(run["load"]["version"].as_str().unwrap().contains(tool));
+            assert_eq!(run["load"]["non_2xx"], 0, "{name} {w}: every answer a 2xx");
+            assert!(run["server_cpu_s"].as_f64().unwrap() > 0.0, "{name} {w}");
+            assert!(t["peak_rss_kib"].as_u64().unwrap() > 500, "{name} {w}");
+            assert!(run["load"]["version"].as_str().unwrap().contains("wrk"));
+            assert!(run["rss_start_kib"].as_u64().unwrap() > 0, "{name} {w}");
         }
-        // Server and load generator on separate CPUs, recorded.
+        // Server and load generator on separate CPUs, recorded; the session's settings too.
         let s = &j["settings"];
         assert_ne!(s["server_cpu"], s["load_cpu"]);
+        assert_eq!(s["workloads"]["post-json"]["method"], "POST");
+        assert_eq!(s["shapes"][0]["name"], "keep-alive");
     }
-    // The merged cell carries every server, and its RESULTS.md the table.
+    // The terminal table: a line per server and workload, each figure with its unit.
+    for line in stdout
+        .lines()
+        .filter(|l| l.contains(" keep-alive ") && l.contains("req/s"))
+    {
+        for unit in ["req/s", "p99", "ms", "CPU ms/1k", "MiB"] {
+            assert!(line.contains(unit), "{unit} missing in `{line}`");
+        }
+    }
+    // The merged cell carries every server, its RESULTS.md a table per workload.
     let run_dir = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -207,9 +244,32 @@ fn the_four_servers_under_wrk_and_oha() {
     let cell_dir = run_dir.join("linux-x86_64-local");
     let merged = read_json(&cell_dir.join("results.json"));
     common::assert_valid("results", &merged);
-    assert_eq!(merged["http"].as_object().unwrap().len(), 4);
+    assert_eq!(merged["http"].as_object().unwrap().len(), jobs.len());
+    // A local run inside a git checkout records its commit (and whether it was dirty).
+    let run = read_json(&run_dir.join("run.json"));
+    let sha = merged["run"]["head_sha"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{run}"));
+    assert_eq!(sha.len(), 40);
+    assert!(merged["run"]["dirty"].is_boolean());
     let md = std::fs::read_to_string(cell_dir.join("RESULTS.md")).unwrap();
-    assert!(md.contains("## HTTP"), "{md}");
+    for w in [
+        "**plaintext**: `GET /`",
+        "**post-json**: `POST /users`",
+        "**route**: `GET /users/42`",
+    ] {
+        assert!(md.contains(w), "{w} in {md}");
+    }
+    // summary.csv: a record per server × workload × shape × tool, each with the commit.
+    let summary = std::fs::read_to_string(out.join("report/summary.csv")).unwrap();
+    let records: Vec<&str> = summary.lines().filter(|l| l.starts_with("http,")).collect();
+    assert_eq!(records.len(), jobs.len() * 4, "{summary}");
+    assert!(records.iter().all(|r| r.contains(sha)), "{summary}");
+    let raw = std::fs::read_to_string(out.join("report/raw.csv")).unwrap();
+    assert_eq!(
+        raw.lines().filter(|l| l.starts_with("http,")).count(),
+        jobs.len() * 4
+    );
 
     // The same jobs as a workflow's artifacts: collected, gated and reported like the rest.
     let results = tmp.path().join("results");
@@ -240,7 +300,9 @@ fn the_four_servers_under_wrk_and_oha() {
     let g = read_json(&run_dir.join("gate.json"));
     let notices = g["cells"][0]["notices"].to_string();
     assert!(
-        notices.contains("http server rust under wrk: first run, baseline recorded"),
+        notices.contains(
+            "http server c, post-json over keep-alive under wrk: first run, baseline recorded"
+        ),
         "{notices}"
     );
     let report = tmp.path().join("report");
@@ -253,6 +315,260 @@ fn the_four_servers_under_wrk_and_oha() {
         .success();
     let html = std::fs::read_to_string(report.join("index.html")).unwrap();
     assert!(html.contains("HTTP") && html.contains("req/s"), "{html}");
+}
+
+#[test]
+fn the_full_matrix_is_every_workload_under_wrk_oha_and_ab_in_both_shapes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let o = local(
+        &repo_root(),
+        &out,
+        &[
+            "--suite",
+            "http",
+            "--full",
+            "--servers",
+            "c,python",
+            "--runs",
+            "1",
+            "--duration",
+            "1",
+            "--warmup",
+            "0",
+        ],
+    );
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    let jobs = jobs(&out);
+    assert_eq!(jobs.len(), 2);
+    for (name, j) in &jobs {
+        let server = &j["servers"][name.trim_start_matches("http-")];
+        assert_eq!(j["settings"]["full"], true);
+        for w in ["plaintext", "json", "route", "post-json"] {
+            for shape in ["keep-alive", "one-conn"] {
+                for tool in ["wrk", "oha", "ab"] {
+                    let t = combo(server, w, shape, tool);
+                    let load = &t["runs"][0]["load"];
+                    assert!(
+                        load["requests"].as_u64().unwrap() > 10,
+                        "{name} {w} {shape} {tool}: {t}"
+                    );
+                    assert_eq!(load["non_2xx"], 0, "{name} {w} {shape} {tool}");
+                    assert_eq!(
+                        load["keep_alive"],
+                        shape == "keep-alive",
+                        "{name} {w} {shape} {tool}: the shape the tool really used"
+                    );
+                    assert!(!load["argv"].as_array().unwrap().is_empty());
+                }
+            }
+        }
+    }
+    let summary = std::fs::read_to_string(out.join("report/summary.csv")).unwrap();
+    assert_eq!(
+        summary.lines().filter(|l| l.starts_with("http,")).count(),
+        2 * 4 * 2 * 3,
+        "{summary}"
+    );
+}
+
+#[test]
+fn the_same_process_mode_records_the_threads_and_connections_wrk_really_used() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let o = local(
+        &repo_root(),
+        &out,
+        &[
+            "--suite",
+            "http",
+            "--servers",
+            "c,go",
+            "--mode",
+            "same-process",
+            "--threads",
+            "16",
+            "--connections",
+            "100",
+            "--warmup",
+            "1",
+            "--duration",
+            "1",
+            "--runs",
+            "2",
+            "--workloads",
+            "plaintext,json",
+        ],
+    );
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    for (name, j) in jobs(&out) {
+        let server = &j["servers"][name.trim_start_matches("http-")];
+        assert_eq!(j["settings"]["mode"], "same-process");
+        assert_eq!(j["settings"]["shapes"][0]["connections"], 100);
+        assert_eq!(j["settings"]["shapes"][0]["threads"], 16);
+        for w in ["plaintext", "json"] {
+            let runs = combo(server, w, "keep-alive", "wrk")["runs"]
+                .as_array()
+                .unwrap()
+                .clone();
+            assert_eq!(runs.len(), 2, "{name} {w}");
+            for r in &runs {
+                // 100 over 16 threads: wrk gives each thread 6, 96 in all.
+                assert_eq!(r["load"]["connections"], 96, "{r}");
+                assert_eq!(r["load"]["threads"], 16, "{r}");
+            }
+            // One process for every run: the same start-up for both.
+            assert_eq!(runs[0]["startup_s"], runs[1]["startup_s"], "{name} {w}");
+        }
+    }
+    assert!(stdout.contains("96 (16 threads)"), "{stdout}");
+}
+
+/// Serves the four workloads, but binds the posted user wrongly: its name comes back "Bob".
+const WRONG_POST: &str = r#"
+import http.server, json, socket, sys
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def setup(self):
+        super().setup()
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    def answer(self, body, kind):
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def do_GET(self):
+        if self.path == "/":
+            self.answer(b"hello, world\n", "text/plain")
+        elif self.path == "/json":
+            self.answer(json.dumps({"message": "Hello, World!"}).encode(), "application/json")
+        elif self.path.startswith("/users/"):
+            self.answer(json.dumps({"id": int(self.path[7:])}).encode(), "application/json")
+    def do_POST(self):
+        user = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        user["name"] = "Bob"
+        self.answer(json.dumps(user).encode(), "application/json")
+    def log_message(self, *a):
+        pass
+http.server.ThreadingHTTPServer.allow_reuse_address = True
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+"#;
+
+#[test]
+fn a_wrong_post_json_field_fails_that_workload_and_its_other_workloads_are_measured() {
+    let tmp = tempfile::tempdir().unwrap();
+    let servers = tmp.path().join("servers");
+    script(&servers, "bob", WRONG_POST);
+    // The repository's workloads, one server that gets post-json wrong.
+    let repo = std::fs::read_to_string(repo_root().join("cell/cell.toml")).unwrap();
+    let start = repo.find("[[http.shapes]]").unwrap();
+    let end = repo.find("[http.servers.").unwrap();
+    let toml = http_toml(
+        &servers,
+        &format!("{}{}", &repo[start..end], python_server("bob", 18351)),
+    )
+    .replace("connections = 16\n", "");
+    let root = project(tmp.path(), VERSIONS, &toml);
+    let out = tmp.path().join("out");
+    let o = local(
+        &root,
+        &out,
+        &[
+            "--suite",
+            "http",
+            "--tools",
+            "wrk",
+            "--shapes",
+            "keep-alive",
+        ],
+    );
+    let (stdout, stderr) = text(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "a wrong answer fails: {stdout}\n{stderr}"
+    );
+    let diff =
+        r#"post-json: wrong response to POST /users: field `name` is "Bob" (expected "Alice")"#;
+    assert!(stderr.contains(diff), "{stderr}");
+    let jobs = jobs(&out);
+    let bob = &jobs[0].1["servers"]["bob"];
+    assert!(
+        bob["error"].is_null(),
+        "the server as a whole is not failed: {bob}"
+    );
+    assert_eq!(bob["workloads"]["post-json"]["error"], diff);
+    assert!(bob["workloads"]["post-json"].get("shapes").is_none());
+    for w in ["plaintext", "json", "route"] {
+        assert_eq!(bob["workloads"][w]["check"], "ok");
+        assert!(
+            combo(bob, w, "keep-alive", "wrk")["rps"].as_f64().unwrap() > 0.0,
+            "{w}"
+        );
+    }
+    assert_eq!(jobs[0].1["verdict"]["status"], "failed");
+    let gate = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("gate.json"))
+        .find(|p| p.is_file())
+        .unwrap();
+    let failures = read_json(&gate)["cells"][0]["failures"].to_string();
+    assert!(
+        failures.contains("field `name` is \\\"Bob\\\""),
+        "{failures}"
+    );
+}
+
+#[test]
+fn a_sustained_run_records_totals_and_the_rss_it_started_and_ended_with() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let o = local(
+        &repo_root(),
+        &out,
+        &[
+            "--suite",
+            "http",
+            "--servers",
+            "c",
+            "--mode",
+            "sustained",
+            "--duration",
+            "3",
+            "--warmup",
+            "0",
+            "--workloads",
+            "plaintext",
+        ],
+    );
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    let jobs = jobs(&out);
+    let j = &jobs[0].1;
+    assert_eq!(j["settings"]["mode"], "sustained");
+    assert_eq!(j["settings"]["runs"], 1);
+    let t = combo(&j["servers"]["c"], "plaintext", "keep-alive", "wrk");
+    let run = &t["runs"][0];
+    assert!(run["load"]["duration_s"].as_f64().unwrap() >= 2.9);
+    assert!(run["rss_start_kib"].as_u64().unwrap() > 0);
+    assert!(run["rss_end_kib"].as_u64().unwrap() > 0);
+    let md = std::fs::read_to_string(
+        std::fs::read_dir(out.join("jobs"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path()
+            .join("cell-linux-x86_64-local-http-c-a1/RESULTS.md"),
+    )
+    .unwrap();
+    assert!(
+        md.contains("Sustained runs") && md.contains("RSS start → end"),
+        "{md}"
+    );
 }
 
 #[test]
@@ -288,11 +604,18 @@ fn a_wrong_body_fails_before_any_load_and_the_others_are_kept() {
             .contains("wrong response to GET /")
     );
     // Before any load: no tool ran against it.
-    assert!(w["tools"].as_object().unwrap().is_empty());
+    assert!(w.get("tools").is_none(), "{w}");
+    assert!(w["workloads"]["plaintext"].get("shapes").is_none(), "{w}");
+    assert!(
+        w["workloads"]["plaintext"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("goodbye")
+    );
     let good = &jobs.iter().find(|j| j.0 == "http-good").unwrap().1;
     assert!(good["servers"]["good"]["error"].is_null());
     assert!(
-        good["servers"]["good"]["tools"]["wrk"]["rps"]
+        plain(&good["servers"]["good"], "wrk")["rps"]
             .as_f64()
             .unwrap()
             > 0.0
@@ -317,7 +640,7 @@ fn a_server_that_never_answers_fails_at_the_startup_timeout() {
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(
-        stderr.contains("no 200 to GET / on 127.0.0.1:18311 within the startup timeout of 3 s"),
+        stderr.contains("no answer to GET / on 127.0.0.1:18311 within the startup timeout of 3 s"),
         "{stderr}"
     );
     // Bounded: the timeout, not forever (generous: builds and the merge are in here too).
@@ -361,11 +684,14 @@ fn a_server_dying_mid_run_is_reported_with_its_exit_status() {
     let dies = &jobs.iter().find(|j| j.0 == "http-dies").unwrap().1;
     let e = dies["servers"]["dies"]["error"].as_str().unwrap();
     assert!(e.contains("the server exited (exit status 3)"), "{e}");
-    assert!(e.contains("during measured run 1 under oha"), "{e}");
+    assert!(
+        e.contains("during measured run 1 of plaintext under oha"),
+        "{e}"
+    );
     let good = &jobs.iter().find(|j| j.0 == "http-good").unwrap().1;
     assert!(good["servers"]["good"]["error"].is_null());
     assert_eq!(
-        good["servers"]["good"]["tools"]["oha"]["runs"]
+        plain(&good["servers"]["good"], "oha")["runs"]
             .as_array()
             .unwrap()
             .len(),

@@ -138,7 +138,7 @@ pub enum NotReady {
     Ended(Gone),
     /// It kept running without answering 200.
     #[error(
-        "no 200 to GET / on 127.0.0.1:{port} within the startup timeout of {timeout_s} s (last attempt: {last})"
+        "no answer to GET / on 127.0.0.1:{port} within the startup timeout of {timeout_s} s (last attempt: {last})"
     )]
     Timeout {
         /// The loopback port it was to answer on.
