@@ -505,6 +505,7 @@ mod tests {
                     p99_9: 1.0,
                     max: 2.0,
                 },
+                ..LoadReport::default()
             },
             server_cpu_s: 0.5,
             cpu_ms_per_1k: rps / 1000.0,
