@@ -13,7 +13,7 @@ use cell_schema::{
 use cell_stats::{SplitMix64, median, shuffle};
 
 use super::error::NotServing;
-use super::load::LoadSpec;
+use super::load::{LoadRequest, LoadSpec};
 use super::procfs;
 use super::server::Cpus;
 use super::session::{
@@ -335,6 +335,7 @@ fn measure(
         keep_alive: http.keep_alive,
         rate: None,
         timeout: Duration::from_secs(5),
+        request: LoadRequest::get(),
     };
     let scratch = server.work.join(format!("run-{seq}"));
     std::fs::create_dir_all(&scratch)
