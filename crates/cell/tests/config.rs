@@ -149,11 +149,11 @@ fn http_and_soak_settings_are_checked() {
     let ok = http("run = [\"x\", \"{port}\"]\nport = 18400");
     run_with(
         VERSIONS,
-        &ok.replace("[http]\n", "[http]\ntools = [\"ab\"]\n"),
+        &ok.replace("[http]\n", "[http]\ntools = [\"siege\"]\n"),
     )
     .code(2)
     .stderr(predicate::str::contains(
-        "http.tools[0]: `ab` is not a load generator cell drives: write wrk, oha",
+        "http.tools[0]: `siege` is not a load generator cell drives: write wrk, oha, ab",
     ));
     run_with(VERSIONS, &format!("{ok}[soak]\nservers = [\"nope\"]\n"))
         .code(2)
