@@ -13,6 +13,10 @@ use crate::{Toolchain, check_name, check_tools, existing_dir, join};
 /// Load generators cell drives.
 pub const LOAD_TOOLS: &[&str] = &["wrk", "oha", "ab"];
 
+/// The load generators of `[http]` when `tools` is not written: ab is there only when asked
+/// for (one thread, HTTP/1.0, no faster than one CPU lets it be).
+const DEFAULT_LOAD_TOOLS: &[&str] = &["wrk", "oha"];
+
 /// What a server must answer to a workload's request.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Expect {
@@ -203,30 +207,26 @@ impl HttpDef {
                 "no workload left to measure",
             ));
         }
-        if self.tools.iter().any(|t| t == "wrk") {
-            self.validate_for_wrk()?;
-        }
-        Ok(())
+        self.validate_whole_seconds()
     }
 
-    /// wrk counts whole seconds and spreads connections evenly over its threads.
-    fn validate_for_wrk(&self) -> Result<(), FieldError> {
+    /// wrk (`-d 10s`) and ab (`-t 10`) count whole seconds. Connections that wrk cannot
+    /// spread evenly over its threads are not refused: the run records what wrk really used.
+    fn validate_whole_seconds(&self) -> Result<(), FieldError> {
+        let Some(tool) = self
+            .tools
+            .iter()
+            .find(|t| matches!(t.as_str(), "wrk" | "ab"))
+        else {
+            return Ok(());
+        };
         for (f, v) in [("duration", self.duration_s), ("warmup", self.warmup_s)] {
             if v.fract() != 0.0 {
                 return Err(FieldError::new(
                     format!("http.{f}"),
-                    format!("{v}: wrk counts whole seconds; write a whole number"),
+                    format!("{v}: {tool} counts whole seconds; write a whole number"),
                 ));
             }
-        }
-        if !self.connections.is_multiple_of(self.threads) {
-            return Err(FieldError::new(
-                "http.connections",
-                format!(
-                    "{} connections over {} wrk threads: wrk needs a multiple of threads",
-                    self.connections, self.threads
-                ),
-            ));
         }
         Ok(())
     }
@@ -403,7 +403,7 @@ pub(crate) fn resolve_http(
     let shapes = resolve_shapes(&raw, threads)?;
     let tools = raw
         .tools
-        .unwrap_or_else(|| LOAD_TOOLS.iter().map(|t| (*t).to_owned()).collect());
+        .unwrap_or_else(|| DEFAULT_LOAD_TOOLS.iter().map(|t| (*t).to_owned()).collect());
     let warmup_s = non_negative("http.warmup", raw.warmup.unwrap_or(2.0))?;
     let legacy = raw.workloads.is_none();
     if !legacy && raw.expect.is_some() {
@@ -971,4 +971,68 @@ fn soak_servers(raw: Option<&[String]>, http: &HttpDef) -> Result<Vec<ServerName
                 .map_err(|e| FieldError::new(format!("soak.servers[{i}]"), e.to_string()))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn http(tools: &[&str], connections: u32, threads: u32) -> HttpDef {
+        HttpDef {
+            tools: tools.iter().map(|t| (*t).to_owned()).collect(),
+            connections,
+            threads,
+            duration_s: 10.0,
+            warmup_s: 2.0,
+            runs: 5,
+            keep_alive: true,
+            startup_timeout_s: 10.0,
+            stop_grace_s: 5.0,
+            drain_timeout_s: 3.0,
+            oha_key: DEFAULT_OHA_KEY.to_owned(),
+            oha_version: None,
+            servers: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn uneven_wrk_connections_are_run_not_refused() {
+        // wrk runs 96 of them over its 16 threads; the job records that.
+        assert!(http(&["wrk"], 100, 16).validate().is_ok());
+        assert!(http(&["wrk", "oha", "ab"], 3, 8).validate().is_ok());
+    }
+
+    #[test]
+    fn wrk_and_ab_count_whole_seconds() {
+        for tool in ["wrk", "ab"] {
+            let half = HttpDef {
+                duration_s: 1.5,
+                ..http(&["oha", tool], 4, 1)
+            };
+            let err = half.validate().expect_err("1.5 s");
+            assert_eq!(
+                err.to_string(),
+                format!("http.duration: 1.5: {tool} counts whole seconds; write a whole number")
+            );
+        }
+        let oha = HttpDef {
+            duration_s: 1.5,
+            warmup_s: 0.5,
+            ..http(&["oha"], 4, 1)
+        };
+        assert!(oha.validate().is_ok());
+    }
+
+    #[test]
+    fn tools_are_the_three_cell_drives() {
+        let err = http(&["siege"], 4, 1).validate().expect_err("siege");
+        assert!(err.to_string().contains("write wrk, oha, ab"), "{err}");
+        let err = http(&[], 4, 1).validate().expect_err("none");
+        assert!(
+            err.to_string().contains("one or more of wrk, oha, ab"),
+            "{err}"
+        );
+        let err = http(&["ab", "ab"], 4, 1).validate().expect_err("twice");
+        assert!(err.to_string().contains("`ab` is listed twice"), "{err}");
+    }
 }

@@ -67,20 +67,17 @@ pub(crate) fn connections_used(t: &cell_schema::HttpToolResult) -> String {
 
 /// The connections a load tool really used, when its report says.
 pub(crate) fn used_connections(l: &cell_schema::LoadReport) -> Option<u32> {
-    let _ = l;
-    None
+    l.connections
 }
 
 /// The threads a load tool really used (wrk), when its report says.
 pub(crate) fn used_threads(l: &cell_schema::LoadReport) -> Option<u32> {
-    let _ = l;
-    None
+    l.threads
 }
 
 /// Whether a load tool really kept its connections alive, when its report says.
 pub(crate) fn used_keep_alive(l: &cell_schema::LoadReport) -> Option<bool> {
-    let _ = l;
-    None
+    l.keep_alive
 }
 
 /// The connection shape of a soak.

@@ -30,9 +30,12 @@ pub enum SoakKind {
 }
 
 /// One load generator run, parsed from the tool's own report into one shape.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+///
+/// The fields after `latency_ms` say what the run really was; results written before they
+/// existed carry none of them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LoadReport {
-    /// `wrk` or `oha`.
+    /// `wrk`, `oha` or `ab`.
     pub tool: String,
     /// The tool's version, as it printed it.
     pub version: String,
@@ -40,8 +43,11 @@ pub struct LoadReport {
     pub duration_s: f64,
     /// Responses received (any status).
     pub requests: u64,
-    /// Requests that got no response, by kind (`connect`, `read`, `write`, `timeout`, or the
-    /// tool's own message); non-2xx responses are not errors here.
+    /// Requests that failed, by kind: wrk's `connect`, `read`, `write`, `timeout`; ab's
+    /// `connect`, `receive`, `length`, `exceptions`, `write` (and `unclassified` for the
+    /// failures its breakdown leaves out); oha's own messages. Non-2xx responses are not
+    /// errors here. ab's `length` are responses whose body length differed from the first
+    /// response's: they are in `requests` too.
     pub errors: BTreeMap<String, u64>,
     /// Responses with a status outside 200–299.
     pub non_2xx: u64,
@@ -49,10 +55,33 @@ pub struct LoadReport {
     pub rps: f64,
     /// Latency percentiles.
     pub latency_ms: Latency,
+    /// The command as run, program path first (lossy UTF-8).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub argv: Vec<String>,
+    /// Connections the tool really held open: wrk gives each of its threads
+    /// connections/threads and drops the rest, so 100 over 16 threads is 96.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<u32>,
+    /// Threads the tool really ran (wrk only: never more than its connections).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    /// Whether connections were reused. For wrk and oha, what was asked. For ab, what it
+    /// counted: `true` only when every completed request went over a kept-alive connection;
+    /// `false` when none did, and also when only some did (a server that closes some
+    /// connections): `keep_alive_requests` then says how many were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_alive: Option<bool>,
+    /// Requests ab completed over a kept-alive connection, as it printed them (ab with `-k`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_alive_requests: Option<u64>,
+    /// Whether ab's bound on the number of requests, not the duration, ended the run (ab
+    /// only): `duration_s` is then shorter than asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_cap_hit: Option<bool>,
 }
 
 /// Latency percentiles in milliseconds.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Latency {
     /// Median.
     pub p50: f64,
@@ -609,3 +638,40 @@ pub struct CellSuiteServer<S: Suite> {
 pub type CellHttpServer = CellSuiteServer<HttpSuite>;
 /// A server of a cell result's soak suite.
 pub type CellSoakServer = CellSuiteServer<SoakSuite>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A load report as results written before `argv` and the effective counts existed.
+    const OLDER: &str = r#"{"tool":"wrk","version":"wrk 4.1.0","duration_s":1.1,"requests":10,"errors":{},"non_2xx":0,"rps":9.0,"latency_ms":{"p50":0.1,"p90":0.2,"p99":0.3,"p99_9":0.4,"max":0.5}}"#;
+
+    #[test]
+    fn an_older_load_report_reads_and_writes_back_unchanged() {
+        let r: LoadReport = serde_json::from_str(OLDER).expect("older report");
+        assert!(r.argv.is_empty() && r.connections.is_none() && r.keep_alive.is_none());
+        assert_eq!(serde_json::to_string(&r).expect("json"), OLDER);
+    }
+
+    #[test]
+    fn what_ran_is_written_when_known() {
+        let r = LoadReport {
+            tool: "ab".into(),
+            argv: vec!["/usr/bin/ab".into(), "-k".into()],
+            connections: Some(4),
+            keep_alive: Some(false),
+            keep_alive_requests: Some(3),
+            request_cap_hit: Some(false),
+            ..LoadReport::default()
+        };
+        let json = serde_json::to_value(&r).expect("json");
+        assert_eq!(json["argv"][1], "-k");
+        assert_eq!(json["connections"], 4);
+        assert!(json.get("threads").is_none(), "{json}");
+        assert_eq!(json["keep_alive"], false);
+        assert_eq!(json["keep_alive_requests"], 3);
+        assert_eq!(json["request_cap_hit"], false);
+        let back: LoadReport = serde_json::from_value(json).expect("back");
+        assert_eq!(back, r);
+    }
+}

@@ -73,6 +73,7 @@ pub fn load(tool: &str, rps: f64, p99: f64) -> LoadReport {
             p99_9: p99 * 2.0,
             max: p99 * 5.0,
         },
+        ..LoadReport::default()
     }
 }
 

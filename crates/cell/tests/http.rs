@@ -204,7 +204,10 @@ fn every_bundled_server_on_the_four_workloads() {
         // `ok`, and for PHP's built-in server that it closes every connection.
         let check = server["check"].as_str().unwrap();
         assert!(check.starts_with("ok"), "{name}: {check}");
-        assert_eq!(check.contains("closes every connection"), name == "http-php");
+        assert_eq!(
+            check.contains("closes every connection"),
+            name == "http-php"
+        );
         for w in ["plaintext", "json", "route", "post-json"] {
             let t = combo(server, w, "keep-alive", "wrk");
             let run = &t["runs"][0];

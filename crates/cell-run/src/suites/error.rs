@@ -225,7 +225,7 @@ pub enum LoadRunError {
     /// It could not be waited for.
     #[error("waiting for {tool}: {source}")]
     Wait {
-        /// The load generator (`wrk`, `oha`).
+        /// The load generator (`wrk`, `oha`, `ab`).
         tool: &'static str,
         /// What the OS said.
         source: io::Error,
@@ -236,7 +236,7 @@ pub enum LoadRunError {
     /// It exited non-zero; the last line it printed.
     #[error("{tool} failed (wait status {status}): {last}")]
     Failed {
-        /// The load generator (`wrk`, `oha`).
+        /// The load generator (`wrk`, `oha`, `ab`).
         tool: &'static str,
         /// Its wait status.
         status: i32,

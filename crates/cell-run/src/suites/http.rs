@@ -16,7 +16,7 @@ use cell_schema::{
 use cell_stats::{SplitMix64, median, shuffle};
 
 use super::error::NotServing;
-use super::load::LoadSpec;
+use super::load::{LoadRequest, LoadSpec, Method};
 use super::procfs;
 use super::server::{Cpus, Running};
 use super::session::{
@@ -138,9 +138,11 @@ pub fn run_http(
     let machine = crate::facts::machine(cpus.server);
     let mut session = prepare(plan, &d, &chosen, &opts.work, cpus, on)?;
     let measure_t = Instant::now();
+    let requests = load_requests(&d)?;
     let ctx = Ctx {
         plan,
         d: &d,
+        requests: &requests,
         generators: &generators,
         cpus,
     };
@@ -169,6 +171,7 @@ pub fn run_http(
 struct Ctx<'a> {
     plan: &'a Plan,
     d: &'a HttpDef,
+    requests: &'a BTreeMap<WorkloadName, LoadRequest>,
     generators: &'a [Generator],
     cpus: Cpus,
 }
@@ -654,7 +657,7 @@ struct Run<'a> {
 }
 
 /// The load spec of one combination.
-fn spec<'a>(url: &'a str, shape: &Shape, secs: f64) -> LoadSpec<'a> {
+fn spec<'a>(url: &'a str, shape: &Shape, request: &'a LoadRequest, secs: f64) -> LoadSpec<'a> {
     LoadSpec {
         url,
         connections: shape.connections,
@@ -663,7 +666,31 @@ fn spec<'a>(url: &'a str, shape: &Shape, secs: f64) -> LoadSpec<'a> {
         keep_alive: shape.keep_alive,
         rate: None,
         timeout: Duration::from_secs(5),
+        request,
     }
+}
+
+/// Each workload's request as the load tools send it.
+fn load_requests(d: &HttpDef) -> Result<BTreeMap<WorkloadName, LoadRequest>, SuiteError> {
+    d.workloads
+        .values()
+        .map(|w| {
+            let method = Method::parse(&w.method).ok_or_else(|| {
+                SuiteError::Usage(format!(
+                    "workload {}: the load tools cannot send method {}: use one of {}",
+                    w.name,
+                    w.method,
+                    Method::ALL.map(Method::as_str).join(", ")
+                ))
+            })?;
+            let request = LoadRequest {
+                method,
+                headers: w.headers.clone(),
+                body: w.body.clone().map(String::into_bytes),
+            };
+            Ok((w.name.clone(), request))
+        })
+        .collect()
 }
 
 /// The workload of a key and what the server must answer to it.
@@ -688,7 +715,7 @@ fn warm_up(
     let shape = &ctx.d.shapes[at.key.shape];
     let r = run_load(
         lg,
-        &spec(&url, shape, ctx.d.warmup_s),
+        &spec(&url, shape, &ctx.requests[&at.key.workload], ctx.d.warmup_s),
         ctx.cpus.load,
         &scratch,
     );
@@ -803,7 +830,12 @@ fn measure_load(
     let self_start = self_cpu_s();
     let load = run_load(
         lg,
-        &spec(&url, shape, ctx.d.duration_s),
+        &spec(
+            &url,
+            shape,
+            &ctx.requests[&at.key.workload],
+            ctx.d.duration_s,
+        ),
         ctx.cpus.load,
         &scratch,
     );
@@ -938,6 +970,7 @@ mod tests {
                     p99_9: 1.0,
                     max: 2.0,
                 },
+                ..LoadReport::default()
             },
             server_cpu_s: 0.5,
             cpu_ms_per_1k: rps / 1000.0,

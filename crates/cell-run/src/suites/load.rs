@@ -1,11 +1,17 @@
-//! Load generator drivers: the command line for `wrk` or `oha`, and their reports parsed
-//! into one [`LoadReport`].
+//! Load generator drivers: the command line for `wrk`, `oha` or `ab`, and their reports
+//! parsed into one [`LoadReport`].
 //!
 //! `wrk` is asked for its figures through a Lua `done` hook that prints one JSON line, so
 //! nothing depends on the layout of its human-readable summary. `oha` prints JSON itself.
+//! `ab` prints text only: its summary lines are read strictly and its percentiles come from
+//! the CSV it writes with `-e` (see the `ab` module).
+
+mod ab;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -19,6 +25,9 @@ pub enum LoadTool {
     Wrk,
     /// `oha` (tested with 1.16.0, installed by `cargo install oha --locked`).
     Oha,
+    /// `ab`, `ApacheBench` (tested with `Version 2.3` of Debian's `apache2-utils` 2.4.71): one
+    /// thread, HTTP/1.0 requests, whole seconds.
+    Ab,
 }
 
 impl LoadTool {
@@ -27,21 +36,130 @@ impl LoadTool {
         match self {
             LoadTool::Wrk => "wrk",
             LoadTool::Oha => "oha",
+            LoadTool::Ab => "ab",
         }
     }
 
-    /// The tool named `s` (`wrk` or `oha`).
+    /// The tool named `s` (`wrk`, `oha` or `ab`).
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "wrk" => Some(LoadTool::Wrk),
             "oha" => Some(LoadTool::Oha),
+            "ab" => Some(LoadTool::Ab),
             _ => None,
         }
     }
 
     /// Arguments that make the tool print its version (see [`version_line`]).
     pub fn version_args(self) -> &'static [&'static str] {
-        &["--version"]
+        match self {
+            LoadTool::Wrk | LoadTool::Oha => &["--version"],
+            LoadTool::Ab => &["-V"],
+        }
+    }
+}
+
+/// An HTTP method a load run can send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Method {
+    /// `GET`
+    Get,
+    /// `HEAD`
+    Head,
+    /// `POST`
+    Post,
+    /// `PUT`
+    Put,
+    /// `PATCH`
+    Patch,
+    /// `DELETE`
+    Delete,
+    /// `OPTIONS`
+    Options,
+}
+
+impl Method {
+    /// Every method, in the order of [`Method::as_str`]'s match.
+    pub const ALL: [Method; 7] = [
+        Method::Get,
+        Method::Head,
+        Method::Post,
+        Method::Put,
+        Method::Patch,
+        Method::Delete,
+        Method::Options,
+    ];
+
+    /// The method as sent on the request line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+            Method::Options => "OPTIONS",
+        }
+    }
+
+    /// The method written `s` (upper case, as on the request line).
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.as_str() == s)
+    }
+}
+
+/// The request a load run sends, the same one over and over on every connection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadRequest {
+    /// Its method.
+    pub method: Method,
+    /// Headers beyond those the tool writes itself, by name as sent (sorted, so the command
+    /// line and the wrk script come out the same every time). `Content-Type` is one of them,
+    /// and is required with a body. `Host`, `Content-Length`, `Connection` and
+    /// `Transfer-Encoding` belong to the tool and the spec, and are refused.
+    pub headers: BTreeMap<String, String>,
+    /// The body, sent with a `Content-Length`; `None` sends no body.
+    pub body: Option<Vec<u8>>,
+}
+
+/// What [`LoadRequest::get`] lends.
+static GET: LoadRequest = LoadRequest {
+    method: Method::Get,
+    headers: BTreeMap::new(),
+    body: None,
+};
+
+impl LoadRequest {
+    /// `GET` with no header of its own and no body: what the http and soak suites send.
+    pub fn get() -> &'static LoadRequest {
+        &GET
+    }
+
+    /// A `method` request carrying `body` as `content_type`, with no other header.
+    pub fn with_body(method: Method, content_type: &str, body: impl Into<Vec<u8>>) -> Self {
+        Self {
+            method,
+            headers: BTreeMap::from([("Content-Type".to_owned(), content_type.to_owned())]),
+            body: Some(body.into()),
+        }
+    }
+
+    /// The `Content-Type` header, whatever the case of its name.
+    pub fn content_type(&self) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The headers other than `Content-Type`, sorted by name: the tools that take the
+    /// content type on a flag of its own (`-T`) get these as `-H`.
+    fn other_headers(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.headers
+            .iter()
+            .filter(|(k, _)| !k.eq_ignore_ascii_case("content-type"))
+            .map(|(k, v)| (k.as_str(), v.as_str()))
     }
 }
 
@@ -50,21 +168,34 @@ impl LoadTool {
 pub struct LoadSpec<'a> {
     /// `http://` or `https://` URL to request.
     pub url: &'a str,
-    /// Connections held open at once.
+    /// Connections held open at once (what a tool really holds: [`effective`]).
     pub connections: u32,
-    /// Threads of the load generator. `wrk` spreads the connections evenly over them (so
-    /// `connections` must be a multiple of `threads`). `oha` ignores it: its tokio runtime
-    /// sizes itself (one worker per physical core unless `--worker-threads` says otherwise).
+    /// Threads of the load generator. `wrk` gives each thread connections/threads
+    /// connections and drops the rest ([`effective`] says what it really runs). `oha` and
+    /// `ab` ignore it: oha's tokio runtime sizes itself (one worker per physical core unless
+    /// `--worker-threads` says otherwise), and ab has one thread.
     pub threads: u32,
-    /// How long to send requests. `wrk` counts whole seconds only.
+    /// How long to send requests. `wrk` and `ab` count whole seconds only.
     pub duration: Duration,
-    /// Reuse connections (HTTP/1.1 keep-alive); when false every request opens its own.
+    /// Reuse connections (keep-alive); when false every request opens its own.
     pub keep_alive: bool,
     /// A fixed total request rate per second, or `None` to send as fast as responses come
     /// back. Only `oha` can hold a rate.
     pub rate: Option<u32>,
-    /// Per-request timeout. `wrk` counts whole seconds only.
+    /// Per-request timeout. `wrk` and `ab` count whole seconds only.
     pub timeout: Duration,
+    /// The request sent: [`LoadRequest::get`] for a plain `GET`.
+    pub request: &'a LoadRequest,
+}
+
+/// What a tool really runs with for a spec: the one place these numbers are worked out.
+/// [`argv`] passes them to the tool and [`record`] writes them into the report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Effective {
+    /// Connections held open.
+    pub connections: u32,
+    /// Threads (`wrk` only).
+    pub threads: Option<u32>,
 }
 
 /// Why a load run could not be set up or its report not read.
@@ -78,17 +209,23 @@ pub enum LoadError {
         /// What it cannot do, and what to do instead.
         what: String,
     },
-    /// The `wrk` report script could not be written.
-    #[error("could not write the wrk report script {}: {source}", path.display())]
-    Script {
-        /// Where it was to be written.
+    /// The request is not one any tool should send (a header it cannot carry, a body
+    /// without a type).
+    #[error("the load request cannot be sent: {0}")]
+    Request(String),
+    /// A file of the run in the scratch directory could not be written, removed or read.
+    #[error("could not {what} {}: {source}", path.display())]
+    Scratch {
+        /// What was being done (`write the wrk report script`).
+        what: &'static str,
+        /// The file.
         path: PathBuf,
         /// The underlying error.
         #[source]
         source: std::io::Error,
     },
     /// The tool's output holds no report at all.
-    #[error("{tool} printed no JSON report ({why}): {excerpt}")]
+    #[error("{tool} printed no report ({why}): {excerpt}")]
     NoReport {
         /// The tool's name.
         tool: &'static str,
@@ -102,12 +239,17 @@ pub enum LoadError {
     BadReport {
         /// The tool's name.
         tool: &'static str,
-        /// What is wrong with it.
+        /// What is wrong with it, naming the file when it is not stdout.
         detail: String,
         /// The start of the report.
         excerpt: String,
     },
 }
+
+/// Most bytes of a tool's stdout that are read. oha's JSON is a few KiB and wrk's summary
+/// less; ab prints a line per failed write (`Send request failed!`), so a run against a
+/// server that resets connections can print a few MiB before its summary.
+pub const STDOUT_CAP: u64 = 16 << 20;
 
 /// Prefix of the line the `wrk` script prints; nothing wrk prints itself starts with it.
 const WRK_MARKER: &str = "CELL-WRK-JSON ";
@@ -115,11 +257,14 @@ const WRK_MARKER: &str = "CELL-WRK-JSON ";
 /// File name of the `wrk` script inside the scratch directory.
 const WRK_SCRIPT_NAME: &str = "cell-report.lua";
 
-/// The `wrk` script: only a `done` hook, so wrk's request loop stays the plain built-in one
-/// (no `request`/`response` hooks, which would cost Lua calls per request). `%.0f` rather
-/// than `%d` because every value is a Lua number (a double) and `%.0f` is exact for integers
-/// up to 2^53 whatever the Lua version.
-const WRK_SCRIPT: &str = r#"-- Written by cell: wrk's own figures as one JSON line once the run is over.
+/// File name of the request body (oha `-D`, ab `-p`/`-u`) inside the scratch directory.
+const BODY_NAME: &str = "request-body";
+
+/// The `wrk` script's `done` hook. The script has no `request`/`response` hooks (they would
+/// cost Lua calls per request): the request is set once, at top level, and wrk's built-in
+/// loop sends it. `%.0f` rather than `%d` because every value is a Lua number (a double)
+/// and `%.0f` is exact for integers up to 2^53 whatever the Lua version.
+const WRK_DONE: &str = r#"-- wrk's own figures as one JSON line once the run is over.
 done = function(summary, latency, requests)
   local e = summary.errors
   io.write(string.format(
@@ -134,125 +279,325 @@ done = function(summary, latency, requests)
 end
 "#;
 
-/// Builds the argv (program first) for one run. `scratch` is a directory where the `wrk`
-/// Lua script can be written.
+/// Headers the tools write themselves or that the spec decides (`keep_alive`).
+const TOOL_HEADERS: [&str; 4] = ["host", "content-length", "connection", "transfer-encoding"];
+
+fn unsupported(tool: LoadTool, what: impl Into<String>) -> LoadError {
+    LoadError::Unsupported {
+        tool: tool.name(),
+        what: what.into(),
+    }
+}
+
+/// The connections and threads `tool` really uses for `spec`.
 ///
-/// Errs when the spec asks for something the tool cannot do: a fixed rate from `wrk` (use
-/// `oha`), fractional seconds from `wrk`, connections that `wrk` cannot spread evenly over
-/// its threads, no connections, or a URL that is not `http://`/`https://`.
+/// wrk 4.1 refuses fewer connections than threads and gives each thread
+/// connections/threads of them, so it runs `min(threads, connections)` threads and
+/// `connections - connections % threads` connections (100 over 16 threads: 96). oha opens
+/// the connections asked for; so does ab, within its own bounds (at most 20,000, and no
+/// more than the requests it may make).
+pub fn effective(tool: LoadTool, spec: &LoadSpec) -> Result<Effective, LoadError> {
+    let connections = spec.connections;
+    if connections == 0 {
+        return Err(unsupported(tool, "run with 0 connections"));
+    }
+    match tool {
+        LoadTool::Wrk => {
+            if spec.threads == 0 {
+                return Err(unsupported(tool, "run with 0 threads"));
+            }
+            let threads = spec.threads.min(connections);
+            Ok(Effective {
+                connections: connections - connections % threads,
+                threads: Some(threads),
+            })
+        }
+        LoadTool::Oha => Ok(Effective {
+            connections,
+            threads: None,
+        }),
+        LoadTool::Ab => {
+            ab::check_concurrency(connections)?;
+            Ok(Effective {
+                connections,
+                threads: None,
+            })
+        }
+    }
+}
+
+/// Builds the argv (program first) for one run. `scratch` is a directory of the run's own:
+/// the `wrk` Lua script and the request body are written there, and ab's percentile CSV
+/// goes there (an older one is removed first, so a run never reads another's).
+///
+/// Errs when the spec asks for something the tool cannot do: a fixed rate from `wrk` or
+/// `ab` (use `oha`), fractional seconds from `wrk` or `ab`, no connections, a request the
+/// tool cannot send, or a URL that is not `http://`/`https://`. Nothing is written unless
+/// the spec is valid.
 pub fn argv(
     tool: LoadTool,
     program: &Path,
     spec: &LoadSpec,
     scratch: &Path,
 ) -> Result<Vec<OsString>, LoadError> {
-    let unsupported = |what: String| LoadError::Unsupported {
-        tool: tool.name(),
-        what,
-    };
     if !(spec.url.starts_with("http://") || spec.url.starts_with("https://")) {
-        return Err(unsupported(format!(
-            "load `{}`: only http:// and https:// URLs",
-            spec.url
-        )));
-    }
-    if spec.connections == 0 {
-        return Err(unsupported("run with 0 connections".into()));
+        return Err(unsupported(
+            tool,
+            format!("load `{}`: only http:// and https:// URLs", spec.url),
+        ));
     }
     if spec.duration.is_zero() {
-        return Err(unsupported("run for 0 seconds".into()));
+        return Err(unsupported(tool, "run for 0 seconds"));
     }
+    let counts = effective(tool, spec)?;
+    check_request(tool, spec.request)?;
     let mut out: Vec<OsString> = vec![program.into()];
-    let mut push = |a: &str| out.push(a.into());
     match tool {
-        LoadTool::Wrk => {
-            if let Some(rate) = spec.rate {
-                return Err(unsupported(format!(
-                    "hold a fixed rate ({rate} requests/s): it has no fixed-rate mode; use oha"
-                )));
-            }
-            let uneven = spec.threads == 0 || !spec.connections.is_multiple_of(spec.threads);
-            if uneven {
-                return Err(unsupported(format!(
-                    "spread {} connections evenly over {} threads: it gives each thread \
-                     connections/threads and drops the rest",
-                    spec.connections, spec.threads
-                )));
-            }
-            let duration = whole_seconds(spec.duration).ok_or_else(|| {
-                unsupported(format!("run for {:?}: whole seconds only", spec.duration))
-            })?;
-            let timeout = whole_seconds(spec.timeout).ok_or_else(|| {
-                unsupported(format!(
-                    "time out after {:?}: whole seconds only",
-                    spec.timeout
-                ))
-            })?;
-            let script = scratch.join(WRK_SCRIPT_NAME);
-            std::fs::write(&script, WRK_SCRIPT).map_err(|source| LoadError::Script {
-                path: script.clone(),
-                source,
-            })?;
-            push("-t");
-            push(&spec.threads.to_string());
-            push("-c");
-            push(&spec.connections.to_string());
-            push("-d");
-            push(&format!("{duration}s"));
-            push("--timeout");
-            push(&format!("{timeout}s"));
-            if !spec.keep_alive {
-                push("-H");
-                push("Connection: close");
-            }
-            out.push("-s".into());
-            out.push(script.into());
-            out.push(spec.url.into());
-        }
-        LoadTool::Oha => {
-            if spec.timeout.is_zero() {
-                return Err(unsupported("time out after 0 seconds".into()));
-            }
-            // Flags as in oha 1.16.0. `-w` lets requests in flight at the deadline finish:
-            // without it they are aborted and reported as errors ("aborted due to deadline"),
-            // which would make every clean run look faulty. `threads` is not passed: oha
-            // runs on tokio and its connections are not tied to threads the way wrk's are.
-            push("--no-tui");
-            push("--output-format");
-            push("json");
-            push("-c");
-            push(&spec.connections.to_string());
-            push("-z");
-            push(&oha_duration(spec.duration));
-            push("-w");
-            push("-t");
-            push(&oha_duration(spec.timeout));
-            if !spec.keep_alive {
-                push("--disable-keepalive");
-            }
-            if let Some(rate) = spec.rate {
-                push("-q");
-                push(&rate.to_string());
-            }
-            push(spec.url);
-        }
+        LoadTool::Wrk => wrk_argv(&mut out, spec, counts, scratch)?,
+        LoadTool::Oha => oha_argv(&mut out, spec, counts, scratch)?,
+        LoadTool::Ab => ab::argv(&mut out, spec, counts, scratch)?,
     }
     Ok(out)
 }
 
-/// Parses what the tool printed on stdout into the report; `version` is stored as given
-/// (the line [`version_line`] returned).
+/// `wrk`'s arguments after the program: whole seconds, no fixed rate, the script.
+fn wrk_argv(
+    out: &mut Vec<OsString>,
+    spec: &LoadSpec,
+    counts: Effective,
+    scratch: &Path,
+) -> Result<(), LoadError> {
+    let tool = LoadTool::Wrk;
+    if let Some(rate) = spec.rate {
+        return Err(unsupported(
+            tool,
+            format!("hold a fixed rate ({rate} requests/s): it has no fixed-rate mode; use oha"),
+        ));
+    }
+    let duration = whole_seconds(tool, "run for", spec.duration)?;
+    let timeout = whole_seconds(tool, "time out after", spec.timeout)?;
+    let script = scratch.join(WRK_SCRIPT_NAME);
+    std::fs::write(&script, wrk_script(spec.request)).map_err(|source| LoadError::Scratch {
+        what: "write the wrk report script",
+        path: script.clone(),
+        source,
+    })?;
+    let threads = counts.threads.unwrap_or(1);
+    for a in [
+        "-t".to_owned(),
+        threads.to_string(),
+        "-c".to_owned(),
+        counts.connections.to_string(),
+        "-d".to_owned(),
+        format!("{duration}s"),
+        "--timeout".to_owned(),
+        format!("{timeout}s"),
+    ] {
+        out.push(a.into());
+    }
+    if !spec.keep_alive {
+        out.push("-H".into());
+        out.push("Connection: close".into());
+    }
+    out.push("-s".into());
+    out.push(script.into());
+    out.push(spec.url.into());
+    Ok(())
+}
+
+/// `oha`'s arguments after the program (flags as in oha 1.16.0). `-w` lets requests in
+/// flight at the deadline finish: without it they are aborted and reported as errors
+/// ("aborted due to deadline"), which would make every clean run look faulty. `threads` is
+/// not passed: oha runs on tokio and its connections are not tied to threads the way wrk's
+/// are. The method, headers and type are passed only when the request has them, so a plain
+/// GET runs the command it always ran.
+fn oha_argv(
+    out: &mut Vec<OsString>,
+    spec: &LoadSpec,
+    counts: Effective,
+    scratch: &Path,
+) -> Result<(), LoadError> {
+    if spec.timeout.is_zero() {
+        return Err(unsupported(LoadTool::Oha, "time out after 0 seconds"));
+    }
+    let mut push = |a: &str| out.push(a.into());
+    push("--no-tui");
+    push("--output-format");
+    push("json");
+    push("-c");
+    push(&counts.connections.to_string());
+    push("-z");
+    push(&oha_duration(spec.duration));
+    push("-w");
+    push("-t");
+    push(&oha_duration(spec.timeout));
+    if !spec.keep_alive {
+        push("--disable-keepalive");
+    }
+    if let Some(rate) = spec.rate {
+        push("-q");
+        push(&rate.to_string());
+    }
+    let request = spec.request;
+    if request.method != Method::Get {
+        push("-m");
+        push(request.method.as_str());
+    }
+    for (name, value) in request.other_headers() {
+        push("-H");
+        push(&format!("{name}: {value}"));
+    }
+    if let Some(t) = request.content_type() {
+        push("-T");
+        push(t);
+    }
+    if let Some(body) = &request.body {
+        let file = write_body(scratch, body)?;
+        out.push("-D".into());
+        out.push(file.into());
+    }
+    out.push(spec.url.into());
+    Ok(())
+}
+
+/// What every tool requires of a request, then what each one cannot send.
+///
+/// Header names must be tokens and unique whatever their case, values printable ASCII (a
+/// value goes on a command line, into a Lua string and onto the wire as is); the tool's own
+/// headers are refused; a body needs a `Content-Type` (ab would send `text/plain` and the
+/// others none). wrk 4.1 cannot send `HEAD`: it waits for the body the response's
+/// `Content-Length` announces and counts no response. ab sends `GET`, `HEAD`, and `POST`
+/// or `PUT` with a body, nothing else.
+fn check_request(tool: LoadTool, request: &LoadRequest) -> Result<(), LoadError> {
+    let mut seen: Vec<String> = Vec::new();
+    for (name, value) in &request.headers {
+        let is_tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+        if name.is_empty() || !name.bytes().all(is_tchar) {
+            return Err(LoadError::Request(format!(
+                "header name {name:?} is not an HTTP token"
+            )));
+        }
+        if !value
+            .bytes()
+            .all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
+        {
+            return Err(LoadError::Request(format!(
+                "header {name}: {value:?}: only printable ASCII, spaces and tabs"
+            )));
+        }
+        let lower = name.to_ascii_lowercase();
+        if TOOL_HEADERS.contains(&lower.as_str()) {
+            return Err(LoadError::Request(format!(
+                "header {name} is the load generator's own (keep-alive is the spec's)"
+            )));
+        }
+        if seen.contains(&lower) {
+            return Err(LoadError::Request(format!("header {name} is given twice")));
+        }
+        seen.push(lower);
+    }
+    if request.body.is_some() && request.content_type().is_none() {
+        return Err(LoadError::Request(
+            "a body needs a Content-Type header".into(),
+        ));
+    }
+    let method = request.method.as_str();
+    match (tool, request.method, &request.body) {
+        (LoadTool::Wrk, Method::Head, _) => Err(unsupported(
+            tool,
+            "send HEAD: wrk 4.1 waits for the body a HEAD response announces; use oha or ab",
+        )),
+        (LoadTool::Ab, Method::Get | Method::Head, Some(_)) => Err(unsupported(
+            tool,
+            format!("send a body with {method}: only POST (-p) and PUT (-u) carry one"),
+        )),
+        (LoadTool::Ab, Method::Post | Method::Put, None) => Err(unsupported(
+            tool,
+            format!("send {method} without a body: give the request one (it may be empty)"),
+        )),
+        (LoadTool::Ab, Method::Patch | Method::Delete | Method::Options, _) => Err(unsupported(
+            tool,
+            format!("send {method}: it sends GET, HEAD, POST and PUT only; use wrk or oha"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The `wrk` script: the request at top level (`wrk.method`, `wrk.headers[...]`,
+/// `wrk.body`; wrk builds it once and adds `Content-Length` itself), then the `done` hook.
+fn wrk_script(request: &LoadRequest) -> String {
+    let mut s = String::from("-- Written by cell: the request wrk sends, then its report.\n");
+    if request.method != Method::Get {
+        let _ = writeln!(
+            s,
+            "wrk.method = {}",
+            lua_string(request.method.as_str().as_bytes())
+        );
+    }
+    for (name, value) in &request.headers {
+        let _ = writeln!(
+            s,
+            "wrk.headers[{}] = {}",
+            lua_string(name.as_bytes()),
+            lua_string(value.as_bytes())
+        );
+    }
+    if let Some(body) = &request.body {
+        let _ = writeln!(s, "wrk.body = {}", lua_string(body));
+    }
+    s.push_str(WRK_DONE);
+    s
+}
+
+/// `bytes` as a double-quoted Lua string: printable ASCII as is, and every other byte,
+/// quote and backslash as a three-digit decimal escape (`\034`), which Lua 5.1 and `LuaJIT`
+/// read as that byte whatever follows it.
+fn lua_string(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() + 2);
+    s.push('"');
+    for &b in bytes {
+        if (b' '..=b'~').contains(&b) && !matches!(b, b'"' | b'\'' | b'\\') {
+            s.push(char::from(b));
+        } else {
+            let _ = write!(s, "\\{b:03}");
+        }
+    }
+    s.push('"');
+    s
+}
+
+/// Writes the request body into the scratch directory; its path.
+fn write_body(scratch: &Path, body: &[u8]) -> Result<PathBuf, LoadError> {
+    let file = scratch.join(BODY_NAME);
+    std::fs::write(&file, body).map_err(|source| LoadError::Scratch {
+        what: "write the request body",
+        path: file.clone(),
+        source,
+    })?;
+    Ok(file)
+}
+
+/// Parses what the tool printed on stdout (and, for `ab`, the CSV it wrote in `scratch`)
+/// into the report; `version` is stored as given (the line [`version_line`] returned).
 ///
 /// `requests` counts responses of any status and `rps` is responses over the tool's own
 /// measured duration (wrk overshoots `-d` by about 0.1 s, as it checks the deadline every
-/// 100 ms; oha waits for the requests in flight). `wrk` only reports statuses above 399, so
-/// a 3xx is not in `non_2xx` for wrk; oha reports every status.
-pub fn parse(tool: LoadTool, stdout: &str, version: &str) -> Result<LoadReport, LoadError> {
+/// 100 ms; oha waits for the requests in flight; ab stops at its deadline). `wrk` only
+/// reports statuses above 399, so a 3xx is not in `non_2xx` for wrk; oha and ab report
+/// every status. What the run really was (its argv, connections, threads, keep-alive) is
+/// [`record`]'s.
+pub fn parse(
+    tool: LoadTool,
+    stdout: &str,
+    scratch: &Path,
+    version: &str,
+) -> Result<LoadReport, LoadError> {
     let parsed = match tool {
         LoadTool::Wrk => parse_wrk(stdout)?,
         LoadTool::Oha => parse_oha(stdout)?,
+        LoadTool::Ab => ab::parse(stdout, scratch)?,
     };
-    // Responses over the tool's own duration for both tools. oha's `requestsPerSec` also
+    // Responses over the tool's own duration for every tool. oha's `requestsPerSec` also
     // counts requests that failed, so it is not used.
     let rps = if parsed.duration_s > 0.0 {
         parsed.requests as f64 / parsed.duration_s
@@ -268,13 +613,93 @@ pub fn parse(tool: LoadTool, stdout: &str, version: &str) -> Result<LoadReport, 
         non_2xx: parsed.non_2xx,
         rps,
         latency_ms: parsed.latency_ms,
+        keep_alive: parsed
+            .keep_alive_requests
+            .map(|n| n > 0 && n == parsed.requests),
+        keep_alive_requests: parsed.keep_alive_requests,
+        request_cap_hit: parsed.request_cap_hit,
+        ..LoadReport::default()
     })
+}
+
+/// Writes into a parsed `report` what the run really was: the command as run, the
+/// connections and threads of [`effective`], and the connection shape. For wrk and oha
+/// that is what was asked; for ab it is what ab counted, and ab must have counted
+/// keep-alive requests exactly when it was asked to keep connections alive.
+pub fn record(
+    mut report: LoadReport,
+    tool: LoadTool,
+    spec: &LoadSpec,
+    argv: &[OsString],
+) -> Result<LoadReport, LoadError> {
+    let counts = effective(tool, spec)?;
+    report.argv = argv
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    report.connections = Some(counts.connections);
+    report.threads = counts.threads;
+    match tool {
+        LoadTool::Wrk | LoadTool::Oha => report.keep_alive = Some(spec.keep_alive),
+        LoadTool::Ab => {
+            if spec.keep_alive != report.keep_alive_requests.is_some() {
+                return Err(LoadError::BadReport {
+                    tool: tool.name(),
+                    detail: format!(
+                        "`Keep-Alive requests:` is {} though -k was {}",
+                        if report.keep_alive_requests.is_some() {
+                            "there"
+                        } else {
+                            "missing"
+                        },
+                        if spec.keep_alive {
+                            "given"
+                        } else {
+                            "not given"
+                        },
+                    ),
+                    excerpt: String::new(),
+                });
+            }
+            report.keep_alive = Some(report.keep_alive == Some(true));
+        }
+    }
+    Ok(report)
+}
+
+/// Reads a tool's stdout, at most [`STDOUT_CAP`] bytes of it (lossy UTF-8).
+pub fn read_stdout(tool: LoadTool, path: &Path) -> Result<String, LoadError> {
+    read_capped(path, STDOUT_CAP, "read the output of")?.ok_or_else(|| LoadError::BadReport {
+        tool: tool.name(),
+        detail: format!("{} holds more than {STDOUT_CAP} bytes", path.display()),
+        excerpt: String::new(),
+    })
+}
+
+/// At most `cap` bytes of `path` as text (lossy UTF-8); `None` when it holds more.
+fn read_capped(path: &Path, cap: u64, what: &'static str) -> Result<Option<String>, LoadError> {
+    let scratch = |source| LoadError::Scratch {
+        what,
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(scratch)?;
+    let mut bytes = Vec::new();
+    file.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(scratch)?;
+    if bytes.len() as u64 > cap {
+        return Ok(None);
+    }
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
 }
 
 /// Normalises what `<tool> <version_args>` printed (stdout and stderr) into the version line
 /// as printed: the first non-empty line, trimmed, from stdout or else stderr. `wrk --version`
-/// prints `wrk debian/4.1.0-3+b2 [epoll] Copyright ...` and then its usage, and exits 1; the
-/// exit status is not this function's concern.
+/// prints `wrk debian/4.1.0-3+b2 [epoll] Copyright ...` and then its usage, and exits 1;
+/// `ab -V` prints `This is ApacheBench, Version 2.3 <$Revision$>` (Debian leaves the
+/// revision unexpanded) and its copyright lines. The exit status is not this function's
+/// concern.
 pub fn version_line(tool: LoadTool, stdout: &str, stderr: &str) -> String {
     stdout
         .lines()
@@ -287,13 +712,17 @@ pub fn version_line(tool: LoadTool, stdout: &str, stderr: &str) -> String {
         )
 }
 
-/// A report before the figures common to both tools are derived.
+/// A report before the figures common to every tool are derived.
 struct Parsed {
     duration_s: f64,
     requests: u64,
     errors: BTreeMap<String, u64>,
     non_2xx: u64,
     latency_ms: Latency,
+    /// ab's `Keep-Alive requests:` (printed with `-k` only).
+    keep_alive_requests: Option<u64>,
+    /// Whether ab's `-n` bound ended the run (ab only).
+    request_cap_hit: Option<bool>,
 }
 
 /// At most 200 characters of `s`, for error messages.
@@ -305,8 +734,16 @@ fn excerpt(s: &str) -> String {
     out
 }
 
-fn whole_seconds(d: Duration) -> Option<u64> {
-    (d.subsec_nanos() == 0 && d.as_secs() > 0).then_some(d.as_secs())
+/// `d` in whole seconds, for the tools that count no finer (`what`: "run for").
+fn whole_seconds(tool: LoadTool, what: &str, d: Duration) -> Result<u64, LoadError> {
+    if d.subsec_nanos() == 0 && d.as_secs() > 0 {
+        Ok(d.as_secs())
+    } else {
+        Err(unsupported(
+            tool,
+            format!("{what} {d:?}: whole seconds only"),
+        ))
+    }
 }
 
 /// A duration as `oha` reads it: whole seconds as `Ns`, anything finer in milliseconds.
@@ -384,6 +821,8 @@ fn parse_wrk(stdout: &str) -> Result<Parsed, LoadError> {
             p99_9: us_to_ms(w.latency_us.p99_9),
             max: us_to_ms(w.latency_us.max),
         },
+        keep_alive_requests: None,
+        request_cap_hit: None,
     })
 }
 
@@ -458,6 +897,8 @@ fn parse_oha(stdout: &str) -> Result<Parsed, LoadError> {
             p99_9: ms(&["latencyPercentiles", "p99.9"])?,
             max: ms(&["summary", "slowest"])?,
         },
+        keep_alive_requests: None,
+        request_cap_hit: None,
     })
 }
 
@@ -713,7 +1154,13 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
             keep_alive,
             rate,
             timeout: Duration::from_secs(2),
+            request: LoadRequest::get(),
         }
+    }
+
+    /// The scratch directory of a parse that reads none (wrk, oha).
+    fn nowhere() -> &'static Path {
+        Path::new("/nonexistent")
     }
 
     fn strings(v: &[OsString]) -> Vec<String> {
@@ -722,16 +1169,21 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
 
     #[test]
     fn tool_names_round_trip() {
-        for tool in [LoadTool::Wrk, LoadTool::Oha] {
+        for tool in [LoadTool::Wrk, LoadTool::Oha, LoadTool::Ab] {
             assert_eq!(LoadTool::parse(tool.name()), Some(tool));
-            assert_eq!(tool.version_args(), ["--version"]);
         }
-        assert_eq!(LoadTool::parse("ab"), None);
+        assert_eq!(LoadTool::Wrk.version_args(), ["--version"]);
+        assert_eq!(LoadTool::Ab.version_args(), ["-V"]);
+        assert_eq!(LoadTool::parse("siege"), None);
+        for m in Method::ALL {
+            assert_eq!(Method::parse(m.as_str()), Some(m));
+        }
+        assert_eq!(Method::parse("get"), None);
     }
 
     #[test]
     fn wrk_report() {
-        let r = parse(LoadTool::Wrk, WRK_OK, WRK_VERSION).expect("parse");
+        let r = parse(LoadTool::Wrk, WRK_OK, nowhere(), WRK_VERSION).expect("parse");
         assert_eq!(r.tool, "wrk");
         assert_eq!(r.version, WRK_VERSION);
         assert!(close(r.duration_s, 1.099_401));
@@ -746,7 +1198,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
 
     #[test]
     fn wrk_status_errors_are_non_2xx_responses() {
-        let r = parse(LoadTool::Wrk, WRK_500, WRK_VERSION).expect("parse");
+        let r = parse(LoadTool::Wrk, WRK_500, nowhere(), WRK_VERSION).expect("parse");
         assert_eq!(r.requests, 107_142);
         assert_eq!(r.non_2xx, 107_142);
         assert!(r.errors.is_empty());
@@ -755,7 +1207,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
     #[test]
     fn wrk_socket_errors_are_kept_by_kind() {
         let line = r#"CELL-WRK-JSON {"duration_us":2000000,"requests":10,"bytes":0,"errors":{"connect":1,"read":2,"write":0,"status":3,"timeout":4},"latency_us":{"p50":1,"p90":2,"p99":3,"p99_9":4,"max":5}}"#;
-        let r = parse(LoadTool::Wrk, line, "wrk").expect("parse");
+        let r = parse(LoadTool::Wrk, line, nowhere(), "wrk").expect("parse");
         let want: BTreeMap<String, u64> = [
             ("connect".to_owned(), 1),
             ("read".to_owned(), 2),
@@ -771,20 +1223,26 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
     #[test]
     fn wrk_without_marker_is_an_error() {
         let head = WRK_OK.lines().next().unwrap_or_default();
-        let err = parse(LoadTool::Wrk, head, WRK_VERSION).expect_err("no marker");
+        let err = parse(LoadTool::Wrk, head, nowhere(), WRK_VERSION).expect_err("no marker");
         assert!(matches!(err, LoadError::NoReport { .. }), "{err:?}");
         let msg = err.to_string();
         assert!(
-            msg.starts_with("wrk printed no JSON report (the done hook did not run): Running 1s"),
+            msg.starts_with("wrk printed no report (the done hook did not run): Running 1s"),
             "{msg}"
         );
-        let err = parse(LoadTool::Wrk, "CELL-WRK-JSON {\"requests\":1}", "").expect_err("bad");
+        let err = parse(
+            LoadTool::Wrk,
+            "CELL-WRK-JSON {\"requests\":1}",
+            nowhere(),
+            "",
+        )
+        .expect_err("bad");
         assert!(matches!(err, LoadError::BadReport { .. }), "{err:?}");
     }
 
     #[test]
     fn oha_report() {
-        let r = parse(LoadTool::Oha, OHA_OK, "oha 1.16.0").expect("parse");
+        let r = parse(LoadTool::Oha, OHA_OK, nowhere(), "oha 1.16.0").expect("parse");
         assert_eq!(r.tool, "oha");
         assert_eq!(r.version, "oha 1.16.0");
         assert!(close(r.duration_s, 1.002_343_783));
@@ -801,13 +1259,13 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
     #[test]
     fn oha_text_before_the_json_is_skipped() {
         let noisy = format!("warning: something odd\n{OHA_OK}");
-        let r = parse(LoadTool::Oha, &noisy, "oha").expect("parse");
+        let r = parse(LoadTool::Oha, &noisy, nowhere(), "oha").expect("parse");
         assert_eq!(r.requests, 53_595);
     }
 
     #[test]
     fn oha_with_no_response_reads_zero_latencies() {
-        let r = parse(LoadTool::Oha, OHA_REFUSED, "oha").expect("parse");
+        let r = parse(LoadTool::Oha, OHA_REFUSED, nowhere(), "oha").expect("parse");
         assert_eq!(r.requests, 0);
         assert!(close(r.rps, 0.0));
         assert!(close(r.latency_ms.p50, 0.0) && close(r.latency_ms.max, 0.0));
@@ -823,29 +1281,30 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
             "\"200\": 53595",
             "\"200\": 10, \"204\": 1, \"301\": 2, \"404\": 3, \"503\": 4",
         );
-        let r = parse(LoadTool::Oha, &json, "oha").expect("parse");
+        let r = parse(LoadTool::Oha, &json, nowhere(), "oha").expect("parse");
         assert_eq!(r.requests, 20);
         assert_eq!(r.non_2xx, 9);
     }
 
     #[test]
     fn oha_missing_field_or_json_is_an_error() {
-        let err = parse(LoadTool::Oha, "error: connection refused", "oha").expect_err("no json");
+        let err = parse(LoadTool::Oha, "error: connection refused", nowhere(), "oha")
+            .expect_err("no json");
         assert!(matches!(err, LoadError::NoReport { .. }), "{err:?}");
         assert!(
-            err.to_string().starts_with("oha printed no JSON report"),
+            err.to_string().starts_with("oha printed no report"),
             "{err}"
         );
         let json = OHA_OK.replace("\"p99.9\"", "\"p99_9\"");
-        let err = parse(LoadTool::Oha, &json, "oha").expect_err("missing p99.9");
+        let err = parse(LoadTool::Oha, &json, nowhere(), "oha").expect_err("missing p99.9");
         assert!(
             err.to_string().contains("no `latencyPercentiles.p99.9`"),
             "{err}"
         );
         let json = OHA_OK.replace("\"total\": 1.002343783", "\"total\": \"soon\"");
-        let err = parse(LoadTool::Oha, &json, "oha").expect_err("total not a number");
+        let err = parse(LoadTool::Oha, &json, nowhere(), "oha").expect_err("total not a number");
         assert!(err.to_string().contains("summary.total"), "{err}");
-        let err = parse(LoadTool::Oha, "{\"summary\": ", "oha").expect_err("cut short");
+        let err = parse(LoadTool::Oha, "{\"summary\": ", nowhere(), "oha").expect_err("cut short");
         assert!(matches!(err, LoadError::BadReport { .. }), "{err:?}");
     }
 
@@ -894,11 +1353,21 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
         };
         let err = argv(LoadTool::Wrk, wrk, &half, dir.path()).expect_err("1.5 s");
         assert!(err.to_string().contains("whole seconds"), "{err}");
-        let uneven = LoadSpec {
-            connections: 5,
-            ..spec(true, None)
+        let head = LoadRequest {
+            method: Method::Head,
+            ..LoadRequest::get().clone()
         };
-        assert!(argv(LoadTool::Wrk, wrk, &uneven, dir.path()).is_err());
+        let err = argv(
+            LoadTool::Wrk,
+            wrk,
+            &LoadSpec {
+                request: &head,
+                ..spec(true, None)
+            },
+            dir.path(),
+        )
+        .expect_err("HEAD");
+        assert!(err.to_string().contains("send HEAD"), "{err}");
         let ftp = LoadSpec {
             url: "ftp://127.0.0.1/",
             ..spec(true, None)
@@ -972,6 +1441,330 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
         assert_eq!(
             version_line(LoadTool::Wrk, "", ""),
             "wrk (printed no version)"
+        );
+        // `ab -V` as Debian's apache2-utils 2.4.71 prints it (exit 0).
+        let ab_out = "This is ApacheBench, Version 2.3 <$Revision$>\nCopyright 1996 Adam Twiss, \
+                      Zeus Technology Ltd, http://www.zeustech.net/\n\n";
+        assert_eq!(
+            version_line(LoadTool::Ab, ab_out, ""),
+            "This is ApacheBench, Version 2.3 <$Revision$>"
+        );
+    }
+
+    /// The JSON of the http suite's POST tests, 38 bytes.
+    const JSON: &str = r#"{"name":"Alice","age":28,"adult":true}"#;
+
+    fn post() -> LoadRequest {
+        LoadRequest::with_body(Method::Post, "application/json", JSON)
+    }
+
+    #[test]
+    fn effective_counts() {
+        let wide = LoadSpec {
+            connections: 100,
+            threads: 16,
+            ..spec(true, None)
+        };
+        let wrk = effective(LoadTool::Wrk, &wide).expect("wrk");
+        assert_eq!(
+            wrk,
+            Effective {
+                connections: 96,
+                threads: Some(16)
+            }
+        );
+        for tool in [LoadTool::Oha, LoadTool::Ab] {
+            let e = effective(tool, &wide).expect("as asked");
+            assert_eq!((e.connections, e.threads), (100, None), "{tool:?}");
+        }
+        // Fewer connections than threads: wrk would refuse; it gets one thread a connection.
+        let narrow = LoadSpec {
+            connections: 3,
+            threads: 8,
+            ..spec(true, None)
+        };
+        let e = effective(LoadTool::Wrk, &narrow).expect("narrow");
+        assert_eq!((e.connections, e.threads), (3, Some(3)));
+        let none = LoadSpec {
+            threads: 0,
+            ..spec(true, None)
+        };
+        assert!(effective(LoadTool::Wrk, &none).is_err());
+        assert!(effective(LoadTool::Oha, &none).is_ok());
+        let zero = LoadSpec {
+            connections: 0,
+            ..spec(true, None)
+        };
+        for tool in [LoadTool::Wrk, LoadTool::Oha, LoadTool::Ab] {
+            assert!(effective(tool, &zero).is_err(), "{tool:?}");
+        }
+        let many = LoadSpec {
+            connections: 20_001,
+            ..spec(true, None)
+        };
+        let err = effective(LoadTool::Ab, &many).expect_err("ab's bound");
+        assert!(err.to_string().contains("at most 20000"), "{err}");
+    }
+
+    #[test]
+    fn argv_and_report_take_the_effective_counts() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let wide = LoadSpec {
+            connections: 100,
+            threads: 16,
+            ..spec(false, None)
+        };
+        let args = argv(LoadTool::Wrk, Path::new("/usr/bin/wrk"), &wide, dir.path()).expect("argv");
+        let s = strings(&args);
+        assert_eq!(s[1..5], ["-t", "16", "-c", "96"]);
+        let report = parse(LoadTool::Wrk, WRK_OK, nowhere(), WRK_VERSION).expect("parse");
+        let r = record(report, LoadTool::Wrk, &wide, &args).expect("record");
+        assert_eq!((r.connections, r.threads), (Some(96), Some(16)));
+        assert_eq!(r.argv, s);
+        assert_eq!(r.keep_alive, Some(false));
+        assert_eq!((r.keep_alive_requests, r.request_cap_hit), (None, None));
+        let oha = parse(LoadTool::Oha, OHA_OK, nowhere(), "oha").expect("parse");
+        let r = record(oha, LoadTool::Oha, &wide, &[]).expect("record");
+        assert_eq!(
+            (r.connections, r.threads, r.keep_alive),
+            (Some(100), None, Some(false))
+        );
+    }
+
+    #[test]
+    fn lua_strings_escape_every_byte_that_could_end_them() {
+        let body = b"a\"b'c\\d\ne\0f\x7f\xff9";
+        assert_eq!(lua_string(body), r#""a\034b\039c\092d\010e\000f\127\2559""#);
+        // Three digits always: `\0` followed by `9` would otherwise read as `\09`.
+        assert_eq!(lua_string(b"\x009"), r#""\0009""#);
+        assert_eq!(lua_string(b""), r#""""#);
+    }
+
+    #[test]
+    fn wrk_sends_the_request_from_its_script() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut request = post();
+        request
+            .headers
+            .insert("X-Note".to_owned(), "say \"hi\"\\".to_owned());
+        let s = LoadSpec {
+            request: &request,
+            ..spec(true, None)
+        };
+        let args = strings(&argv(LoadTool::Wrk, Path::new("wrk"), &s, dir.path()).expect("argv"));
+        assert!(!args.iter().any(|a| a.contains("Alice")), "{args:?}");
+        let script = std::fs::read_to_string(dir.path().join(WRK_SCRIPT_NAME)).expect("script");
+        let top: Vec<&str> = script.lines().skip(1).take(4).collect();
+        assert_eq!(
+            top,
+            [
+                r#"wrk.method = "POST""#,
+                r#"wrk.headers["Content-Type"] = "application/json""#,
+                r#"wrk.headers["X-Note"] = "say \034hi\034\092""#,
+                r#"wrk.body = "{\034name\034:\034Alice\034,\034age\034:28,\034adult\034:true}""#,
+            ]
+        );
+        assert!(!script.contains("request = function"), "{script}");
+        // A plain GET sets nothing: wrk's defaults are the request.
+        argv(
+            LoadTool::Wrk,
+            Path::new("wrk"),
+            &spec(true, None),
+            dir.path(),
+        )
+        .expect("argv");
+        let script = std::fs::read_to_string(dir.path().join(WRK_SCRIPT_NAME)).expect("script");
+        assert!(!script.contains("wrk."), "{script}");
+    }
+
+    #[test]
+    fn oha_sends_the_body_from_a_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut request = post();
+        request.headers.insert("X-Run".to_owned(), "7".to_owned());
+        let s = LoadSpec {
+            request: &request,
+            ..spec(true, None)
+        };
+        let args = strings(&argv(LoadTool::Oha, Path::new("oha"), &s, dir.path()).expect("argv"));
+        let body = dir.path().join(BODY_NAME).to_string_lossy().into_owned();
+        assert_eq!(
+            args[11..],
+            [
+                "-m",
+                "POST",
+                "-H",
+                "X-Run: 7",
+                "-T",
+                "application/json",
+                "-D",
+                &body,
+                "http://127.0.0.1:8080/"
+            ]
+        );
+        assert_eq!(std::fs::read(&body).expect("body"), JSON.as_bytes());
+    }
+
+    #[test]
+    fn ab_argv() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let csv = dir.path().join(ab::CSV_NAME);
+        std::fs::write(&csv, "older run").expect("stale csv");
+        let ab = Path::new("/usr/bin/ab");
+        let on = strings(&argv(LoadTool::Ab, ab, &spec(true, None), dir.path()).expect("argv"));
+        let csv_arg = csv.to_string_lossy().into_owned();
+        assert_eq!(
+            on,
+            [
+                "/usr/bin/ab",
+                "-c",
+                "4",
+                "-k",
+                "-t",
+                "3",
+                "-n",
+                "4000000",
+                "-s",
+                "2",
+                "-r",
+                "-q",
+                "-e",
+                &csv_arg,
+                "http://127.0.0.1:8080/",
+            ]
+        );
+        assert!(!csv.exists(), "an older CSV is removed before the run");
+        let off = strings(&argv(LoadTool::Ab, ab, &spec(false, None), dir.path()).expect("argv"));
+        assert_eq!(off.len(), on.len() - 1);
+        assert!(!off.iter().any(|a| a == "-k"));
+
+        let mut request = post();
+        request.headers.insert("X-Run".to_owned(), "7".to_owned());
+        let s = LoadSpec {
+            request: &request,
+            ..spec(true, None)
+        };
+        let post = strings(&argv(LoadTool::Ab, ab, &s, dir.path()).expect("argv"));
+        let body = dir.path().join(BODY_NAME).to_string_lossy().into_owned();
+        assert_eq!(
+            post[14..],
+            [
+                "-p",
+                &body,
+                "-T",
+                "application/json",
+                "-H",
+                "X-Run: 7",
+                "http://127.0.0.1:8080/"
+            ]
+        );
+        assert_eq!(std::fs::read(&body).expect("body"), JSON.as_bytes());
+        request.method = Method::Put;
+        let s = LoadSpec {
+            request: &request,
+            ..spec(true, None)
+        };
+        let put = strings(&argv(LoadTool::Ab, ab, &s, dir.path()).expect("argv"));
+        assert_eq!(put[14], "-u");
+        let head = LoadRequest {
+            method: Method::Head,
+            ..LoadRequest::get().clone()
+        };
+        let s = LoadSpec {
+            request: &head,
+            ..spec(true, None)
+        };
+        let head = strings(&argv(LoadTool::Ab, ab, &s, dir.path()).expect("argv"));
+        assert_eq!(head[14], "-i");
+    }
+
+    #[test]
+    fn ab_refuses_what_it_cannot_do() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ab = Path::new("ab");
+        let try_ab = |s: &LoadSpec| {
+            argv(LoadTool::Ab, ab, s, dir.path())
+                .expect_err("refused")
+                .to_string()
+        };
+        assert!(try_ab(&spec(true, Some(100))).contains("use oha"));
+        let half = LoadSpec {
+            timeout: Duration::from_millis(1500),
+            ..spec(true, None)
+        };
+        assert!(try_ab(&half).contains("whole seconds"));
+        let with = |method: Method, body: Option<&str>| LoadRequest {
+            method,
+            headers: BTreeMap::from([("Content-Type".to_owned(), "text/plain".to_owned())]),
+            body: body.map(|b| b.as_bytes().to_vec()),
+        };
+        for (request, want) in [
+            (
+                with(Method::Delete, None),
+                "send DELETE: it sends GET, HEAD, POST and PUT only",
+            ),
+            (with(Method::Get, Some("x")), "send a body with GET"),
+            (with(Method::Post, None), "send POST without a body"),
+        ] {
+            let s = LoadSpec {
+                request: &request,
+                ..spec(true, None)
+            };
+            let msg = try_ab(&s);
+            assert!(msg.starts_with("ab cannot ") && msg.contains(want), "{msg}");
+            // wrk and oha send them.
+            for tool in [LoadTool::Wrk, LoadTool::Oha] {
+                argv(tool, Path::new("x"), &s, dir.path()).expect("sent");
+            }
+        }
+    }
+
+    #[test]
+    fn requests_every_tool_refuses() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let header = |name: &str, value: &str| LoadRequest {
+            headers: BTreeMap::from([(name.to_owned(), value.to_owned())]),
+            ..LoadRequest::get().clone()
+        };
+        let cases = [
+            (header("X Y", "1"), "is not an HTTP token"),
+            (header("X-Y", "a\r\nHost: evil"), "only printable ASCII"),
+            (header("X-Y", "caf\u{e9}"), "only printable ASCII"),
+            (header("content-length", "3"), "the load generator's own"),
+            (header("Connection", "close"), "the load generator's own"),
+            (
+                LoadRequest {
+                    headers: BTreeMap::from([
+                        ("X-A".to_owned(), "1".to_owned()),
+                        ("x-a".to_owned(), "2".to_owned()),
+                    ]),
+                    ..LoadRequest::get().clone()
+                },
+                "given twice",
+            ),
+            (
+                LoadRequest {
+                    method: Method::Post,
+                    headers: BTreeMap::new(),
+                    body: Some(b"{}".to_vec()),
+                },
+                "a body needs a Content-Type header",
+            ),
+        ];
+        for (request, want) in &cases {
+            let s = LoadSpec {
+                request,
+                ..spec(true, None)
+            };
+            for tool in [LoadTool::Wrk, LoadTool::Oha, LoadTool::Ab] {
+                let err = argv(tool, Path::new("x"), &s, dir.path()).expect_err(want);
+                assert!(matches!(err, LoadError::Request(_)), "{err:?}");
+                assert!(err.to_string().contains(want), "{want}: {err}");
+            }
+        }
+        assert!(
+            std::fs::read_dir(dir.path()).expect("dir").next().is_none(),
+            "nothing written"
         );
     }
 }

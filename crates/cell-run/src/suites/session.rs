@@ -134,6 +134,7 @@ pub fn find_generator(name: &str) -> Result<Generator, SuiteError> {
     let hint = match tool {
         LoadTool::Wrk => "apt-get install wrk",
         LoadTool::Oha => "cargo install oha --locked",
+        LoadTool::Ab => "apt-get install apache2-utils",
     };
     let path = tools::which(name).ok_or_else(|| {
         SuiteError::Missing(format!("not installed: `{name}` is not on PATH ({hint})"))
@@ -142,7 +143,11 @@ pub fn find_generator(name: &str) -> Result<Generator, SuiteError> {
         .args(tool.version_args())
         .stdin(Stdio::null())
         .output()
-        .map_err(io(format!("running {} --version", path.display())))?;
+        .map_err(io(format!(
+            "running {} {}",
+            path.display(),
+            tool.version_args().join(" ")
+        )))?;
     let printed = load::version_line(
         tool,
         &String::from_utf8_lossy(&out.stdout),
@@ -311,7 +316,9 @@ pub struct LoadRun {
 }
 
 /// Runs a load generator to completion, pinned to `cpu`, killed if it outlives its duration
-/// by 30 s (every load loop is bounded).
+/// by 30 s (every load loop is bounded). `scratch` is the run's own directory: the tool's
+/// output and the files it reads or writes go there. The report says what ran: the argv,
+/// the connections and threads the tool really used, the connection shape.
 pub fn run_load(
     g: &Generator,
     spec: &LoadSpec,
@@ -367,7 +374,6 @@ pub fn run_load(
     // The Child handle must not reap again.
     std::mem::forget(child);
     let wall_s = t.elapsed().as_secs_f64();
-    let text = std::fs::read_to_string(&out_path).unwrap_or_default();
     if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
         // Only the end of the log is read: its last line is all the message shows.
         let last = crate::build::log_tail(&err_path)
@@ -380,7 +386,9 @@ pub fn run_load(
             last: last.map_or_else(|| "no output".to_owned(), |l| l.trim().to_owned()),
         });
     }
-    let report = load::parse(g.tool, &text, &g.version.printed)?;
+    let text = load::read_stdout(g.tool, &out_path)?;
+    let report = load::parse(g.tool, &text, scratch, &g.version.printed)?;
+    let report = load::record(report, g.tool, spec, &argv)?;
     Ok(LoadRun {
         report,
         cpu_s,

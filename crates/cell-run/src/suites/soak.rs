@@ -13,7 +13,7 @@ use cell_schema::{
     SoakServerResult, SoakSettings, SuiteCost, ToolName, round_ratio, round_time,
 };
 
-use super::load::LoadSpec;
+use super::load::{LoadRequest, LoadSpec};
 use super::procfs;
 use super::server::Cpus;
 use super::session::{
@@ -316,6 +316,7 @@ fn soak_one(
         keep_alive: http.keep_alive,
         rate: Some(d.config.rate),
         timeout: Duration::from_secs(5),
+        request: LoadRequest::get(),
     };
     let scratch = p.work.join("soak");
     std::fs::create_dir_all(&scratch)
