@@ -992,6 +992,19 @@ mod tests {
             oha_key: DEFAULT_OHA_KEY.to_owned(),
             oha_version: None,
             servers: BTreeMap::new(),
+            mode: HttpMode::Fresh,
+            sustained_duration_s: 600.0,
+            workloads: BTreeMap::from([(
+                WorkloadName::from("plaintext"),
+                legacy_workload(&default_expect()),
+            )]),
+            shapes: vec![Shape {
+                name: ShapeName::from("keep-alive"),
+                connections,
+                keep_alive: true,
+                threads,
+            }],
+            default: None,
         }
     }
 
