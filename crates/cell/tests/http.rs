@@ -272,8 +272,13 @@ fn every_bundled_server_on_the_four_workloads() {
         jobs.len() * 4
     );
 
-    // The same jobs as a workflow's artifacts: collected, gated and reported like the rest.
-    let results = tmp.path().join("results");
+    collect_gate_and_report(tmp.path(), &out, &merged);
+}
+
+/// The jobs of a local run as a workflow's artifacts: collected, gated and reported like the
+/// rest.
+fn collect_gate_and_report(tmp: &Path, out: &Path, merged: &serde_json::Value) {
+    let results = tmp.join("results");
     cell()
         .args(["collect", "4242", "--from-dir"])
         .arg(out.join("jobs"))
@@ -306,7 +311,7 @@ fn every_bundled_server_on_the_four_workloads() {
         ),
         "{notices}"
     );
-    let report = tmp.path().join("report");
+    let report = tmp.join("report");
     cell()
         .args(["report", "--history"])
         .arg(&results)
