@@ -25,7 +25,7 @@ pub use error::{ConfigError, FieldError, LookupError, NameError, TarballError};
 use safe::Kind;
 pub use safe::{Kind as ValueKind, UnsafeValue};
 pub use settings::{DEFAULTS, Settings, UnpackCaps};
-pub use suite::{DEFAULT_OHA_KEY, Expect, HttpDef, LOAD_TOOLS, Server, SoakDef};
+pub use suite::{CpuSets, DEFAULT_OHA_KEY, Expect, HttpDef, LOAD_TOOLS, Server, SoakDef};
 pub use tarball::{TarballDef, TarballSource, Verification};
 pub use template::{Arg, Piece, TemplateError, Vars};
 

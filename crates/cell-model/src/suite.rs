@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use cell_schema::{ServerName, SoakConfig, ToolchainName};
 
 use crate::error::{FieldError, LookupError};
-use crate::raw::{RawExpect, RawHttp, RawServer, RawSoak};
+use crate::raw::{RawCpus, RawExpect, RawHttp, RawServer, RawSoak};
 use crate::template::{Arg, Piece};
 use crate::{Toolchain, check_name, check_tools, existing_dir, join};
 
@@ -68,12 +68,85 @@ pub struct HttpDef {
     pub stop_grace_s: f64,
     /// Bound on the wait for `TIME_WAIT` sockets to drain before a run.
     pub drain_timeout_s: f64,
+    /// The CPUs servers and load generators are pinned to (none: one each, chosen at run time).
+    pub cpus: Option<CpuSets>,
     /// `versions.env` key of the oha version a workflow installs.
     pub oha_key: String,
     /// Its value, when set.
     pub oha_version: Option<String>,
     /// The servers, by name.
     pub servers: BTreeMap<ServerName, Server>,
+}
+
+/// The CPUs of `[http] cpus` or of the command line: the servers' and the load generators',
+/// each ascending, the two disjoint. Whether the machine allows them is known only where the
+/// suite runs, so `fields` says where they were written for the error that finds out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuSets {
+    /// The servers' CPUs.
+    pub server: Vec<u32>,
+    /// The load generators' CPUs.
+    pub load: Vec<u32>,
+    /// Where the two lists were written: `http.cpus.server` and `http.cpus.load`, or
+    /// `--server-cpus` and `--load-cpus`.
+    pub fields: [String; 2],
+}
+
+impl CpuSets {
+    /// The two lists written at `fields` (server's, load generator's): both or neither, each
+    /// with at least one CPU and none twice, no CPU in both.
+    pub fn new(
+        fields: [&str; 2],
+        server: Option<Vec<u32>>,
+        load: Option<Vec<u32>>,
+    ) -> Result<Option<Self>, FieldError> {
+        let [fs, fl] = fields;
+        let (server, load) = match (server, load) {
+            (None, None) => return Ok(None),
+            (Some(s), Some(l)) => (s, l),
+            (s, _) => {
+                let missing = if s.is_none() { fs } else { fl };
+                return Err(FieldError::new(
+                    missing,
+                    format!("missing: write both {fs} and {fl}, or neither"),
+                ));
+            }
+        };
+        let server = cpu_list(fs, server)?;
+        let load = cpu_list(fl, load)?;
+        if let Some(c) = load.iter().find(|c| server.contains(c)) {
+            return Err(FieldError::new(
+                fl,
+                format!(
+                    "CPU {c} is also in {fs}: a load generator must not share the servers' CPUs"
+                ),
+            ));
+        }
+        Ok(Some(Self {
+            server,
+            load,
+            fields: [fs.to_owned(), fl.to_owned()],
+        }))
+    }
+}
+
+/// A list of CPUs, ascending: at least one, none twice.
+fn cpu_list(field: &str, mut cpus: Vec<u32>) -> Result<Vec<u32>, FieldError> {
+    if cpus.is_empty() {
+        return Err(FieldError::new(field, "empty: write at least one CPU"));
+    }
+    cpus.sort_unstable();
+    if let Some(&[c, _]) = cpus.windows(2).find(|w| w[0] == w[1]) {
+        return Err(FieldError::new(field, format!("CPU {c} is listed twice")));
+    }
+    Ok(cpus)
+}
+
+fn resolve_cpus(raw: Option<RawCpus>) -> Result<Option<CpuSets>, FieldError> {
+    let Some(raw) = raw else {
+        return Ok(None);
+    };
+    CpuSets::new(["http.cpus.server", "http.cpus.load"], raw.server, raw.load)
 }
 
 /// `[soak]`, resolved: the servers soaked and the soak every one of them gets (the schema's
@@ -297,6 +370,7 @@ pub(crate) fn resolve_http(
         startup_timeout_s: http_secs("startup_timeout", raw.startup_timeout, 10.0)?,
         stop_grace_s: http_secs("stop_grace", raw.stop_grace, 5.0)?,
         drain_timeout_s: http_secs("drain_timeout", raw.drain_timeout, 3.0)?,
+        cpus: resolve_cpus(raw.cpus)?,
         oha_key,
         oha_version,
         servers,
@@ -512,4 +586,58 @@ fn soak_servers(raw: Option<&[String]>, http: &HttpDef) -> Result<Vec<ServerName
                 .map_err(|e| FieldError::new(format!("soak.servers[{i}]"), e.to_string()))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIELDS: [&str; 2] = ["http.cpus.server", "http.cpus.load"];
+
+    fn sets(server: Option<&[u32]>, load: Option<&[u32]>) -> Result<Option<CpuSets>, FieldError> {
+        CpuSets::new(
+            FIELDS,
+            server.map(<[u32]>::to_vec),
+            load.map(<[u32]>::to_vec),
+        )
+    }
+
+    #[test]
+    fn cpu_sets_are_both_or_neither_each_sorted_and_disjoint() {
+        assert_eq!(sets(None, None), Ok(None));
+        let s = sets(Some(&[3, 2]), Some(&[1, 0])).unwrap().unwrap();
+        assert_eq!((s.server, s.load), (vec![2, 3], vec![0, 1]));
+        assert_eq!(s.fields, FIELDS.map(str::to_owned));
+        for (server, load, field, msg) in [
+            (
+                Some(&[2][..]),
+                None,
+                "http.cpus.load",
+                "missing: write both",
+            ),
+            (
+                None,
+                Some(&[0][..]),
+                "http.cpus.server",
+                "missing: write both",
+            ),
+            (Some(&[][..]), Some(&[0][..]), "http.cpus.server", "empty"),
+            (
+                Some(&[2, 2][..]),
+                Some(&[0][..]),
+                "http.cpus.server",
+                "CPU 2 is listed twice",
+            ),
+            (
+                Some(&[2, 3][..]),
+                Some(&[0, 3][..]),
+                "http.cpus.load",
+                "CPU 3 is also in http.cpus.server",
+            ),
+        ] {
+            let e = sets(server, load).unwrap_err();
+            assert_eq!(e.field, field, "{e}");
+            assert!(e.msg.contains(msg), "{e}");
+        }
+    }
 }

@@ -175,10 +175,16 @@ pub struct HttpSettings {
     pub runs: u32,
     /// Keep-alive on.
     pub keep_alive: bool,
-    /// CPU the server was pinned to.
+    /// CPU the server was pinned to: the first of `server_cpus` (for readers of older files).
     pub server_cpu: Option<u32>,
-    /// CPU the load generator was pinned to.
+    /// CPU the load generator was pinned to: the first of `load_cpus`.
     pub load_cpu: Option<u32>,
+    /// CPUs the server was pinned to, ascending (empty: unpinned, or an older file).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_cpus: Vec<u32>,
+    /// CPUs the load generator was pinned to, ascending (empty: unpinned, or an older file).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load_cpus: Vec<u32>,
     /// Seed of the interleaving order.
     pub seed: u64,
     /// Bound on the wait for the first 200, seconds.
@@ -303,6 +309,12 @@ pub struct SoakSettings {
     pub config: SoakConfig,
     /// Servers soaked at the same time (each with its own load generator).
     pub concurrent: u32,
+    /// CPUs the servers were pinned to, ascending (empty: unpinned, or an older file).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_cpus: Vec<u32>,
+    /// CPUs the load generators were pinned to, ascending (empty: unpinned, or an older file).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load_cpus: Vec<u32>,
 }
 
 /// A suite of servers measured from outside: the types its job results and its part of a

@@ -170,6 +170,12 @@ pub struct SuiteFlags {
     /// soak: seconds per window of the minima fit.
     #[arg(long)]
     pub minima_window: Option<f64>,
+    /// http and soak: CPUs of the servers, comma-separated (with --load-cpus; default: one).
+    #[arg(long, value_delimiter = ',', value_name = "CPUS")]
+    pub server_cpus: Vec<u32>,
+    /// http and soak: CPUs of the load generators, comma-separated (with --server-cpus).
+    #[arg(long, value_delimiter = ',', value_name = "CPUS")]
+    pub load_cpus: Vec<u32>,
 }
 
 /// `cell schema`.

@@ -583,6 +583,8 @@ mod tests {
                 fail_on_drift: false,
             },
             concurrent: 1,
+            server_cpus: Vec::new(),
+            load_cpus: Vec::new(),
         }
     }
 

@@ -553,6 +553,8 @@ mod tests {
             keep_alive: false,
             server_cpu: None,
             load_cpu: None,
+            server_cpus: Vec::new(),
+            load_cpus: Vec::new(),
             seed: 0,
             startup_timeout_s: 10.0,
             stop_grace_s: 5.0,

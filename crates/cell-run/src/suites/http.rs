@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use cell_model::{Cell, FieldError, HttpDef, Plan, Server};
+use cell_model::{Cell, CpuSets, FieldError, HttpDef, Plan, Server};
 use cell_schema::{
     HttpJobResult, HttpKind, HttpRun, HttpServerResult, HttpSettings, HttpToolResult,
     SCHEMA_VERSION, ServerName, SuiteCost, TimeWait, ToolName, round_ratio, round_time,
@@ -32,6 +32,8 @@ pub struct HttpOverrides {
     pub warmup_s: Option<f64>,
     /// Load tools.
     pub tools: Option<Vec<String>>,
+    /// CPUs of servers and load generators, instead of `[http] cpus`.
+    pub cpus: Option<CpuSets>,
 }
 
 /// A session's inputs.
@@ -62,6 +64,9 @@ fn def(plan: &Plan, o: &HttpOverrides) -> Result<HttpDef, SuiteError> {
     if let Some(t) = &o.tools {
         d.tools.clone_from(t);
     }
+    if let Some(c) = &o.cpus {
+        d.cpus = Some(c.clone());
+    }
     d.validate().map_err(|FieldError { field: f, msg: m }| {
         SuiteError::Usage(format!("{f} (as changed on the command line): {m}"))
     })?;
@@ -90,8 +95,8 @@ pub fn run_http(
         .iter()
         .map(|t| find_generator(t))
         .collect::<Result<_, _>>()?;
-    let cpus = Cpus::choose();
-    let machine = crate::facts::machine(cpus.server);
+    let cpus = Cpus::choose(d.cpus.as_ref())?;
+    let machine = crate::facts::machine(cpus.server.first());
     let mut session = prepare(plan, &d, &chosen, &opts.work, cpus, on)?;
     let measure_t = Instant::now();
     let runs = rounds(plan, &d, &mut session, &generators, cpus, opts.seed, on)?;
@@ -256,8 +261,10 @@ fn settings(d: &HttpDef, cpus: Cpus, seed: u64) -> HttpSettings {
         warmup_s: d.warmup_s,
         runs: d.runs,
         keep_alive: d.keep_alive,
-        server_cpu: cpus.server,
-        load_cpu: cpus.load,
+        server_cpu: cpus.server.first(),
+        load_cpu: cpus.load.first(),
+        server_cpus: cpus.server.to_vec(),
+        load_cpus: cpus.load.to_vec(),
         seed,
         startup_timeout_s: d.startup_timeout_s,
         stop_grace_s: d.stop_grace_s,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use cell_model::{FieldError, HttpDef, Plan, SoakDef};
+use cell_model::{CpuSets, FieldError, HttpDef, Plan, SoakDef};
 use cell_schema::{
     Drift, RssFit, SCHEMA_VERSION, ServerName, SoakConfig, SoakJobResult, SoakKind, SoakSample,
     SoakServerResult, SoakSettings, SuiteCost, ToolName, round_ratio, round_time,
@@ -34,6 +34,8 @@ pub struct SoakOverrides {
     pub minima_window_s: Option<f64>,
     /// Requests per second.
     pub rate: Option<u32>,
+    /// CPUs of servers and load generators, instead of `[http] cpus`.
+    pub cpus: Option<CpuSets>,
 }
 
 /// A soak's inputs.
@@ -45,7 +47,7 @@ pub struct SoakOptions {
 }
 
 fn def(plan: &Plan, o: &SoakOverrides) -> Result<(SoakDef, HttpDef), SuiteError> {
-    let (Some(soak), Some(http)) = (plan.soak.clone(), plan.http.clone()) else {
+    let (Some(soak), Some(mut http)) = (plan.soak.clone(), plan.http.clone()) else {
         return Err(SuiteError::Usage(
             "cell/cell.toml has no [soak] table (and [http] servers): the soak suite has nothing to run".into(),
         ));
@@ -54,6 +56,9 @@ fn def(plan: &Plan, o: &SoakOverrides) -> Result<(SoakDef, HttpDef), SuiteError>
         config: overridden(&soak.config, o),
         ..soak
     };
+    if let Some(c) = &o.cpus {
+        http.cpus = Some(c.clone());
+    }
     d.validate().map_err(|FieldError { field: f, msg: m }| {
         SuiteError::Usage(format!("{f} (as changed on the command line): {m}"))
     })?;
@@ -113,8 +118,8 @@ pub fn run_soak(
     let (d, http) = def(plan, &opts.overrides)?;
     let cell = plan.cell(cell_label)?;
     let lg = find_generator("oha")?;
-    let cpus = Cpus::choose();
-    let machine = crate::facts::machine(cpus.server);
+    let cpus = Cpus::choose(http.cpus.as_ref())?;
+    let machine = crate::facts::machine(cpus.server.first());
     let mut built = build_all(plan, &http, servers, &opts.work, on)?;
     let measure_t = Instant::now();
     let concurrent = u32::try_from(built.ready.len()).unwrap_or(u32::MAX);
@@ -146,6 +151,8 @@ pub fn run_soak(
     let settings = SoakSettings {
         config: d.config.clone(),
         concurrent,
+        server_cpus: cpus.server.to_vec(),
+        load_cpus: cpus.load.to_vec(),
     };
     let n = built.results.len().max(1) as f64;
     let mut jobs = Vec::new();
