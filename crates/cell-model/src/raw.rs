@@ -281,4 +281,6 @@ pub struct RawSoak {
     pub min_r2: Option<f64>,
     /// A drift fails the gate.
     pub fail_on_drift: Option<bool>,
+    /// Keep connections alive (false: a new connection per request, connection churn).
+    pub keep_alive: Option<bool>,
 }

@@ -567,6 +567,7 @@ pub(crate) fn resolve_soak(raw: &RawSoak, http: Option<&HttpDef>) -> Result<Soak
             drift_share,
             min_r2,
             fail_on_drift: raw.fail_on_drift.unwrap_or(true),
+            keep_alive: raw.keep_alive.unwrap_or(true),
         },
     };
     def.validate()?;
@@ -600,6 +601,37 @@ mod tests {
             server.map(<[u32]>::to_vec),
             load.map(<[u32]>::to_vec),
         )
+    }
+
+    fn http_without_servers() -> HttpDef {
+        HttpDef {
+            tools: vec!["oha".into()],
+            connections: 1,
+            threads: 1,
+            duration_s: 1.0,
+            warmup_s: 0.0,
+            runs: 1,
+            keep_alive: true,
+            startup_timeout_s: 1.0,
+            stop_grace_s: 1.0,
+            drain_timeout_s: 1.0,
+            cpus: None,
+            oha_key: DEFAULT_OHA_KEY.into(),
+            oha_version: None,
+            servers: BTreeMap::new(),
+        }
+    }
+
+    fn soak(toml_text: &str) -> SoakDef {
+        let raw: RawSoak = toml::from_str(toml_text).unwrap();
+        resolve_soak(&raw, Some(&http_without_servers())).unwrap()
+    }
+
+    #[test]
+    fn a_soak_keeps_connections_alive_unless_told_not_to() {
+        assert!(soak("").config.keep_alive);
+        assert!(soak("keep_alive = true").config.keep_alive);
+        assert!(!soak("keep_alive = false").config.keep_alive);
     }
 
     #[test]

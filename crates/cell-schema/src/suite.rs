@@ -299,6 +299,22 @@ pub struct SoakConfig {
     pub min_r2: f64,
     /// A drift fails the gate.
     pub fail_on_drift: bool,
+    /// Connections kept alive; `false`: a new connection per request (connection churn).
+    /// Not written when `true`, so a file of before the option reads as what it was.
+    #[serde(default = "keep_alive_default", skip_serializing_if = "is_true")]
+    pub keep_alive: bool,
+}
+
+fn keep_alive_default() -> bool {
+    true
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// The soak every server got: the configured soak, and how many servers shared the machine.

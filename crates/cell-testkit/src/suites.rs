@@ -167,6 +167,7 @@ pub fn soak_settings() -> SoakSettings {
             drift_share: 0.05,
             min_r2: 0.8,
             fail_on_drift: true,
+            keep_alive: true,
         },
         concurrent: 2,
         server_cpus: vec![3],

@@ -34,6 +34,8 @@ pub struct SoakOverrides {
     pub minima_window_s: Option<f64>,
     /// Requests per second.
     pub rate: Option<u32>,
+    /// Keep connections alive (`Some(false)`: a new connection per request).
+    pub keep_alive: Option<bool>,
     /// CPUs of servers and load generators, instead of `[http] cpus`.
     pub cpus: Option<CpuSets>,
 }
@@ -86,6 +88,9 @@ fn overridden(c: &SoakConfig, o: &SoakOverrides) -> SoakConfig {
     }
     if let Some(v) = o.rate {
         d.rate = v.max(1);
+    }
+    if let Some(v) = o.keep_alive {
+        d.keep_alive = v;
     }
     if o.duration_s.is_some()
         && o.window_start_s.is_none()
@@ -326,7 +331,7 @@ fn soak_one(
         connections: d.config.connections,
         threads: 1,
         duration: Duration::from_secs_f64(d.config.duration_s),
-        keep_alive: http.keep_alive,
+        keep_alive: d.config.keep_alive,
         rate: Some(d.config.rate),
         timeout: Duration::from_secs(5),
     };
@@ -461,6 +466,7 @@ mod tests {
             drift_share: 0.05,
             min_r2: 0.5,
             fail_on_drift: true,
+            keep_alive: true,
         }
     }
 
@@ -547,6 +553,17 @@ mod tests {
                 panic!("--duration {duration:?} --window-start {start:?}: {e}")
             });
         }
+    }
+
+    #[test]
+    fn no_keep_alive_on_the_command_line_turns_a_kept_alive_soak_into_churn() {
+        let o = SoakOverrides {
+            keep_alive: Some(false),
+            ..SoakOverrides::default()
+        };
+        assert!(configured().keep_alive);
+        assert!(!overridden(&configured(), &o).keep_alive);
+        assert!(overridden(&configured(), &SoakOverrides::default()).keep_alive);
     }
 
     #[test]

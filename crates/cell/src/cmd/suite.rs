@@ -40,6 +40,7 @@ fn soak_overrides(f: &SuiteFlags) -> anyhow::Result<SoakOverrides> {
         interval_s: f.interval,
         minima_window_s: f.minima_window,
         rate: f.rate,
+        keep_alive: f.no_keep_alive.then_some(false),
         cpus: cpu_overrides(f)?,
     })
 }
