@@ -11,11 +11,12 @@
 mod charts;
 mod jobs;
 mod sections;
+mod verdict;
 
 use cell_schema::{HttpServerResult, HttpSettings, SoakServerResult};
 
 pub use crate::chart::soak::{soak_overlay_svg, soak_svg};
-pub use crate::figures::drift_name;
+pub use crate::figures::{drift_name, soak_shape};
 pub use charts::{soak_chart_files, soak_job_charts};
 pub use jobs::{
     http_job_markdown, http_job_text, http_summary_line, soak_job_markdown, soak_job_text,
@@ -23,6 +24,7 @@ pub use jobs::{
 };
 pub(crate) use sections::{cell_http_blocks, cell_soak_blocks, cell_suites_blocks};
 pub use sections::{cell_suites_markdown, http_markdown, soak_markdown};
+pub use verdict::soak_verdict_line;
 
 /// A server's tools: the settings' order, then any it has that the settings do not list.
 fn tool_order<'a>(settings: &'a HttpSettings, server: &'a HttpServerResult) -> Vec<&'a str> {
