@@ -26,8 +26,8 @@ use safe::Kind;
 pub use safe::{Kind as ValueKind, UnsafeValue};
 pub use settings::{DEFAULTS, Settings, UnpackCaps};
 pub use suite::{
-    DEFAULT_OHA_KEY, Expect, ExpectBody, HttpDef, LOAD_TOOLS, Server, SessionDef, Shape, SoakDef,
-    Workload, names_in, parse_mode,
+    CpuSets, DEFAULT_OHA_KEY, Expect, ExpectBody, HttpDef, LOAD_TOOLS, Server, SessionDef, Shape,
+    SoakDef, Workload, names_in, parse_mode,
 };
 pub use tarball::{TarballDef, TarballSource, Verification};
 pub use template::{Arg, Piece, TemplateError, Vars};

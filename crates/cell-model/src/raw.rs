@@ -202,6 +202,8 @@ pub struct RawHttp {
     pub drain_timeout: Option<f64>,
     /// `versions.env` key of the oha version a workflow installs.
     pub oha: Option<String>,
+    /// The CPUs servers and load generators are pinned to (both lists or neither).
+    pub cpus: Option<RawCpus>,
     /// What every server must answer to `GET /` when no `[[http.workloads]]` are written.
     pub expect: Option<RawExpect>,
     /// `fresh`, `same-process` or `sustained`.
@@ -221,6 +223,16 @@ pub struct RawHttp {
 
 fn default_http_source() -> String {
     "bench/http".to_owned()
+}
+
+/// `[http] cpus = { server = [2, 3], load = [0, 1] }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCpus {
+    /// The servers' CPUs.
+    pub server: Option<Vec<u32>>,
+    /// The load generators' CPUs.
+    pub load: Option<Vec<u32>>,
 }
 
 /// An expected response.
@@ -336,4 +348,6 @@ pub struct RawSoak {
     pub min_r2: Option<f64>,
     /// A drift fails the gate.
     pub fail_on_drift: Option<bool>,
+    /// Keep connections alive (false: a new connection per request, connection churn).
+    pub keep_alive: Option<bool>,
 }

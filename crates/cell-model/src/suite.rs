@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use cell_schema::{HttpMode, ServerName, ShapeName, SoakConfig, ToolchainName, WorkloadName};
 
 use crate::error::{FieldError, LookupError};
-use crate::raw::{RawExpect, RawHttp, RawHttpSession, RawServer, RawShape, RawSoak, RawWorkload};
+use crate::raw::{
+    RawCpus, RawExpect, RawHttp, RawHttpSession, RawServer, RawShape, RawSoak, RawWorkload,
+};
 use crate::template::{Arg, Piece};
 use crate::{Toolchain, check_name, check_tools, existing_dir, join};
 
@@ -142,12 +144,85 @@ pub struct HttpDef {
     pub stop_grace_s: f64,
     /// Bound on the wait for `TIME_WAIT` sockets to drain before a run.
     pub drain_timeout_s: f64,
+    /// The CPUs servers and load generators are pinned to (none: one each, chosen at run time).
+    pub cpus: Option<CpuSets>,
     /// `versions.env` key of the oha version a workflow installs.
     pub oha_key: String,
     /// Its value, when set.
     pub oha_version: Option<String>,
     /// The servers, by name.
     pub servers: BTreeMap<ServerName, Server>,
+}
+
+/// The CPUs of `[http] cpus` or of the command line: the servers' and the load generators',
+/// each ascending, the two disjoint. Whether the machine allows them is known only where the
+/// suite runs, so `fields` says where they were written for the error that finds out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuSets {
+    /// The servers' CPUs.
+    pub server: Vec<u32>,
+    /// The load generators' CPUs.
+    pub load: Vec<u32>,
+    /// Where the two lists were written: `http.cpus.server` and `http.cpus.load`, or
+    /// `--server-cpus` and `--load-cpus`.
+    pub fields: [String; 2],
+}
+
+impl CpuSets {
+    /// The two lists written at `fields` (server's, load generator's): both or neither, each
+    /// with at least one CPU and none twice, no CPU in both.
+    pub fn new(
+        fields: [&str; 2],
+        server: Option<Vec<u32>>,
+        load: Option<Vec<u32>>,
+    ) -> Result<Option<Self>, FieldError> {
+        let [fs, fl] = fields;
+        let (server, load) = match (server, load) {
+            (None, None) => return Ok(None),
+            (Some(s), Some(l)) => (s, l),
+            (s, _) => {
+                let missing = if s.is_none() { fs } else { fl };
+                return Err(FieldError::new(
+                    missing,
+                    format!("missing: write both {fs} and {fl}, or neither"),
+                ));
+            }
+        };
+        let server = cpu_list(fs, server)?;
+        let load = cpu_list(fl, load)?;
+        if let Some(c) = load.iter().find(|c| server.contains(c)) {
+            return Err(FieldError::new(
+                fl,
+                format!(
+                    "CPU {c} is also in {fs}: a load generator must not share the servers' CPUs"
+                ),
+            ));
+        }
+        Ok(Some(Self {
+            server,
+            load,
+            fields: [fs.to_owned(), fl.to_owned()],
+        }))
+    }
+}
+
+/// A list of CPUs, ascending: at least one, none twice.
+fn cpu_list(field: &str, mut cpus: Vec<u32>) -> Result<Vec<u32>, FieldError> {
+    if cpus.is_empty() {
+        return Err(FieldError::new(field, "empty: write at least one CPU"));
+    }
+    cpus.sort_unstable();
+    if let Some(&[c, _]) = cpus.windows(2).find(|w| w[0] == w[1]) {
+        return Err(FieldError::new(field, format!("CPU {c} is listed twice")));
+    }
+    Ok(cpus)
+}
+
+fn resolve_cpus(raw: Option<RawCpus>) -> Result<Option<CpuSets>, FieldError> {
+    let Some(raw) = raw else {
+        return Ok(None);
+    };
+    CpuSets::new(["http.cpus.server", "http.cpus.load"], raw.server, raw.load)
 }
 
 /// `[soak]`, resolved: the servers soaked and the soak every one of them gets (the schema's
@@ -447,6 +522,7 @@ pub(crate) fn resolve_http(
         startup_timeout_s: http_secs("startup_timeout", raw.startup_timeout, 10.0)?,
         stop_grace_s: http_secs("stop_grace", raw.stop_grace, 5.0)?,
         drain_timeout_s: http_secs("drain_timeout", raw.drain_timeout, 3.0)?,
+        cpus: resolve_cpus(raw.cpus)?,
         oha_key,
         oha_version,
         servers,
@@ -952,6 +1028,7 @@ pub(crate) fn resolve_soak(raw: &RawSoak, http: Option<&HttpDef>) -> Result<Soak
             drift_share,
             min_r2,
             fail_on_drift: raw.fail_on_drift.unwrap_or(true),
+            keep_alive: raw.keep_alive.unwrap_or(true),
         },
     };
     def.validate()?;
@@ -1005,6 +1082,7 @@ mod tests {
                 threads,
             }],
             default: None,
+            cpus: None,
         }
     }
 
@@ -1047,5 +1125,90 @@ mod tests {
         );
         let err = http(&["ab", "ab"], 4, 1).validate().expect_err("twice");
         assert!(err.to_string().contains("`ab` is listed twice"), "{err}");
+    }
+
+    const FIELDS: [&str; 2] = ["http.cpus.server", "http.cpus.load"];
+
+    fn sets(server: Option<&[u32]>, load: Option<&[u32]>) -> Result<Option<CpuSets>, FieldError> {
+        CpuSets::new(
+            FIELDS,
+            server.map(<[u32]>::to_vec),
+            load.map(<[u32]>::to_vec),
+        )
+    }
+
+    fn http_without_servers() -> HttpDef {
+        HttpDef {
+            tools: vec!["oha".into()],
+            connections: 1,
+            threads: 1,
+            duration_s: 1.0,
+            warmup_s: 0.0,
+            runs: 1,
+            keep_alive: true,
+            startup_timeout_s: 1.0,
+            stop_grace_s: 1.0,
+            drain_timeout_s: 1.0,
+            cpus: None,
+            oha_key: DEFAULT_OHA_KEY.into(),
+            oha_version: None,
+            servers: BTreeMap::new(),
+            mode: HttpMode::Fresh,
+            sustained_duration_s: 600.0,
+            workloads: BTreeMap::new(),
+            shapes: Vec::new(),
+            default: None,
+        }
+    }
+
+    fn soak(toml_text: &str) -> SoakDef {
+        let raw: RawSoak = toml::from_str(toml_text).unwrap();
+        resolve_soak(&raw, Some(&http_without_servers())).unwrap()
+    }
+
+    #[test]
+    fn a_soak_keeps_connections_alive_unless_told_not_to() {
+        assert!(soak("").config.keep_alive);
+        assert!(soak("keep_alive = true").config.keep_alive);
+        assert!(!soak("keep_alive = false").config.keep_alive);
+    }
+
+    #[test]
+    fn cpu_sets_are_both_or_neither_each_sorted_and_disjoint() {
+        assert_eq!(sets(None, None), Ok(None));
+        let s = sets(Some(&[3, 2]), Some(&[1, 0])).unwrap().unwrap();
+        assert_eq!((s.server, s.load), (vec![2, 3], vec![0, 1]));
+        assert_eq!(s.fields, FIELDS.map(str::to_owned));
+        for (server, load, field, msg) in [
+            (
+                Some(&[2][..]),
+                None,
+                "http.cpus.load",
+                "missing: write both",
+            ),
+            (
+                None,
+                Some(&[0][..]),
+                "http.cpus.server",
+                "missing: write both",
+            ),
+            (Some(&[][..]), Some(&[0][..]), "http.cpus.server", "empty"),
+            (
+                Some(&[2, 2][..]),
+                Some(&[0][..]),
+                "http.cpus.server",
+                "CPU 2 is listed twice",
+            ),
+            (
+                Some(&[2, 3][..]),
+                Some(&[0, 3][..]),
+                "http.cpus.load",
+                "CPU 3 is also in http.cpus.server",
+            ),
+        ] {
+            let e = sets(server, load).unwrap_err();
+            assert_eq!(e.field, field, "{e}");
+            assert!(e.msg.contains(msg), "{e}");
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! Figures and names as every output writes them: Markdown, terminal text and the charts'
 //! captions share these, so a figure reads the same wherever it is printed.
 
-use cell_schema::{Drift, Status, ToolVersion};
+use cell_schema::{Drift, SoakConfig, Status, ToolVersion};
 
 /// A figure, or `–` where the results do not record one (an older file), never 0.
 pub(crate) fn or_dash<T: ToString>(v: Option<T>) -> String {
@@ -24,6 +24,17 @@ pub(crate) fn signed(v: f64, decimals: usize) -> String {
     let s = format!("{v:+.decimals$}");
     if s[1..].bytes().all(|b| b == b'0' || b == b'.') {
         s[1..].to_owned()
+    } else {
+        s
+    }
+}
+
+/// A figure with its sign always written and fixed decimals: `+0.0`, `-3.2`; a value that
+/// rounds to zero is `+0.0`, never `-0.0`.
+pub(crate) fn plus(v: f64, decimals: usize) -> String {
+    let s = format!("{v:+.decimals$}");
+    if s[1..].bytes().all(|b| b == b'0' || b == b'.') {
+        format!("+{}", &s[1..])
     } else {
         s
     }
@@ -78,12 +89,6 @@ pub(crate) fn used_threads(l: &cell_schema::LoadReport) -> Option<u32> {
 /// Whether a load tool really kept its connections alive, when its report says.
 pub(crate) fn used_keep_alive(l: &cell_schema::LoadReport) -> Option<bool> {
     l.keep_alive
-}
-
-/// The connection shape of a soak.
-pub(crate) fn soak_shape(s: &cell_schema::SoakSettings) -> &'static str {
-    let _ = s;
-    "keep-alive"
 }
 
 /// `1 run`, `3 runs`.
@@ -148,6 +153,32 @@ pub fn drift_name(d: Drift) -> &'static str {
     }
 }
 
+/// The shape of a soak's load: `keep-alive`, or `churn (no keep-alive)` (a new connection per
+/// request).
+pub fn soak_shape(c: &SoakConfig) -> &'static str {
+    if c.keep_alive {
+        "keep-alive"
+    } else {
+        "churn (no keep-alive)"
+    }
+}
+
+/// Where a process was pinned: `pinned to CPU 3`, `pinned to CPUs 2, 3`, `unpinned`; `set` as
+/// the results record it, `first` the single CPU an older file records instead.
+pub(crate) fn pinned(set: &[u32], first: Option<u32>) -> String {
+    match (set, first) {
+        ([], None) => "unpinned".to_owned(),
+        ([], Some(c)) | (&[c], _) => format!("pinned to CPU {c}"),
+        (many, _) => format!(
+            "pinned to CPUs {}",
+            many.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 /// The first line a tool printed for its version, trimmed.
 pub(crate) fn version_line(v: &ToolVersion) -> &str {
     v.printed.lines().next().unwrap_or("").trim()
@@ -166,5 +197,17 @@ mod tests {
         assert_eq!(signed(-0.01, 1), "0.0");
         assert_eq!(signed(-3.0, 0), "-3");
         assert_eq!(mib_kib(30_208), "29.5");
+        assert_eq!(plus(0.0, 1), "+0.0");
+        assert_eq!(plus(-0.04, 1), "+0.0");
+        assert_eq!(plus(-3.25, 1), "-3.2");
+        assert_eq!(plus(48_187.0, 1), "+48187.0");
+    }
+
+    #[test]
+    fn pins_name_one_cpu_or_several() {
+        assert_eq!(pinned(&[], None), "unpinned");
+        assert_eq!(pinned(&[], Some(3)), "pinned to CPU 3");
+        assert_eq!(pinned(&[3], Some(3)), "pinned to CPU 3");
+        assert_eq!(pinned(&[2, 3], Some(2)), "pinned to CPUs 2, 3");
     }
 }

@@ -96,6 +96,50 @@ fn soak_markdown_bolds_a_drift_and_links_only_charts_that_exist() {
 }
 
 #[test]
+fn each_soaked_server_has_its_verdict_line_and_its_load_row() {
+    let md = suite::soak_markdown(&soak_servers(), &soak_settings(), None);
+    for line in [
+        "\n• python: RSS 22880 -> 28544 KiB over minutes 0.5-2 (+24.8%), slope +4800.0 KiB/min (R^2 0.99), peak 30208 KiB: drifted\n",
+        "\n• rust: RSS 5126 -> 5144 KiB over minutes 0.5-2 (+0.4%), slope +12.3 KiB/min (R^2 0.12), peak 5272 KiB: flat\n",
+        "\n• c: failed: no 200 within 10 s\n",
+        "| server | requests | req/s achieved | req/s offered | p50 ms | p99 ms | errors | non-2xx | start-up s | CPU ms / 1k req |",
+        "| `rust` | 5000 | 500.0 | 500 | 0.62 | 2.50 | 1 | 0 | 0.050 | 0.800 |",
+        // Failed before any load: nothing offered, nothing achieved.
+        "| `c` | – | – | – | – | – | – | – | – | – |",
+    ] {
+        assert!(md.contains(line), "{line} in {md}");
+    }
+    // A name from the results is escaped where it reaches Markdown.
+    let mut servers = soak_servers();
+    let rust = servers.remove(&ServerName::new("rust")).unwrap();
+    servers.insert(ServerName::new("my_rust"), rust);
+    let md = suite::soak_markdown(&servers, &soak_settings(), None);
+    assert!(md.contains("\n• my\\_rust: RSS 5126 -> 5144 KiB"), "{md}");
+}
+
+#[test]
+fn a_churn_soak_is_named_so_wherever_its_settings_are() {
+    let mut job = soak_job();
+    assert!(suite::soak_job_text(&job).contains("8 connections, keep-alive, for"));
+    job.settings.config.keep_alive = false;
+    let md = suite::soak_markdown(&job.servers, &job.settings, None);
+    assert!(
+        md.contains("over 8 connections, churn (no keep-alive), for 120 s"),
+        "{md}"
+    );
+    let text = suite::soak_job_text(&job);
+    assert!(
+        text.contains("connections, churn (no keep-alive), for"),
+        "{text}"
+    );
+    // Written only when off, so an older file reads as kept-alive.
+    let json = cell_schema::to_json(&job);
+    assert!(json.contains("\"keep_alive\": false"), "{json}");
+    job.settings.config.keep_alive = true;
+    assert!(!cell_schema::to_json(&job).contains("keep_alive"));
+}
+
+#[test]
 fn soak_svg_is_xml_with_three_panels_a_fit_and_a_caption() {
     let servers = soak_servers();
     let svg = suite::soak_svg(&ServerName::new("rust"), &servers["rust"], &soak_settings());
@@ -213,7 +257,12 @@ fn a_merged_cell_gets_both_sections_and_its_chart_files() {
         "{text}"
     );
     assert!(text.contains("http go (go): FAILED: build failed"));
-    assert!(text.contains("soak python (python): drifted, RSS slope +4800.0 KiB/min (R² 0.990)"));
+    // The verdict line, its ends the minima of the first and last 30 s of the fit window.
+    assert!(
+        text.contains("• python: RSS 22880 -> 28544 KiB over minutes 0.5-2 (+24.8%), slope +4800.0 KiB/min (R^2 0.99), peak 30208 KiB: drifted\n"),
+        "{text}"
+    );
+    assert!(text.contains("• c: failed: no 200 within 10 s\n"), "{text}");
 }
 
 #[test]

@@ -16,6 +16,7 @@ use std::thread;
 use std::time::Duration;
 
 use cell_run::suites::load::{LoadRequest, LoadSpec, LoadTool, Method, version_line};
+use cell_run::suites::server::CpuSet;
 use cell_run::suites::session::{Generator, find_generator, run_load};
 use cell_schema::{LoadReport, ToolVersion};
 
@@ -214,7 +215,7 @@ fn generator(tool: LoadTool) -> Generator {
 /// (and with --nocapture) so a changed report format can be seen.
 fn run(tool: LoadTool, spec: &LoadSpec) -> LoadReport {
     let scratch = tempfile::tempdir().expect("scratch dir");
-    let result = run_load(&generator(tool), spec, None, scratch.path());
+    let result = run_load(&generator(tool), spec, CpuSet::of(&[]), scratch.path());
     for stream in ["out", "err"] {
         let path = scratch.path().join(format!("{}.{stream}", tool.name()));
         let text = std::fs::read(&path).unwrap_or_default();
@@ -499,7 +500,7 @@ fn wrk_and_ab_refuse_a_fixed_rate() {
             rate: Some(50),
             ..spec("http://127.0.0.1:1/", LoadRequest::get())
         };
-        let err = run_load(&generator(tool), &s, None, scratch.path())
+        let err = run_load(&generator(tool), &s, CpuSet::of(&[]), scratch.path())
             .err()
             .expect("no fixed rate");
         assert!(err.to_string().contains("use oha"), "{err}");

@@ -360,10 +360,16 @@ pub struct HttpSettings {
     pub runs: u32,
     /// Keep-alive on.
     pub keep_alive: bool,
-    /// CPU the server was pinned to.
+    /// CPU the server was pinned to: the first of `server_cpus` (for readers of older files).
     pub server_cpu: Option<u32>,
-    /// CPU the load generator was pinned to.
+    /// CPU the load generator was pinned to: the first of `load_cpus`.
     pub load_cpu: Option<u32>,
+    /// CPUs the server was pinned to, ascending (empty: unpinned, or an older file).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_cpus: Vec<u32>,
+    /// CPUs the load generator was pinned to, ascending (empty: unpinned, or an older file).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load_cpus: Vec<u32>,
     /// Seed of the interleaving order.
     pub seed: u64,
     /// Bound on the wait for the first 200, seconds.
@@ -512,6 +518,22 @@ pub struct SoakConfig {
     pub min_r2: f64,
     /// A drift fails the gate.
     pub fail_on_drift: bool,
+    /// Connections kept alive; `false`: a new connection per request (connection churn).
+    /// Not written when `true`, so a file of before the option reads as what it was.
+    #[serde(default = "keep_alive_default", skip_serializing_if = "is_true")]
+    pub keep_alive: bool,
+}
+
+fn keep_alive_default() -> bool {
+    true
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// The soak every server got: the configured soak, and how many servers shared the machine.
@@ -522,6 +544,12 @@ pub struct SoakSettings {
     pub config: SoakConfig,
     /// Servers soaked at the same time (each with its own load generator).
     pub concurrent: u32,
+    /// CPUs the servers were pinned to, ascending (empty: unpinned, or an older file).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_cpus: Vec<u32>,
+    /// CPUs the load generators were pinned to, ascending (empty: unpinned, or an older file).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load_cpus: Vec<u32>,
 }
 
 /// A suite of servers measured from outside: the types its job results and its part of a

@@ -46,6 +46,8 @@ pub fn http_settings() -> HttpSettings {
         keep_alive: true,
         server_cpu: Some(1),
         load_cpu: Some(2),
+        server_cpus: vec![1],
+        load_cpus: vec![2],
         seed: 7,
         startup_timeout_s: 10.0,
         stop_grace_s: 5.0,
@@ -174,8 +176,11 @@ pub fn soak_settings() -> SoakSettings {
             drift_share: 0.05,
             min_r2: 0.8,
             fail_on_drift: true,
+            keep_alive: true,
         },
         concurrent: 2,
+        server_cpus: vec![3],
+        load_cpus: vec![2],
     }
 }
 

@@ -189,6 +189,15 @@ pub struct SuiteFlags {
     /// soak: seconds per window of the minima fit.
     #[arg(long)]
     pub minima_window: Option<f64>,
+    /// soak: a new connection per request (connection churn) instead of kept-alive ones.
+    #[arg(long)]
+    pub no_keep_alive: bool,
+    /// http and soak: CPUs of the servers, comma-separated (with --load-cpus; default: one).
+    #[arg(long, value_delimiter = ',', value_name = "CPUS")]
+    pub server_cpus: Vec<u32>,
+    /// http and soak: CPUs of the load generators, comma-separated (with --server-cpus).
+    #[arg(long, value_delimiter = ',', value_name = "CPUS")]
+    pub load_cpus: Vec<u32>,
 }
 
 fn parse_mode(s: &str) -> Result<cell_schema::HttpMode, String> {

@@ -200,6 +200,32 @@ fn http_and_soak_settings_are_checked() {
     )
     .code(2)
     .stderr(predicate::str::contains("soak.window_start: 60"));
+    for (cpus, msg) in [
+        (
+            "{ server = [1] }",
+            "http.cpus.load: missing: write both http.cpus.server and http.cpus.load, or neither",
+        ),
+        (
+            "{ server = [1, 2], load = [0, 2] }",
+            "http.cpus.load: CPU 2 is also in http.cpus.server",
+        ),
+        ("{ server = [], load = [0] }", "http.cpus.server: empty"),
+        (
+            "{ server = [1, 1], load = [0] }",
+            "http.cpus.server: CPU 1 is listed twice",
+        ),
+        (
+            "{ server = [1], load = [0], other = [2] }",
+            "unknown field `other`",
+        ),
+    ] {
+        run_with(
+            VERSIONS,
+            &ok.replace("[http]\n", &format!("[http]\ncpus = {cpus}\n")),
+        )
+        .code(2)
+        .stderr(predicate::str::contains(msg));
+    }
     run_with(VERSIONS, "[soak]\nrate = 10\n")
         .code(2)
         .stderr(predicate::str::contains(

@@ -829,3 +829,296 @@ fn a_load_generator_that_fails_against_a_healthy_server_is_exit_2_not_the_server
         "{stderr}"
     );
 }
+
+/// The merged cell's dir of a local run in `out`.
+fn cell_dir(out: &Path) -> PathBuf {
+    std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("linux-x86_64-local").is_dir())
+        .unwrap()
+        .join("linux-x86_64-local")
+}
+
+/// The line of `text` that starts, once trimmed, with `prefix`.
+fn line_starting<'a>(text: &'a str, prefix: &str) -> &'a str {
+    text.lines()
+        .map(str::trim)
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line starting `{prefix}` in:\n{text}"))
+}
+
+/// Regression: a soak shortened on the command line with its own window start (`--duration
+/// 90 --window-start 30`, and the docs' `--duration 600 --window-start 120`) was refused with
+/// "`soak.minima_window` (as changed on the command line): -102": the minima window was shrunk
+/// against the config's window start (600 s) before the command line's replaced it.
+#[test]
+fn a_short_soak_with_its_own_window_start_is_not_refused_for_a_negative_minima_window() {
+    let tmp = tempfile::tempdir().unwrap();
+    let servers = tmp.path().join("servers");
+    std::fs::create_dir_all(&servers).unwrap();
+    // `[soak]` at its defaults: an hour, the fit from 600 s, minima every 60 s.
+    let toml = format!(
+        "{}\n[soak]\nrate = 200\n",
+        http_toml(
+            &servers,
+            &format!(
+                "{}{}",
+                c_server("c", 18351, ""),
+                c_server("leaky", 18352, r#", "--leak", "4096""#)
+            )
+        )
+    );
+    let root = project(tmp.path(), VERSIONS, &toml);
+    let out = tmp.path().join("out");
+    let o = local(
+        &root,
+        &out,
+        &[
+            "--suite",
+            "soak",
+            "--duration",
+            "90",
+            "--window-start",
+            "30",
+        ],
+    );
+    let (stdout, stderr) = text(&o);
+    // It ran (the leak fails the gate: fail_on_drift), and ran what was asked.
+    assert_eq!(o.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("minima_window"), "{stderr}");
+    let jobs = jobs(&out);
+    for (_, j) in &jobs {
+        let s = &j["settings"];
+        assert_eq!(
+            (
+                &s["duration_s"],
+                &s["window_start_s"],
+                &s["minima_window_s"]
+            ),
+            (&90.0.into(), &30.0.into(), &12.0.into()),
+            "{s}"
+        );
+        // One CPU each by default, recorded as sets.
+        assert_eq!(s["server_cpus"].as_array().unwrap().len(), 1, "{s}");
+        assert_eq!(s["load_cpus"].as_array().unwrap().len(), 1, "{s}");
+        assert_ne!(s["server_cpus"], s["load_cpus"]);
+    }
+    // The verdict line of each server, in the terminal summary and the merged RESULTS.md.
+    let md = std::fs::read_to_string(cell_dir(&out).join("RESULTS.md")).unwrap();
+    for (server, verdict) in [("c", "flat"), ("leaky", "drifted")] {
+        let line = line_starting(&stdout, &format!("• {server}: RSS "));
+        assert!(line.contains(" KiB over minutes 0.5-1.5 ("), "{line}");
+        assert!(
+            line.contains("%), slope ") && line.contains(" KiB/min (R^2 "),
+            "{line}"
+        );
+        assert!(line.ends_with(&format!(" KiB: {verdict}")), "{line}");
+        assert!(md.contains(&format!("\n{line}\n")), "{line} not in\n{md}");
+        let job = std::fs::read_to_string(
+            out.join("jobs")
+                .read_dir()
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap()
+                .path()
+                .join(format!(
+                    "cell-linux-x86_64-local-soak-{server}-a1/RESULTS.md"
+                )),
+        )
+        .unwrap();
+        assert!(job.contains(&format!("\n{line}\n")), "{line} not in\n{job}");
+    }
+    // The leak's end is above its start by about what it leaked: 4 KiB × 200 req/s × 60 s.
+    let leaky = line_starting(&stdout, "• leaky: RSS ");
+    let kib: Vec<u64> = leaky
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .take(2)
+        .collect();
+    assert!(
+        (30_000..60_000).contains(&(kib[1] - kib[0])),
+        "{kib:?} in {leaky}"
+    );
+    // Beside the RSS table, the load each got: 200 req/s offered, as many achieved.
+    assert!(md.contains(
+        "| server | requests | req/s achieved | req/s offered | p50 ms | p99 ms | errors | non-2xx | start-up s | CPU ms / 1k req |"
+    ));
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| `c` | ") && l.split('|').count() == 12)
+        .unwrap_or_else(|| panic!("no load row of c in\n{md}"));
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    let achieved: f64 = cells[3].parse().unwrap();
+    assert!((190.0..=210.0).contains(&achieved), "{row}");
+    assert_eq!(cells[4], "200", "{row}");
+}
+
+#[test]
+fn a_soak_without_keep_alive_opens_a_connection_per_request_and_is_labelled_churn() {
+    let tmp = tempfile::tempdir().unwrap();
+    let servers = tmp.path().join("servers");
+    std::fs::create_dir_all(&servers).unwrap();
+    let port = 18361;
+    let toml = format!(
+        "{}\n[soak]\nrate = 200\n",
+        http_toml(&servers, &c_server("c", port, ""))
+    );
+    let root = project(tmp.path(), VERSIONS, &toml);
+    let out = tmp.path().join("out");
+    let o = local(
+        &root,
+        &out,
+        &[
+            "--suite",
+            "soak",
+            "--duration",
+            "20",
+            "--window-start",
+            "5",
+            "--no-keep-alive",
+        ],
+    );
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    // Each of the ~4,000 requests closed its own connection: as many sockets in TIME_WAIT
+    // (they last 60 s); four kept-alive connections would leave about four.
+    let tw = cell_run::suites::procfs::time_wait(port).unwrap();
+    assert!(tw > 1000, "{tw} sockets in TIME_WAIT on {port}");
+    let jobs = jobs(&out);
+    let s = &jobs[0].1["settings"];
+    assert_eq!(s["keep_alive"], false, "{s}");
+    let c = &jobs[0].1["servers"]["c"];
+    assert!(c["load"]["requests"].as_u64().unwrap() > 3000, "{c}");
+    let md = std::fs::read_to_string(cell_dir(&out).join("RESULTS.md")).unwrap();
+    assert!(
+        md.contains("over 4 connections, churn (no keep-alive), for 20 s"),
+        "{md}"
+    );
+    assert!(
+        stdout.contains("connections, churn (no keep-alive), for 20 s"),
+        "{stdout}"
+    );
+}
+
+/// The CPUs this process may run on, from `/proc/self/status` (`0-3,6`).
+fn allowed_cpus() -> Vec<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim();
+    list.split(',')
+        .flat_map(|r| match r.split_once('-') {
+            Some((a, b)) => (a.parse().unwrap()..=b.parse().unwrap()).collect::<Vec<u32>>(),
+            None => vec![r.parse().unwrap()],
+        })
+        .collect()
+}
+
+#[test]
+fn cpu_sets_from_the_command_line_are_checked_and_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let servers = tmp.path().join("servers");
+    std::fs::create_dir_all(&servers).unwrap();
+    let toml = format!(
+        "{}\n[soak]\nrate = 200\n",
+        http_toml(&servers, &c_server("c", 18371, ""))
+    );
+    let root = project(tmp.path(), VERSIONS, &toml);
+    let out = tmp.path().join("out");
+    let allowed = allowed_cpus();
+    let outside = (allowed.last().unwrap() + 1).to_string();
+    for (suite, flags, msg) in [
+        (
+            "soak",
+            ["--server-cpus", outside.as_str(), "--load-cpus", "0"],
+            format!("--server-cpus: CPU {outside} is not allowed on this machine"),
+        ),
+        (
+            "http",
+            ["--server-cpus", "0", "--load-cpus", outside.as_str()],
+            format!("--load-cpus: CPU {outside} is not allowed on this machine"),
+        ),
+        (
+            "soak",
+            ["--server-cpus", "0", "--load-cpus", "0"],
+            "--load-cpus: CPU 0 is also in --server-cpus".to_owned(),
+        ),
+        (
+            "http",
+            ["--server-cpus", "0", "--tools", "oha"],
+            "--load-cpus: missing: write both --server-cpus and --load-cpus, or neither".to_owned(),
+        ),
+    ] {
+        let o = local(&root, &out, &[&["--suite", suite][..], &flags].concat());
+        let (stdout, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{stdout}\n{stderr}");
+        assert!(stderr.contains(&msg), "{msg} not in\n{stderr}");
+    }
+    assert!(
+        allowed.len() >= 2,
+        "the http tests need two CPUs: {allowed:?}"
+    );
+    // The reverse of the default: the server on the lowest CPU, the load on the highest.
+    let (lo, hi) = (allowed[0], *allowed.last().unwrap());
+    let (lo_s, hi_s) = (lo.to_string(), hi.to_string());
+    let o = local(
+        &root,
+        &out,
+        &[
+            "--suite",
+            "http",
+            "--tools",
+            "oha",
+            "--warmup",
+            "0",
+            "--server-cpus",
+            &lo_s,
+            "--load-cpus",
+            &hi_s,
+        ],
+    );
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    let jobs = jobs(&out);
+    let s = &jobs[0].1["settings"];
+    assert_eq!(s["server_cpus"], serde_json::json!([lo]), "{s}");
+    assert_eq!(s["load_cpus"], serde_json::json!([hi]), "{s}");
+    assert_eq!((&s["server_cpu"], &s["load_cpu"]), (&lo.into(), &hi.into()));
+    let md = std::fs::read_to_string(cell_dir(&out).join("RESULTS.md")).unwrap();
+    assert!(
+        md.contains(&format!(
+            "server pinned to CPU {lo}, load generator pinned to CPU {hi}"
+        )),
+        "{md}"
+    );
+}
+
+#[test]
+fn a_cpu_of_http_cpus_the_machine_does_not_allow_is_named_by_its_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let servers = tmp.path().join("servers");
+    std::fs::create_dir_all(&servers).unwrap();
+    let outside = allowed_cpus().last().unwrap() + 1;
+    let toml = http_toml(&servers, &c_server("c", 18381, "")).replace(
+        "[http]\n",
+        &format!("[http]\ncpus = {{ server = [{outside}], load = [0] }}\n"),
+    );
+    let root = project(tmp.path(), VERSIONS, &toml);
+    let o = local(
+        &root,
+        &tmp.path().join("out"),
+        &["--suite", "http", "--tools", "oha"],
+    );
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "http.cpus.server: CPU {outside} is not allowed on this machine"
+        )),
+        "{stderr}"
+    );
+}

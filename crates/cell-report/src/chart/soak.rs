@@ -581,8 +581,11 @@ mod tests {
                 drift_share: 0.05,
                 min_r2: 0.8,
                 fail_on_drift: false,
+                keep_alive: true,
             },
             concurrent: 1,
+            server_cpus: Vec::new(),
+            load_cpus: Vec::new(),
         }
     }
 

@@ -250,7 +250,7 @@ fn measured_in_order(h: &CellHttpServer) -> Vec<(Combo, &HttpToolResult)> {
 fn soak_combo(s: &CellSoakServer, l: &cell_schema::LoadReport) -> Combo {
     Combo {
         workload: cell_schema::LEGACY_WORKLOAD.to_owned(),
-        shape: crate::figures::soak_shape(&s.settings).to_owned(),
+        shape: crate::figures::soak_shape(&s.settings.config).to_owned(),
         tool: l.tool.clone(),
     }
 }

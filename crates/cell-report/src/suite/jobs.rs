@@ -15,7 +15,7 @@ use super::{combos, load_errors};
 use crate::doc::{
     self, Align, Block, Span, Table, verbatim, verbatim_code, verbatim_heading, verbatim_para,
 };
-use crate::figures::{drift_name, dur, mib_kib, signed, status_name, version_line};
+use crate::figures::{drift_name, dur, mib_kib, signed, soak_shape, status_name, version_line};
 
 /// `# cell run: …`, the verdict and its reasons, the machine.
 fn job_header(job: &str, cell: &CellInfo, machine: &Machine, verdict: &Verdict) -> Vec<Block> {
@@ -187,9 +187,10 @@ pub fn soak_job_text(job: &SoakJobResult) -> String {
         &job.cell,
         &job.verdict,
         format!(
-            "load: {} req/s over {} connections for {}; fit from {}",
+            "load: {} req/s over {} connections, {}, for {}; fit from {}",
             s.config.rate,
             s.config.connections,
+            soak_shape(&s.config),
             dur(s.config.duration_s),
             dur(s.config.window_start_s)
         ),
@@ -270,20 +271,8 @@ pub fn http_summary_line(name: &ServerName, h: &CellHttpServer) -> String {
     )
 }
 
-/// One line of a merge's terminal summary for a soak server: verdict and RSS slope.
+/// One line of a merge's terminal summary for a soak server: its verdict line
+/// ([`soak_verdict_line`](super::soak_verdict_line)).
 pub fn soak_summary_line(name: &ServerName, s: &CellSoakServer) -> String {
-    let r = &s.result;
-    if let Some(e) = &r.error {
-        return format!("soak {name} ({}): FAILED: {}", r.toolchain, one_line(e));
-    }
-    format!(
-        "soak {name} ({}): {}{}",
-        r.toolchain,
-        drift_name(r.verdict),
-        r.fit.as_ref().map_or_else(String::new, |f| format!(
-            ", RSS slope {} KiB/min (R² {:.3})",
-            signed(f.slope_kib_per_min, 1),
-            f.r2
-        ))
-    )
+    super::soak_verdict_line(name, &s.result, &s.settings.config)
 }

@@ -11,13 +11,14 @@
 mod charts;
 mod jobs;
 mod sections;
+mod verdict;
 
 use cell_schema::{
     Combo, HttpServerResult, HttpSettings, HttpToolResult, LEGACY_WORKLOAD, SoakServerResult,
 };
 
 pub use crate::chart::soak::{soak_overlay_svg, soak_svg};
-pub use crate::figures::drift_name;
+pub use crate::figures::{drift_name, soak_shape};
 pub use charts::{soak_chart_files, soak_job_charts};
 pub use jobs::{
     http_job_markdown, http_job_text, http_summary_line, soak_job_markdown, soak_job_text,
@@ -25,6 +26,7 @@ pub use jobs::{
 };
 pub(crate) use sections::{cell_http_blocks, cell_soak_blocks, cell_suites_blocks};
 pub use sections::{cell_suites_markdown, http_markdown, soak_markdown};
+pub use verdict::soak_verdict_line;
 
 /// Every combination a server was to be measured in, in the session's order (workloads
 /// sorted, shapes and tools as the settings list them, then any other it has), each with its

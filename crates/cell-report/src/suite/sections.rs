@@ -11,12 +11,15 @@ use cell_schema::{
     HttpToolResult, Machine, ServerName, SoakServerResult, SoakSettings, ToolName,
 };
 
-use super::combos;
+use super::verdict::verdict_spans;
+use super::{combos, load_errors};
 use crate::chart::soak::{overlay_size, server_size};
 use crate::doc::{
     self, Align, Block, Span, code, text, text_heading as heading, text_table as table,
 };
-use crate::figures::{drift_name, dur, mib_kib, plural, short, signed, version_line};
+use crate::figures::{
+    drift_name, dur, mib_kib, pinned, plural, short, signed, soak_shape, version_line,
+};
 use crate::report::segment;
 
 fn dash() -> Vec<Span> {
@@ -24,8 +27,6 @@ fn dash() -> Vec<Span> {
 }
 
 fn http_settings_spans(s: &HttpSettings) -> Vec<Span> {
-    let pin =
-        |c: Option<u32>| c.map_or_else(|| "unpinned".to_owned(), |c| format!("pinned to CPU {c}"));
     vec![text(format!(
         "Load: {} in each round; {}; {} (wrk); mode {}{}; {} measured after {} of warm-up; {} per combination; server {}, load generator {}; order seed {}.",
         if s.tools.is_empty() {
@@ -40,8 +41,8 @@ fn http_settings_spans(s: &HttpSettings) -> Vec<Span> {
         dur(s.duration_s),
         dur(s.warmup_s),
         plural(u64::from(s.runs), "run", "runs"),
-        pin(s.server_cpu),
-        pin(s.load_cpu),
+        pinned(&s.server_cpus, s.server_cpu),
+        pinned(&s.load_cpus, s.load_cpu),
         s.seed
     ))]
 }
@@ -388,10 +389,21 @@ pub(crate) fn cell_http_blocks(
 }
 
 fn soak_settings_spans(s: &SoakSettings) -> Vec<Span> {
+    // An older file records no CPUs (its servers were pinned, its machine says to which).
+    let cpus = if s.server_cpus.is_empty() && s.load_cpus.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; servers {}, load generators {}",
+            pinned(&s.server_cpus, None),
+            pinned(&s.load_cpus, None)
+        )
+    };
     vec![text(format!(
-        "Load: {} req/s offered over {} for {}, {} at a time; sampled every {}; the fit starts {} into the load. A server drifted when its fitted RSS line moves by at least {}% of the window's mean RSS with R² ≥ {}, on both the samples and the minima of each {} window; a drift {} the gate.",
+        "Load: {} req/s offered over {}, {}, for {}, {} at a time{cpus}; sampled every {}; the fit starts {} into the load. A server drifted when its fitted RSS line moves by at least {}% of the window's mean RSS with R² ≥ {}, on both the samples and the minima of each {} window; a drift {} the gate.",
         s.config.rate,
         plural(u64::from(s.config.connections), "connection", "connections"),
+        soak_shape(&s.config),
         dur(s.config.duration_s),
         plural(u64::from(s.concurrent), "server", "servers"),
         dur(s.config.interval_s),
@@ -407,7 +419,7 @@ fn soak_settings_spans(s: &SoakSettings) -> Vec<Span> {
     ))]
 }
 
-const SOAK_HEAD: [(&str, Align); 11] = [
+const SOAK_HEAD: [(&str, Align); 8] = [
     ("server", Align::Left),
     ("toolchain", Align::Left),
     ("verdict", Align::Left),
@@ -416,9 +428,20 @@ const SOAK_HEAD: [(&str, Align); 11] = [
     ("projected move", Align::Right),
     ("minima fit", Align::Right),
     ("peak RSS MiB", Align::Right),
-    ("CPU ms / 1k req", Align::Right),
+];
+
+/// The load each soaked server got and how it answered, beside its RSS.
+const SOAK_LOAD_HEAD: [(&str, Align); 10] = [
+    ("server", Align::Left),
     ("requests", Align::Right),
+    ("req/s achieved", Align::Right),
+    ("req/s offered", Align::Right),
+    ("p50 ms", Align::Right),
+    ("p99 ms", Align::Right),
     ("errors", Align::Right),
+    ("non-2xx", Align::Right),
+    ("start-up s", Align::Right),
+    ("CPU ms / 1k req", Align::Right),
 ];
 
 fn verdict_span(d: Drift) -> Span {
@@ -459,24 +482,26 @@ fn soak_row(name: &ServerName, s: &SoakServerResult) -> Vec<Vec<Span>> {
         ))]
     }));
     row.push(vec![text(mib_kib(s.peak_rss_kib))]);
-    row.push(
-        s.cpu_ms_per_1k
-            .map_or_else(dash, |c| vec![text(format!("{c:.3}"))]),
-    );
-    row.push(
-        s.load
-            .as_ref()
-            .map_or_else(dash, |l| vec![text(l.requests.to_string())]),
-    );
-    row.push(s.load.as_ref().map_or_else(dash, |l| {
-        let errors: u64 = l.errors.values().sum();
-        vec![text(if l.non_2xx > 0 {
-            format!("{errors} (+{} non-2xx)", l.non_2xx)
-        } else {
-            errors.to_string()
-        })]
-    }));
     row
+}
+
+/// A server's row of [`SOAK_LOAD_HEAD`]: what its load generator reported (dashes where it
+/// reported nothing: a server that failed before or during the soak), its start-up and CPU.
+fn soak_load_row(name: &ServerName, s: &SoakServerResult, offered: u32) -> Vec<Vec<Span>> {
+    let fig = |v: Option<String>| v.map_or_else(dash, |v| vec![text(v)]);
+    let l = s.load.as_ref();
+    vec![
+        vec![code(name.as_str())],
+        fig(l.map(|l| l.requests.to_string())),
+        fig(l.map(|l| format!("{:.1}", l.rps))),
+        fig(l.map(|_| offered.to_string())),
+        fig(l.map(|l| format!("{:.2}", l.latency_ms.p50))),
+        fig(l.map(|l| format!("{:.2}", l.latency_ms.p99))),
+        fig(load_errors(s).map(|e| e.to_string())),
+        fig(l.map(|l| l.non_2xx.to_string())),
+        fig(s.startup_s.map(|t| format!("{t:.3}"))),
+        fig(s.cpu_ms_per_1k.map(|c| format!("{c:.3}"))),
+    ]
 }
 
 /// Where a soak section's charts are: `None` for the overlay, else the server's.
@@ -492,6 +517,18 @@ fn soak_body(
     out.push(table(
         &SOAK_HEAD,
         servers.iter().map(|(n, s)| soak_row(n, s)).collect(),
+    ));
+    out.extend(
+        servers
+            .iter()
+            .map(|(n, s)| Block::Para(verdict_spans(n, s, &settings.config))),
+    );
+    out.push(table(
+        &SOAK_LOAD_HEAD,
+        servers
+            .iter()
+            .map(|(n, s)| soak_load_row(n, s, settings.config.rate))
+            .collect(),
     ));
     if let Some(path) = charts {
         let (width, height) = server_size();
@@ -667,6 +704,8 @@ mod tests {
             keep_alive: false,
             server_cpu: None,
             load_cpu: None,
+            server_cpus: Vec::new(),
+            load_cpus: Vec::new(),
             seed: 0,
             startup_timeout_s: 10.0,
             stop_grace_s: 5.0,

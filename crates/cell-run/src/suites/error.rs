@@ -6,6 +6,20 @@ use std::io;
 
 use super::load::LoadError;
 
+/// A configured CPU (`[http] cpus`, `--server-cpus`) this process may not run on.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{field}: CPU {cpu} is not allowed on this machine (this process may run on CPUs {allowed}): write CPUs of those"
+)]
+pub struct CpuNotAllowed {
+    /// Where the CPU was written: `http.cpus.server`, `--load-cpus`, …
+    pub field: String,
+    /// The CPU.
+    pub cpu: u32,
+    /// The CPUs allowed, as ranges (`0-3`).
+    pub allowed: String,
+}
+
 /// Why a response to `GET /` could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ResponseError {

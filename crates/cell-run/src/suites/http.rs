@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use cell_model::{Cell, Expect, FieldError, HttpDef, Plan, Server, Shape, Workload};
+use cell_model::{Cell, CpuSets, Expect, FieldError, HttpDef, Plan, Server, Shape, Workload};
 use cell_schema::{
     HttpJobResult, HttpKind, HttpMode, HttpRequestSpec, HttpRun, HttpServerResult, HttpSettings,
     HttpShape, HttpToolResult, HttpWorkloadResult, SCHEMA_VERSION, ServerName, SuiteCost, TimeWait,
@@ -47,6 +47,8 @@ pub struct HttpOverrides {
     pub connections: Option<u32>,
     /// wrk threads of every chosen shape.
     pub threads: Option<u32>,
+    /// CPUs of servers and load generators, instead of `[http] cpus`.
+    pub cpus: Option<CpuSets>,
 }
 
 /// A session's inputs.
@@ -108,6 +110,9 @@ pub fn session_def(plan: &Plan, o: &HttpOverrides) -> Result<HttpDef, SuiteError
         d.threads = t.max(1);
     }
     d.connections = d.shapes.first().map_or(d.connections, |s| s.connections);
+    if let Some(c) = &o.cpus {
+        d.cpus = Some(c.clone());
+    }
     d.validate().map_err(usage)?;
     Ok(d)
 }
@@ -134,8 +139,8 @@ pub fn run_http(
         .iter()
         .map(|t| find_generator(t))
         .collect::<Result<_, _>>()?;
-    let cpus = Cpus::choose();
-    let machine = crate::facts::machine(cpus.server);
+    let cpus = Cpus::choose(d.cpus.as_ref())?;
+    let machine = crate::facts::machine(cpus.server.first());
     let mut session = prepare(plan, &d, &chosen, &opts.work, cpus, on)?;
     let measure_t = Instant::now();
     let requests = load_requests(&d)?;
@@ -589,8 +594,10 @@ fn settings(d: &HttpDef, cpus: Cpus, o: &HttpOptions) -> HttpSettings {
         warmup_s: d.warmup_s,
         runs: d.runs,
         keep_alive: d.keep_alive,
-        server_cpu: cpus.server,
-        load_cpu: cpus.load,
+        server_cpu: cpus.server.first(),
+        load_cpu: cpus.load.first(),
+        server_cpus: cpus.server.to_vec(),
+        load_cpus: cpus.load.to_vec(),
         seed: o.seed,
         startup_timeout_s: d.startup_timeout_s,
         stop_grace_s: d.stop_grace_s,

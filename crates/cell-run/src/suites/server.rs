@@ -8,51 +8,155 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::error::{Gone, StartError};
+use cell_model::CpuSets;
+
+use super::error::{CpuNotAllowed, Gone, StartError};
 use super::procfs;
 
-/// The CPUs server and load generator run on: separate ones when the machine has two.
+/// A set of CPUs a process is pinned to; empty: not pinned. Plain bits (as `cpu_set_t`
+/// holds them), so a choice of CPUs is copied into every run and thread that needs it.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuSet {
+    bits: [u64; 16],
+}
+
+impl CpuSet {
+    /// The CPUs this set can hold: 0 to 1023, as `cpu_set_t` does.
+    pub const CAPACITY: u32 = 1024;
+
+    /// The set of `cpus`; any at or above [`Self::CAPACITY`] is left out (the machine allows
+    /// none such).
+    pub fn of(cpus: &[u32]) -> Self {
+        let mut s = Self::default();
+        for &c in cpus.iter().filter(|&&c| c < Self::CAPACITY) {
+            s.bits[(c / 64) as usize] |= 1 << (c % 64);
+        }
+        s
+    }
+
+    /// Its CPUs, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..Self::CAPACITY).filter(|c| self.bits[(c / 64) as usize] & (1 << (c % 64)) != 0)
+    }
+
+    /// Its lowest CPU: what a single-CPU field records.
+    pub fn first(&self) -> Option<u32> {
+        self.iter().next()
+    }
+
+    /// Its CPUs, ascending, as the results record them.
+    pub fn to_vec(&self) -> Vec<u32> {
+        self.iter().collect()
+    }
+
+    /// Nothing pinned.
+    pub fn is_empty(&self) -> bool {
+        self.bits.iter().all(|&w| w == 0)
+    }
+}
+
+impl std::fmt::Debug for CpuSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.iter()).finish()
+    }
+}
+
+/// The CPUs servers and load generators run on: separate ones when the machine has two.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cpus {
-    /// The server's CPU.
-    pub server: Option<u32>,
-    /// The load generator's CPU.
-    pub load: Option<u32>,
+    /// The servers' CPUs.
+    pub server: CpuSet,
+    /// The load generators' CPUs.
+    pub load: CpuSet,
 }
 
 impl Cpus {
+    /// The CPUs of `[http] cpus` (or the command line's), each one checked against the CPUs
+    /// this process may use; none configured: one each, as [`Self::by_default`] picks them.
+    /// Where the OS does not say which CPUs may be used (off Linux) nothing is pinned.
+    pub fn choose(configured: Option<&CpuSets>) -> Result<Self, CpuNotAllowed> {
+        let allowed = crate::cpus::allowed();
+        match configured {
+            Some(c) if !allowed.is_empty() => Self::configured(c, &allowed),
+            Some(_) => Ok(Self::unpinned()),
+            None => Ok(Self::by_default(&allowed)),
+        }
+    }
+
+    /// The configured sets when every CPU of them is in `allowed`.
+    fn configured(c: &CpuSets, allowed: &[u32]) -> Result<Self, CpuNotAllowed> {
+        for (field, set) in c.fields.iter().zip([&c.server, &c.load]) {
+            if let Some(&cpu) = set.iter().find(|x| !allowed.contains(x)) {
+                return Err(CpuNotAllowed {
+                    field: field.clone(),
+                    cpu,
+                    allowed: ranges(allowed),
+                });
+            }
+        }
+        Ok(Self {
+            server: CpuSet::of(&c.server),
+            load: CpuSet::of(&c.load),
+        })
+    }
+
     /// The highest allowed CPU other than cpu0 for the server (cpu0 takes most interrupts),
     /// the next one down for the load generator. Nothing is pinned with a single CPU.
-    pub fn choose() -> Self {
-        let allowed = crate::cpus::allowed();
+    fn by_default(allowed: &[u32]) -> Self {
         let server = allowed.iter().rev().copied().find(|&c| c != 0);
         let load = server.and_then(|s| allowed.iter().rev().copied().find(|&c| c != s));
         match (server, load) {
             (Some(s), Some(l)) => Self {
-                server: Some(s),
-                load: Some(l),
+                server: CpuSet::of(&[s]),
+                load: CpuSet::of(&[l]),
             },
-            _ => Self {
-                server: None,
-                load: None,
-            },
+            _ => Self::unpinned(),
+        }
+    }
+
+    fn unpinned() -> Self {
+        Self {
+            server: CpuSet::default(),
+            load: CpuSet::default(),
         }
     }
 }
 
-/// Pins the child to `cpu` between fork and exec (inherited by its threads and children).
-pub fn pin(cmd: &mut Command, cpu: Option<u32>) {
+/// `0-3, 6`: CPUs (ascending) as ranges.
+fn ranges(cpus: &[u32]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        out.push(if i == j {
+            cpus[i].to_string()
+        } else {
+            format!("{}-{}", cpus[i], cpus[j])
+        });
+        i = j + 1;
+    }
+    out.join(", ")
+}
+
+/// Pins the child to `cpus` between fork and exec (inherited by its threads and children);
+/// an empty set pins nothing.
+pub fn pin(cmd: &mut Command, cpus: CpuSet) {
     #[cfg(target_os = "linux")]
-    if let Some(cpu) = cpu {
+    if !cpus.is_empty() {
         // SAFETY: the closure only calls sched_setaffinity, which is async-signal-safe.
         unsafe {
             cmd.pre_exec(move || {
-                let mut one: libc::cpu_set_t = std::mem::zeroed();
-                libc::CPU_SET(cpu as usize, &mut one);
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                for cpu in cpus.iter() {
+                    libc::CPU_SET(cpu as usize, &mut set);
+                }
                 if libc::sched_setaffinity(
                     0,
                     std::mem::size_of::<libc::cpu_set_t>(),
-                    &raw const one,
+                    &raw const set,
                 ) != 0
                 {
                     return Err(std::io::Error::last_os_error());
@@ -62,7 +166,7 @@ pub fn pin(cmd: &mut Command, cpu: Option<u32>) {
         }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = (cmd, cpu);
+    let _ = (cmd, cpus);
 }
 
 /// The environment a server sees: nothing of the harness but PATH, a HOME of its own and a
@@ -102,14 +206,9 @@ fn describe(s: ExitStatus) -> String {
 }
 
 impl Running {
-    /// Starts `argv` in `cwd` with a scrubbed environment, pinned to `cpu`, stdout and stderr
+    /// Starts `argv` in `cwd` with a scrubbed environment, pinned to `cpus`, stdout and stderr
     /// appended to `log`.
-    pub fn start(
-        argv: &[String],
-        cwd: &Path,
-        cpu: Option<u32>,
-        log: &Path,
-    ) -> std::io::Result<Self> {
+    pub fn start(argv: &[String], cwd: &Path, cpus: CpuSet, log: &Path) -> std::io::Result<Self> {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -123,7 +222,7 @@ impl Running {
             // Its own process group, so leftovers of its tree can be killed together.
             .process_group(0);
         scrub(&mut cmd, cwd);
-        pin(&mut cmd, cpu);
+        pin(&mut cmd, cpus);
         die_with_parent(&mut cmd);
         let child = cmd.spawn()?;
         Ok(Self {
@@ -291,5 +390,86 @@ impl Sampler {
         self.stop.store(true, Ordering::Relaxed);
         let _ = self.thread.join();
         self.peak_kib.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sets(server: &[u32], load: &[u32], fields: [&str; 2]) -> CpuSets {
+        CpuSets::new(fields, Some(server.to_vec()), Some(load.to_vec()))
+            .unwrap()
+            .unwrap()
+    }
+
+    #[test]
+    fn by_default_the_server_takes_the_highest_cpu_but_cpu0_and_the_load_the_next() {
+        let two = Cpus::by_default(&[0, 1]);
+        assert_eq!((two.server.to_vec(), two.load.to_vec()), (vec![1], vec![0]));
+        let four = Cpus::by_default(&[0, 1, 2, 3]);
+        assert_eq!(
+            (four.server.to_vec(), four.load.to_vec()),
+            (vec![3], vec![2])
+        );
+        let one = Cpus::by_default(&[0]);
+        assert!(one.server.is_empty() && one.load.is_empty());
+    }
+
+    #[test]
+    fn configured_cpus_must_be_allowed_and_the_error_names_where_they_were_written() {
+        let c = sets(&[2, 3], &[0, 1], ["http.cpus.server", "http.cpus.load"]);
+        let four = Cpus::configured(&c, &[0, 1, 2, 3]).unwrap();
+        assert_eq!(four.server.to_vec(), [2, 3]);
+        assert_eq!(four.load.to_vec(), [0, 1]);
+        assert_eq!((four.server.first(), four.load.first()), (Some(2), Some(0)));
+        let e = Cpus::configured(&c, &[0, 1]).unwrap_err().to_string();
+        assert!(
+            e.starts_with("http.cpus.server: CPU 2 is not allowed on this machine")
+                && e.contains("CPUs 0-1"),
+            "{e}"
+        );
+        let c = sets(&[1], &[7], ["--server-cpus", "--load-cpus"]);
+        let e = Cpus::configured(&c, &[0, 1, 2, 4, 5])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--load-cpus: CPU 7 is not allowed") && e.contains("CPUs 0-2, 4-5"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_cpu_set_holds_what_cpu_set_t_holds() {
+        let s = CpuSet::of(&[1023, 0, 64, 63, 1024]);
+        assert_eq!(s.to_vec(), [0, 63, 64, 1023]);
+        assert_eq!(format!("{s:?}"), "{0, 63, 64, 1023}");
+        assert!(CpuSet::default().is_empty() && CpuSet::default().first().is_none());
+    }
+
+    /// The pinned child sees exactly the set as its allowed CPUs.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_child_pinned_to_a_set_may_run_on_every_cpu_of_it_and_no_other() {
+        let allowed = crate::cpus::allowed();
+        let set = CpuSet::of(&allowed);
+        let mut cmd = Command::new("grep");
+        cmd.args(["Cpus_allowed_list", "/proc/self/status"]);
+        pin(&mut cmd, set);
+        let out = String::from_utf8(cmd.output().unwrap().stdout).unwrap();
+        assert_eq!(
+            out.split_whitespace().nth(1),
+            Some(ranges(&allowed).replace(", ", ",").as_str()),
+            "{out}"
+        );
+        let last = *allowed.last().unwrap();
+        let mut cmd = Command::new("grep");
+        cmd.args(["Cpus_allowed_list", "/proc/self/status"]);
+        pin(&mut cmd, CpuSet::of(&[last]));
+        let out = String::from_utf8(cmd.output().unwrap().stdout).unwrap();
+        assert_eq!(
+            out.split_whitespace().nth(1),
+            Some(last.to_string().as_str())
+        );
     }
 }

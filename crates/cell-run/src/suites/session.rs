@@ -13,7 +13,7 @@ use cell_schema::{LoadReport, ServerBuild, ToolName, ToolVersion, round_time};
 use super::check;
 use super::error::{BuildError, LoadRunError, NotReady, StartError};
 use super::load::{self, LoadSpec, LoadTool};
-use super::server::{Running, pin};
+use super::server::{CpuSet, Running, pin};
 use cell_fetch::hash_file;
 
 use crate::build::{log_tail, run_build};
@@ -40,6 +40,12 @@ pub enum SuiteError {
     /// The load generator failed against a server that still answers as expected.
     #[error("the load generator failed, not the server: {0}")]
     Load(String),
+}
+
+impl From<super::error::CpuNotAllowed> for SuiteError {
+    fn from(e: super::error::CpuNotAllowed) -> Self {
+        Self::Usage(e.to_string())
+    }
 }
 
 impl From<cell_model::LookupError> for SuiteError {
@@ -267,14 +273,14 @@ impl Prepared {
     /// Starts a fresh server and waits for its first 200 (bounded); the seconds it took.
     pub fn start(
         &self,
-        cpu: Option<u32>,
+        cpus: CpuSet,
         startup_timeout: Duration,
     ) -> Result<(Running, f64), StartError> {
         super::server::port_free(self.server.port)?;
         let mut running = Running::start(
             &self.build.run_argv,
             &self.work,
-            cpu,
+            cpus,
             &self.work.join("server.log"),
         )
         .map_err(|source| StartError::Spawn {
@@ -315,14 +321,14 @@ pub struct LoadRun {
     pub wall_s: f64,
 }
 
-/// Runs a load generator to completion, pinned to `cpu`, killed if it outlives its duration
-/// by 30 s (every load loop is bounded). `scratch` is the run's own directory: the tool's
-/// output and the files it reads or writes go there. The report says what ran: the argv,
-/// the connections and threads the tool really used, the connection shape.
+/// Runs a load generator to completion, pinned to `load_cpus`, killed if it outlives its
+/// duration by 30 s (every load loop is bounded). `scratch` is the run's own directory: the
+/// tool's output and the files it reads or writes go there. The report says what ran: the
+/// argv, the connections and threads the tool really used, the connection shape.
 pub fn run_load(
     g: &Generator,
     spec: &LoadSpec,
-    cpu: Option<u32>,
+    load_cpus: CpuSet,
     scratch: &Path,
 ) -> Result<LoadRun, LoadRunError> {
     let argv: Vec<OsString> = load::argv(g.tool, &g.path, spec, scratch)?;
@@ -336,7 +342,7 @@ pub fn run_load(
         .stdin(Stdio::null())
         .stdout(stdout)
         .stderr(stderr);
-    pin(&mut cmd, cpu);
+    pin(&mut cmd, load_cpus);
     super::server::die_with_parent(&mut cmd);
     let t = Instant::now();
     let child = cmd.spawn().map_err(|source| LoadRunError::Spawn {

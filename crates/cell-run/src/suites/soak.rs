@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use cell_model::{FieldError, HttpDef, Plan, SoakDef};
+use cell_model::{CpuSets, FieldError, HttpDef, Plan, SoakDef};
 use cell_schema::{
     Drift, RssFit, SCHEMA_VERSION, ServerName, SoakConfig, SoakJobResult, SoakKind, SoakSample,
     SoakServerResult, SoakSettings, SuiteCost, ToolName, round_ratio, round_time,
@@ -34,6 +34,10 @@ pub struct SoakOverrides {
     pub minima_window_s: Option<f64>,
     /// Requests per second.
     pub rate: Option<u32>,
+    /// Keep connections alive (`Some(false)`: a new connection per request).
+    pub keep_alive: Option<bool>,
+    /// CPUs of servers and load generators, instead of `[http] cpus`.
+    pub cpus: Option<CpuSets>,
 }
 
 /// A soak's inputs.
@@ -45,42 +49,64 @@ pub struct SoakOptions {
 }
 
 fn def(plan: &Plan, o: &SoakOverrides) -> Result<(SoakDef, HttpDef), SuiteError> {
-    let (Some(soak), Some(http)) = (plan.soak.clone(), plan.http.clone()) else {
+    let (Some(soak), Some(mut http)) = (plan.soak.clone(), plan.http.clone()) else {
         return Err(SuiteError::Usage(
             "cell/cell.toml has no [soak] table (and [http] servers): the soak suite has nothing to run".into(),
         ));
     };
-    let mut d = soak;
-    if let Some(v) = o.duration_s {
-        d.config.duration_s = v;
-        // A shorter soak than the config's (CI's minutes) moves the fit window with it unless
-        // the command line says where it starts: 30 s in, or a sixth of the soak when longer.
-        if o.window_start_s.is_none() && d.config.window_start_s >= v / 2.0 {
-            d.config.window_start_s = (v / 6.0).max(30.0).min(v / 2.0);
-        }
-        if o.minima_window_s.is_none() {
-            d.config.minima_window_s = d
-                .config
-                .minima_window_s
-                .min((v - d.config.window_start_s) / 5.0);
-        }
-    }
-    if let Some(v) = o.window_start_s {
-        d.config.window_start_s = v;
-    }
-    if let Some(v) = o.interval_s {
-        d.config.interval_s = v;
-    }
-    if let Some(v) = o.minima_window_s {
-        d.config.minima_window_s = v;
-    }
-    if let Some(v) = o.rate {
-        d.config.rate = v.max(1);
+    let d = SoakDef {
+        config: overridden(&soak.config, o),
+        ..soak
+    };
+    if let Some(c) = &o.cpus {
+        http.cpus = Some(c.clone());
     }
     d.validate().map_err(|FieldError { field: f, msg: m }| {
         SuiteError::Usage(format!("{f} (as changed on the command line): {m}"))
     })?;
     Ok((d, http))
+}
+
+/// `[soak]` with the command line's changes: every change applied first, then what they leave
+/// to derive computed once from the final figures. A soak shortened by `--duration` moves its
+/// fit window with it unless `--window-start` says where it starts (30 s in, or a sixth of the
+/// soak when longer); a changed duration or window start shrinks the minima windows to fit at
+/// least five, unless `--minima-window` sets them.
+fn overridden(c: &SoakConfig, o: &SoakOverrides) -> SoakConfig {
+    let mut d = c.clone();
+    if let Some(v) = o.duration_s {
+        d.duration_s = v;
+    }
+    if let Some(v) = o.window_start_s {
+        d.window_start_s = v;
+    }
+    if let Some(v) = o.interval_s {
+        d.interval_s = v;
+    }
+    if let Some(v) = o.minima_window_s {
+        d.minima_window_s = v;
+    }
+    if let Some(v) = o.rate {
+        d.rate = v.max(1);
+    }
+    if let Some(v) = o.keep_alive {
+        d.keep_alive = v;
+    }
+    if o.duration_s.is_some()
+        && o.window_start_s.is_none()
+        && d.window_start_s >= d.duration_s / 2.0
+    {
+        d.window_start_s = (d.duration_s / 6.0).max(30.0).min(d.duration_s / 2.0);
+    }
+    let span = d.duration_s - d.window_start_s;
+    // A window that does not fit is the window start's error, reported as such.
+    if (o.duration_s.is_some() || o.window_start_s.is_some())
+        && o.minima_window_s.is_none()
+        && span > 0.0
+    {
+        d.minima_window_s = d.minima_window_s.min(span / 5.0);
+    }
+    d
 }
 
 /// Soaks `servers` at the same time (each with its own load generator; the rate is fixed, so
@@ -97,8 +123,8 @@ pub fn run_soak(
     let (d, http) = def(plan, &opts.overrides)?;
     let cell = plan.cell(cell_label)?;
     let lg = find_generator("oha")?;
-    let cpus = Cpus::choose();
-    let machine = crate::facts::machine(cpus.server);
+    let cpus = Cpus::choose(http.cpus.as_ref())?;
+    let machine = crate::facts::machine(cpus.server.first());
     let mut built = build_all(plan, &http, servers, &opts.work, on)?;
     let measure_t = Instant::now();
     let concurrent = u32::try_from(built.ready.len()).unwrap_or(u32::MAX);
@@ -130,6 +156,8 @@ pub fn run_soak(
     let settings = SoakSettings {
         config: d.config.clone(),
         concurrent,
+        server_cpus: cpus.server.to_vec(),
+        load_cpus: cpus.load.to_vec(),
     };
     let n = built.results.len().max(1) as f64;
     let mut jobs = Vec::new();
@@ -313,7 +341,7 @@ fn soak_one(
         connections: d.config.connections,
         threads: 1,
         duration: Duration::from_secs_f64(d.config.duration_s),
-        keep_alive: http.keep_alive,
+        keep_alive: d.config.keep_alive,
         rate: Some(d.config.rate),
         timeout: Duration::from_secs(5),
         request: LoadRequest::get(),
@@ -449,6 +477,7 @@ mod tests {
             drift_share: 0.05,
             min_r2: 0.5,
             fail_on_drift: true,
+            keep_alive: true,
         }
     }
 
@@ -462,6 +491,100 @@ mod tests {
                 fds: 5,
             })
             .collect()
+    }
+
+    /// `[soak]` as its defaults are: an hour, the fit from 10 minutes, minima every minute.
+    fn configured() -> SoakConfig {
+        SoakConfig {
+            duration_s: 3600.0,
+            window_start_s: 600.0,
+            minima_window_s: 60.0,
+            ..def()
+        }
+    }
+
+    fn changed(
+        duration: Option<f64>,
+        window_start: Option<f64>,
+        minima: Option<f64>,
+    ) -> SoakConfig {
+        let o = SoakOverrides {
+            duration_s: duration,
+            window_start_s: window_start,
+            minima_window_s: minima,
+            ..SoakOverrides::default()
+        };
+        overridden(&configured(), &o)
+    }
+
+    /// Regression: `--duration 90 --window-start 30` was refused with "`soak.minima_window`:
+    /// -102", the minima window shrunk against the config's window start (600 s) before the
+    /// command line's (30 s) replaced it.
+    #[test]
+    #[expect(
+        clippy::float_cmp,
+        reason = "the figures are assigned or exact quotients, not measured"
+    )]
+    fn every_override_is_applied_before_the_derived_windows_are_computed() {
+        // (duration, window start, minima window) asked → (window start, minima window) run.
+        let cases = [
+            // The bug: the fit from 30 s leaves 60 s, five minima windows of 12 s.
+            ((Some(90.0), Some(30.0), None), (30.0, 12.0)),
+            // The docs' example: 480 s of fit window, the configured minute fits.
+            ((Some(600.0), Some(120.0), None), (120.0, 60.0)),
+            // A shortened soak moves its window: 30 s in, or a sixth when that is longer.
+            ((Some(90.0), None, None), (30.0, 12.0)),
+            ((Some(1200.0), None, None), (200.0, 60.0)),
+            // The config's window start still fits (before half the soak): kept.
+            ((Some(1500.0), None, None), (600.0, 60.0)),
+            ((Some(1400.0), None, None), (600.0, 60.0)),
+            ((Some(1000.0), Some(700.0), None), (700.0, 60.0)),
+            // Less than five minutes of fit window: five minima windows in it.
+            ((Some(1000.0), Some(800.0), None), (800.0, 40.0)),
+            // Only the window start changed: the minima fit what is left.
+            ((None, Some(3400.0), None), (3400.0, 40.0)),
+            // A minima window asked for is kept as asked.
+            ((Some(90.0), Some(30.0), Some(20.0)), (30.0, 20.0)),
+            // Nothing asked: the config as written.
+            ((None, None, None), (600.0, 60.0)),
+        ];
+        for ((duration, start, minima), want) in cases {
+            let c = changed(duration, start, minima);
+            assert_eq!(
+                (c.window_start_s, c.minima_window_s),
+                want,
+                "--duration {duration:?} --window-start {start:?} --minima-window {minima:?}"
+            );
+            assert_eq!(c.duration_s, duration.unwrap_or(3600.0));
+            let d = SoakDef {
+                servers: Vec::new(),
+                config: c,
+            };
+            d.validate().unwrap_or_else(|e| {
+                panic!("--duration {duration:?} --window-start {start:?}: {e}")
+            });
+        }
+    }
+
+    #[test]
+    fn no_keep_alive_on_the_command_line_turns_a_kept_alive_soak_into_churn() {
+        let o = SoakOverrides {
+            keep_alive: Some(false),
+            ..SoakOverrides::default()
+        };
+        assert!(configured().keep_alive);
+        assert!(!overridden(&configured(), &o).keep_alive);
+        assert!(overridden(&configured(), &SoakOverrides::default()).keep_alive);
+    }
+
+    #[test]
+    fn a_window_start_past_the_soak_is_refused_for_itself_not_for_the_minima() {
+        let d = SoakDef {
+            servers: Vec::new(),
+            config: changed(Some(60.0), Some(90.0), None),
+        };
+        let e = d.validate().unwrap_err();
+        assert_eq!(e.field, "soak.window_start", "{e}");
     }
 
     #[test]

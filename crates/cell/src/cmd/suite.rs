@@ -4,7 +4,7 @@ use std::path::Path;
 
 use anyhow::Context as _;
 use cell_collect::JobInput;
-use cell_model::Plan;
+use cell_model::{CpuSets, Plan};
 use cell_run::suites::http::{HttpOptions, HttpOverrides};
 use cell_run::suites::soak::{SoakOptions, SoakOverrides};
 use cell_schema::{AnyJob, MissingJob, ServerName, Status, ToolchainName};
@@ -12,9 +12,20 @@ use cell_schema::{AnyJob, MissingJob, ServerName, Status, ToolchainName};
 use crate::cli::{Cli, Format, LocalArgs, RunArgs, Suite, SuiteFlags};
 use crate::exit::Exit;
 
-fn http_overrides(f: &SuiteFlags) -> HttpOverrides {
+/// `--server-cpus` and `--load-cpus`: both or neither, checked as `[http] cpus` is.
+fn cpu_overrides(f: &SuiteFlags) -> anyhow::Result<Option<CpuSets>> {
+    let given = |v: &Vec<u32>| (!v.is_empty()).then(|| v.clone());
+    CpuSets::new(
+        ["--server-cpus", "--load-cpus"],
+        given(&f.server_cpus),
+        given(&f.load_cpus),
+    )
+    .map_err(anyhow::Error::msg)
+}
+
+fn http_overrides(f: &SuiteFlags) -> anyhow::Result<HttpOverrides> {
     let list = |v: &Vec<String>| (!v.is_empty()).then(|| v.clone());
-    HttpOverrides {
+    Ok(HttpOverrides {
         full: f.full,
         mode: f.mode,
         runs: f.runs,
@@ -25,17 +36,20 @@ fn http_overrides(f: &SuiteFlags) -> HttpOverrides {
         shapes: list(&f.shapes),
         connections: f.connections,
         threads: f.threads,
-    }
+        cpus: cpu_overrides(f)?,
+    })
 }
 
-fn soak_overrides(f: &SuiteFlags) -> SoakOverrides {
-    SoakOverrides {
+fn soak_overrides(f: &SuiteFlags) -> anyhow::Result<SoakOverrides> {
+    Ok(SoakOverrides {
         duration_s: f.duration,
         window_start_s: f.window_start,
         interval_s: f.interval,
         minima_window_s: f.minima_window,
         rate: f.rate,
-    }
+        keep_alive: f.no_keep_alive.then_some(false),
+        cpus: cpu_overrides(f)?,
+    })
 }
 
 fn progress(cli: &Cli) -> impl FnMut(String) + '_ {
@@ -84,7 +98,7 @@ pub fn run_suite(
             let opts = HttpOptions {
                 work: work.to_owned(),
                 seed,
-                overrides: http_overrides(flags),
+                overrides: http_overrides(flags)?,
             };
             for job in cell_run::suites::http::run_http(plan, cell, servers, &opts, &mut on)? {
                 let dir = dir_of(&job.job);
@@ -96,7 +110,7 @@ pub fn run_suite(
         Suite::Soak => {
             let opts = SoakOptions {
                 work: work.to_owned(),
-                overrides: soak_overrides(flags),
+                overrides: soak_overrides(flags)?,
             };
             for job in cell_run::suites::soak::run_soak(plan, cell, servers, &opts, &mut on)? {
                 let dir = dir_of(&job.job);
