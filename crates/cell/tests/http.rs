@@ -144,6 +144,16 @@ fn jobs(out: &Path) -> Vec<(String, serde_json::Value)> {
     found
 }
 
+/// Held by every test that runs the repository's own servers: they listen on the ports
+/// cell/cell.toml gives them, so two such tests at once would collide.
+static REPO_PORTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn repo_ports() -> std::sync::MutexGuard<'static, ()> {
+    REPO_PORTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Every server of the repository's cell/cell.toml.
 const BUNDLED: [&str; 12] = [
     "axum",
@@ -162,6 +172,7 @@ const BUNDLED: [&str; 12] = [
 
 #[test]
 fn every_bundled_server_on_the_four_workloads() {
+    let _ports = repo_ports();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
     // The repository's own configuration: every server, every workload, once under wrk.
@@ -325,6 +336,7 @@ fn collect_gate_and_report(tmp: &Path, out: &Path, merged: &serde_json::Value) {
 
 #[test]
 fn the_full_matrix_is_every_workload_under_wrk_oha_and_ab_in_both_shapes() {
+    let _ports = repo_ports();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
     let o = local(
@@ -381,6 +393,7 @@ fn the_full_matrix_is_every_workload_under_wrk_oha_and_ab_in_both_shapes() {
 
 #[test]
 fn the_same_process_mode_records_the_threads_and_connections_wrk_really_used() {
+    let _ports = repo_ports();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
     let o = local(
@@ -530,6 +543,7 @@ fn a_wrong_post_json_field_fails_that_workload_and_its_other_workloads_are_measu
 
 #[test]
 fn a_sustained_run_records_totals_and_the_rss_it_started_and_ended_with() {
+    let _ports = repo_ports();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
     let o = local(
