@@ -242,6 +242,7 @@ fn every_bundled_server_on_the_four_workloads() {
     for line in stdout
         .lines()
         .filter(|l| l.contains(" keep-alive ") && l.contains("req/s"))
+        .filter(|l| !l.trim_start().starts_with("http "))
     {
         for unit in ["req/s", "p99", "ms", "CPU ms/1k", "MiB"] {
             assert!(line.contains(unit), "{unit} missing in `{line}`");
@@ -258,10 +259,9 @@ fn every_bundled_server_on_the_four_workloads() {
     common::assert_valid("results", &merged);
     assert_eq!(merged["http"].as_object().unwrap().len(), jobs.len());
     // A local run inside a git checkout records its commit (and whether it was dirty).
-    let run = read_json(&run_dir.join("run.json"));
     let sha = merged["run"]["head_sha"]
         .as_str()
-        .unwrap_or_else(|| panic!("{run}"));
+        .unwrap_or_else(|| panic!("{}", merged["run"]));
     assert_eq!(sha.len(), 40);
     assert!(merged["run"]["dirty"].is_boolean());
     let md = std::fs::read_to_string(cell_dir.join("RESULTS.md")).unwrap();
@@ -359,7 +359,7 @@ fn the_full_matrix_is_every_workload_under_wrk_oha_and_ab_in_both_shapes() {
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
     let jobs = jobs(&out);
-    assert_eq!(jobs.len(), 2);
+    assert_eq!(jobs.len(), 1);
     for (name, j) in &jobs {
         let server = &j["servers"][name.trim_start_matches("http-")];
         assert_eq!(j["settings"]["full"], true);
@@ -386,7 +386,7 @@ fn the_full_matrix_is_every_workload_under_wrk_oha_and_ab_in_both_shapes() {
     let summary = std::fs::read_to_string(out.join("report/summary.csv")).unwrap();
     assert_eq!(
         summary.lines().filter(|l| l.starts_with("http,")).count(),
-        2 * 4 * 2 * 3,
+        4 * 2 * 3,
         "{summary}"
     );
 }
