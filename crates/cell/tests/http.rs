@@ -347,7 +347,7 @@ fn the_full_matrix_is_every_workload_under_wrk_oha_and_ab_in_both_shapes() {
             "http",
             "--full",
             "--servers",
-            "c,python",
+            "c",
             "--runs",
             "1",
             "--duration",
