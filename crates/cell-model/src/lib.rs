@@ -27,7 +27,7 @@ pub use safe::{Kind as ValueKind, UnsafeValue};
 pub use settings::{DEFAULTS, Settings, UnpackCaps};
 pub use suite::{
     CpuSets, DEFAULT_OHA_KEY, Expect, ExpectBody, HttpDef, LOAD_TOOLS, Server, SessionDef, Shape,
-    SoakDef, Workload, names_in, parse_mode,
+    SoakDef, TOOL_HEADERS, Workload, names_in, parse_mode, request_problem,
 };
 pub use tarball::{TarballDef, TarballSource, Verification};
 pub use template::{Arg, Piece, TemplateError, Vars};

@@ -247,7 +247,19 @@ impl HttpDef {
     /// The session `cell local` and `cell run` measure: the whole matrix with `full`, else
     /// the part `[http.default]` names (all of it when there is no such table).
     #[must_use]
-    pub fn session(&self, full: bool) -> HttpDef {
+    pub fn session(&self, full: bool, mode: Option<HttpMode>) -> HttpDef {
+        let mut d = self.narrowed(full);
+        d.mode = mode.unwrap_or(d.mode);
+        if d.mode == HttpMode::Sustained {
+            // One long run per combination.
+            d.runs = 1;
+            d.duration_s = d.sustained_duration_s;
+        }
+        d
+    }
+
+    /// The matrix, or the part `[http.default]` names.
+    fn narrowed(&self, full: bool) -> HttpDef {
         let mut d = self.clone();
         let Some(s) = self.default.as_ref().filter(|_| !full) else {
             return d;
@@ -528,7 +540,7 @@ pub(crate) fn resolve_http(
         servers,
     };
     def.validate()?;
-    def.session(false)
+    def.session(false, None)
         .validate()
         .map_err(|e| FieldError::new(format!("{} (with [http.default])", e.field), e.msg))?;
     Ok(def)
@@ -573,10 +585,13 @@ fn resolve_workloads(
         let f = |x: &str| format!("http.workloads[{i}].{x}");
         check_name(&w.name).map_err(|e| FieldError::new(f("name"), e.to_string()))?;
         let method = w.method.unwrap_or_else(|| "GET".to_owned());
-        if method.is_empty() || !method.bytes().all(|b| b.is_ascii_uppercase()) {
+        if !METHODS.contains(&method.as_str()) {
             return Err(FieldError::new(
                 f("method"),
-                format!("`{method}`: write an HTTP method in capitals (GET, POST, …)"),
+                format!(
+                    "`{method}`: write an HTTP method in capitals: {}",
+                    METHODS.join(", ")
+                ),
             ));
         }
         if !w.path.starts_with('/') || !w.path.bytes().all(|b| b.is_ascii_graphic()) {
@@ -588,8 +603,24 @@ fn resolve_workloads(
                 ),
             ));
         }
-        let headers = header_map(&f("headers"), w.headers.unwrap_or_default())?;
-        let expect = resolve_expect(&f("expect"), &default_expect(), Some(w.expect))?;
+        let headers = header_map(
+            &f("headers"),
+            w.headers.unwrap_or_default(),
+            w.body.is_some(),
+        )?;
+        if w.expect.body.is_none() && w.expect.json.is_none() {
+            return Err(FieldError::new(
+                f("expect"),
+                "says nothing of the body: write `body = \"...\"` (byte for byte) or `json = ...`",
+            ));
+        }
+        // A workload's own answer: status 200 unless it says otherwise, only its headers.
+        let base = Expect {
+            status: 200,
+            headers: BTreeMap::new(),
+            body: ExpectBody::Exact(String::new()),
+        };
+        let expect = resolve_expect(&f("expect"), &base, Some(w.expect))?;
         let name = WorkloadName::from(w.name.as_str());
         let workload = Workload {
             name: name.clone(),
@@ -619,24 +650,58 @@ fn resolve_workloads(
 fn header_map(
     field: &str,
     raw: BTreeMap<String, String>,
+    has_body: bool,
 ) -> Result<BTreeMap<String, String>, FieldError> {
-    let mut out = BTreeMap::new();
-    for (k, v) in raw {
-        if k.is_empty() || !k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
-            return Err(FieldError::new(
-                field,
-                format!("`{k}` is not a header name"),
-            ));
-        }
-        if v.bytes().any(|b| b.is_ascii_control() && b != b'\t') {
-            return Err(FieldError::new(
-                field,
-                format!("the value of `{k}` holds a control character"),
-            ));
-        }
-        out.insert(k.to_ascii_lowercase(), v);
+    if let Some(p) = request_problem(raw.iter().map(|(k, v)| (k.as_str(), v.as_str())), has_body) {
+        return Err(FieldError::new(field, p));
     }
-    Ok(out)
+    Ok(raw
+        .into_iter()
+        .map(|(k, v)| (k.to_ascii_lowercase(), v))
+        .collect())
+}
+
+/// Headers a load generator writes itself (keep-alive is the shape's, the length the body's).
+pub const TOOL_HEADERS: [&str; 4] = ["host", "content-length", "connection", "transfer-encoding"];
+
+/// Methods the load generators can send.
+pub const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+
+/// What every load generator requires of a request's headers and body, checked on the config
+/// and again by the drivers: names are HTTP tokens, unique whatever their case, values
+/// printable ASCII (a value goes on a command line, into a Lua string and onto the wire as
+/// is), none of the tool's own headers, and a `Content-Type` with a body. `None`: fine.
+pub fn request_problem<'a>(
+    headers: impl Iterator<Item = (&'a str, &'a str)>,
+    has_body: bool,
+) -> Option<String> {
+    let is_tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    let mut seen: Vec<String> = Vec::new();
+    for (name, value) in headers {
+        if name.is_empty() || !name.bytes().all(is_tchar) {
+            return Some(format!("header name {name:?} is not an HTTP token"));
+        }
+        if !value
+            .bytes()
+            .all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
+        {
+            return Some(format!(
+                "header {name}: {value:?}: only printable ASCII, spaces and tabs"
+            ));
+        }
+        let lower = name.to_ascii_lowercase();
+        if TOOL_HEADERS.contains(&lower.as_str()) {
+            return Some(format!(
+                "header {name} is the load generator's own (keep-alive is the shape's)"
+            ));
+        }
+        if seen.contains(&lower) {
+            return Some(format!("header {name} is given twice"));
+        }
+        seen.push(lower);
+    }
+    (has_body && !seen.iter().any(|h| h == "content-type"))
+        .then(|| "a body needs a Content-Type header".to_owned())
 }
 
 /// `[[http.shapes]]`, or the one shape `connections` and `keep_alive` of `[http]` describe.

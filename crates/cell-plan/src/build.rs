@@ -365,7 +365,7 @@ fn suite_job(ctx: &Ctx, job: &MatrixJob) -> Result<Job, PlanError> {
         }
         Suite::Http(_) => {
             // What `cell run` measures without `--full`: `[http.default]`.
-            let session = http.session(false);
+            let session = http.session(false, None);
             let (tools, minutes) = http_job_minutes(&session, server);
             (
                 tools.clone(),

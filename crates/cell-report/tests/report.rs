@@ -383,8 +383,6 @@ fn same_history_same_bytes() {
             "README.md",
             "samples.csv",
             "footprint.csv",
-            "raw.csv",
-            "summary.csv",
             "report.json",
         ]
     );

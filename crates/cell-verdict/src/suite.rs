@@ -72,33 +72,35 @@ fn gate_http_tool(
     tolerance: f64,
 ) {
     let id = &cell.cell.id;
+    let mut unlike: Option<(String, String)> = None;
     let base = history.iter().rev().find_map(|(run, c)| {
         let b = c.http.get(name)?;
         b.result.error.is_none().then_some(())?;
-        Some((*run, b, b.result.get(&b.settings, combo)?))
+        let old = b.result.get(&b.settings, combo)?;
+        if let Some(why) = incomparable(server, b, combo) {
+            unlike.get_or_insert(((*run).to_owned(), why));
+            return None;
+        }
+        Some((*run, b, old))
     });
     let Some((base_name, b, old)) = base else {
+        let why = unlike.map_or_else(String::new, |(run, why)| {
+            format!(" (none measured as this one: {run} was {why})")
+        });
         f.notices.push(format!(
-            "http server {name}, {combo}: first run, baseline recorded ({:.0} req/s)",
+            "http server {name}, {combo}: first run, baseline recorded ({:.0} req/s){why}",
             t.rps
         ));
         return;
     };
     let (lo, hi) = band(old.rps, tolerance);
     let unclean = |x: &HttpToolResult| x.clean_runs == 0;
-    let modes = (server.settings.mode != b.settings.mode).then(|| {
-        format!(
-            "measured {}, the baseline {}: the modes measure different things",
-            server.settings.mode.name(),
-            b.settings.mode.name()
-        )
-    });
     let noisy = if unclean(t) {
-        Some("every run of this one was contaminated".to_owned())
+        Some("every run of this one was contaminated")
     } else if unclean(old) {
-        Some("every run of the baseline was contaminated".to_owned())
+        Some("every run of the baseline was contaminated")
     } else {
-        modes
+        None
     };
     let mut status = if noisy.is_some() {
         GateStatus::Inconclusive
@@ -122,7 +124,7 @@ fn gate_http_tool(
         old.rps_range[0],
         old.rps_range[1],
     );
-    for n in noisy.into_iter().chain(stored.map(str::to_owned)) {
+    for n in noisy.into_iter().chain(stored) {
         let _ = write!(message, "; {n}");
     }
     // p99 is read only for changes of 2× or more (its run-to-run spread is that wide).
@@ -155,6 +157,46 @@ fn gate_http_tool(
         message,
         against_imported_point: false,
     });
+}
+
+/// Why a stored run of a combination is no baseline for this one, when it is not: another
+/// mode, another shape under the same name (connections, keep-alive, wrk threads) or other
+/// CPU sets measure something else.
+fn incomparable(now: &CellHttpServer, base: &CellHttpServer, combo: &Combo) -> Option<String> {
+    let (a, b) = (&now.settings, &base.settings);
+    if a.mode != b.mode {
+        return Some(format!("measured {}", b.mode.name()));
+    }
+    let shape = |s: &cell_schema::HttpSettings| {
+        s.shape(&combo.shape)
+            .map_or((s.connections, s.keep_alive, s.threads), |x| {
+                (x.connections, x.keep_alive, x.threads)
+            })
+    };
+    let (sa, sb) = (shape(a), shape(b));
+    if sa != sb {
+        return Some(format!(
+            "shape {} with {} connections, keep-alive {}, {} wrk threads",
+            combo.shape, sb.0, sb.1, sb.2
+        ));
+    }
+    let cpus = |s: &cell_schema::HttpSettings| -> [Vec<u32>; 2] {
+        if s.server_cpus.is_empty() {
+            [
+                s.server_cpu.into_iter().collect(),
+                s.load_cpu.into_iter().collect(),
+            ]
+        } else {
+            [s.server_cpus.clone(), s.load_cpus.clone()]
+        }
+    };
+    let (ca, cb) = (cpus(a), cpus(b));
+    (ca != cb).then(|| {
+        format!(
+            "pinned to server CPUs {:?} and load CPUs {:?}",
+            cb[0], cb[1]
+        )
+    })
 }
 
 /// A failed soak server is a failure; a drift (by the drift rule read with `rules`) is one

@@ -78,9 +78,8 @@ fn rps_label(v: f64) -> String {
 /// The y axis from 0 to the first round tick above the highest median, with 8% headroom:
 /// its top and step.
 fn rps_axis(c: &CellReport) -> (f64, f64) {
-    let hi = c
-        .http
-        .iter()
+    let hi = charted(c)
+        .into_iter()
         .flat_map(|s| s.points.iter().map(|p| p.rps))
         .filter(|v| v.is_finite())
         .fold(1.0_f64, f64::max);

@@ -49,18 +49,25 @@ pub const FOOTPRINT_HEADER: [&str; 15] = [
 
 impl Exporter for CsvExporter {
     fn export(&self, report: &Report) -> Vec<Output> {
-        vec![
+        let mut out = vec![
             Output::new(SAMPLES_CSV, render(&report.samples).into_bytes()),
             Output::new(
                 FOOTPRINT_CSV,
                 render_footprint(&report.footprint).into_bytes(),
             ),
-            Output::new(RAW_CSV, super::suite_csv::render_raw(report).into_bytes()),
-            Output::new(
+        ];
+        // The suites' files when a run of the history has suites, as their charts.
+        if !report.suites.is_empty() {
+            out.push(Output::new(
+                RAW_CSV,
+                super::suite_csv::render_raw(report).into_bytes(),
+            ));
+            out.push(Output::new(
                 SUMMARY_CSV,
                 super::suite_csv::render_summary(report).into_bytes(),
-            ),
-        ]
+            ));
+        }
+        out
     }
 }
 

@@ -207,8 +207,28 @@ pub fn render_summary(report: &Report) -> String {
             let s = &h.settings;
             for (combo, t) in measured_in_order(h) {
                 let mut f = lead(c, "http", &h.job, name, Some(s.seed), s.mode.name());
-                let verdict = if t.clean_runs == 0 { "noisy" } else { "ok" };
+                // A server that failed mid-session keeps what it measured, as failed.
+                let verdict = match (&h.result.error, t.clean_runs) {
+                    (Some(_), _) => "failed",
+                    (None, 0) => "noisy",
+                    (None, _) => "ok",
+                };
                 f.extend(summary_fields(&combo, t, verdict));
+                out.push_str(&record(&f));
+            }
+            // A workload answered wrongly: one record, nothing measured, what differed.
+            for (w, wr) in &h.result.workloads {
+                let Some(e) = &wr.error else { continue };
+                let mut f = lead(c, "http", &h.job, name, Some(s.seed), s.mode.name());
+                f.extend([
+                    w.to_string(),
+                    String::new(),
+                    String::new(),
+                    "0".into(),
+                    "0".into(),
+                ]);
+                f.extend((0..8).map(|_| String::new()));
+                f.push(format!("failed: {e}"));
                 out.push_str(&record(&f));
             }
         }

@@ -28,14 +28,13 @@ fn dash() -> Vec<Span> {
 
 fn http_settings_spans(s: &HttpSettings) -> Vec<Span> {
     vec![text(format!(
-        "Load: {} in each round; {}; {} (wrk); mode {}{}; {} measured after {} of warm-up; {} per combination; server {}, load generator {}; order seed {}.",
+        "Load: {} in each round; {}; mode {}{}; {} measured after {} of warm-up; {} per combination; server {}, load generator {}; order seed {}.",
         if s.tools.is_empty() {
             "no tool".to_owned()
         } else {
             s.tools.join(", ")
         },
         shapes_phrase(s),
-        plural(u64::from(s.threads), "thread", "threads"),
         s.mode.name(),
         if s.full { " (the whole matrix)" } else { "" },
         dur(s.duration_s),
@@ -50,27 +49,28 @@ fn http_settings_spans(s: &HttpSettings) -> Vec<Span> {
 /// The connection shapes asked, e.g. `shapes keep-alive (64 connections, keep-alive),
 /// one-conn (1 connection, a new one per request)`.
 pub fn shapes_phrase(s: &HttpSettings) -> String {
-    let one = |name: &str, connections: u32, keep_alive: bool| {
+    let one = |name: &str, connections: u32, keep_alive: bool, threads: u32| {
         format!(
-            "{name} ({}, {})",
+            "{name} ({} asked, {}, {} of wrk)",
             plural(u64::from(connections), "connection", "connections"),
             if keep_alive {
                 "keep-alive"
             } else {
                 "a new one per request"
-            }
+            },
+            plural(u64::from(threads), "thread", "threads"),
         )
     };
     if s.shapes.is_empty() {
         return format!(
             "shape {}",
-            one(s.legacy_shape(), s.connections, s.keep_alive)
+            one(s.legacy_shape(), s.connections, s.keep_alive, s.threads)
         );
     }
     let all: Vec<String> = s
         .shapes
         .iter()
-        .map(|x| one(x.name.as_str(), x.connections, x.keep_alive))
+        .map(|x| one(x.name.as_str(), x.connections, x.keep_alive, x.threads))
         .collect();
     format!(
         "{} {}",
@@ -222,7 +222,7 @@ fn http_body(servers: &[(&ServerName, &HttpServerResult)], settings: &HttpSettin
     out
 }
 
-const SUSTAINED_HEAD: [(&str, Align); 8] = [
+const SUSTAINED_HEAD: [(&str, Align); 10] = [
     ("server", Align::Left),
     ("workload", Align::Left),
     ("shape", Align::Left),
@@ -230,6 +230,8 @@ const SUSTAINED_HEAD: [(&str, Align); 8] = [
     ("requests", Align::Right),
     ("req/s", Align::Right),
     ("p99 ms", Align::Right),
+    ("errors", Align::Right),
+    ("non-2xx", Align::Right),
     ("RSS start → end MiB", Align::Right),
 ];
 
@@ -258,6 +260,8 @@ fn sustained_blocks(
                     vec![text(crate::figures::thousands(r.load.requests))],
                     vec![text(format!("{:.0}", r.load.rps))],
                     vec![text(format!("{:.2}", r.load.latency_ms.p99))],
+                    vec![text(r.load.errors.values().sum::<u64>().to_string())],
+                    vec![text(r.load.non_2xx.to_string())],
                     vec![text(rss)],
                 ]);
             }
@@ -725,7 +729,9 @@ mod tests {
             rows[0]
         );
         assert!(
-            md.contains("shape no-keep-alive (1 connection, a new one per request)"),
+            md.contains(
+                "shape no-keep-alive (1 connection asked, a new one per request, 1 thread of wrk)"
+            ),
             "{md}"
         );
         assert!(

@@ -16,7 +16,7 @@ use cell_schema::{
 use cell_stats::{SplitMix64, median, shuffle};
 
 use super::error::NotServing;
-use super::load::{LoadRequest, LoadSpec, Method};
+use super::load::{LoadRequest, LoadSpec};
 use super::procfs;
 use super::server::{Cpus, Running};
 use super::session::{
@@ -71,13 +71,7 @@ pub fn session_def(plan: &Plan, o: &HttpOverrides) -> Result<HttpDef, SuiteError
     let usage = |FieldError { field: f, msg: m }| {
         SuiteError::Usage(format!("{f} (as changed on the command line): {m}"))
     };
-    let mut d = http.session(o.full);
-    d.mode = o.mode.unwrap_or(d.mode);
-    if d.mode == HttpMode::Sustained {
-        // One long run per combination unless the command line asks for more.
-        d.runs = 1;
-        d.duration_s = d.sustained_duration_s;
-    }
+    let mut d = http.session(o.full, o.mode);
     d.runs = o.runs.map_or(d.runs, |r| r.max(1));
     d.duration_s = o.duration_s.unwrap_or(d.duration_s);
     d.warmup_s = o.warmup_s.unwrap_or(d.warmup_s);
@@ -109,7 +103,11 @@ pub fn session_def(plan: &Plan, o: &HttpOverrides) -> Result<HttpDef, SuiteError
     if let Some(t) = o.threads {
         d.threads = t.max(1);
     }
-    d.connections = d.shapes.first().map_or(d.connections, |s| s.connections);
+    // The top-level figures are the first shape's, as results before shapes read them.
+    if let Some(first) = d.shapes.first() {
+        d.connections = first.connections;
+        d.keep_alive = first.keep_alive;
+    }
     if let Some(c) = &o.cpus {
         d.cpus = Some(c.clone());
     }
@@ -134,6 +132,7 @@ pub fn run_http(
         .iter()
         .map(|s| d.server(s.as_str()).map_err(SuiteError::from))
         .collect::<Result<Vec<_>, _>>()?;
+    let chosen = serving(&d, chosen, on)?;
     let generators: Vec<Generator> = d
         .tools
         .iter()
@@ -170,6 +169,38 @@ pub fn run_http(
         setup_s,
     };
     Ok(jobs(plan, &d, session, &shared))
+}
+
+/// The servers that serve a workload of the session; the others are left out, said so (a
+/// session of none of them is a usage error).
+fn serving<'a>(
+    d: &HttpDef,
+    chosen: Vec<&'a Server>,
+    on: &mut dyn FnMut(String),
+) -> Result<Vec<&'a Server>, SuiteError> {
+    let (keep, out): (Vec<&Server>, Vec<&Server>) =
+        chosen.into_iter().partition(|s| !served(d, s).is_empty());
+    let names = || {
+        d.workloads
+            .keys()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for s in &out {
+        on(format!(
+            "[http {}] left out: it serves none of this session's workloads ({})",
+            s.name,
+            names()
+        ));
+    }
+    if keep.is_empty() && !out.is_empty() {
+        return Err(SuiteError::Usage(format!(
+            "no server of this session serves any of its workloads ({})",
+            names()
+        )));
+    }
+    Ok(keep)
 }
 
 /// What every measured run of a session reads.
@@ -681,22 +712,7 @@ fn spec<'a>(url: &'a str, shape: &Shape, request: &'a LoadRequest, secs: f64) ->
 fn load_requests(d: &HttpDef) -> Result<BTreeMap<WorkloadName, LoadRequest>, SuiteError> {
     d.workloads
         .values()
-        .map(|w| {
-            let method = Method::parse(&w.method).ok_or_else(|| {
-                SuiteError::Usage(format!(
-                    "workload {}: the load tools cannot send method {}: use one of {}",
-                    w.name,
-                    w.method,
-                    Method::ALL.map(Method::as_str).join(", ")
-                ))
-            })?;
-            let request = LoadRequest {
-                method,
-                headers: w.headers.clone(),
-                body: w.body.clone().map(String::into_bytes),
-            };
-            Ok((w.name.clone(), request))
-        })
+        .map(|w| Ok((w.name.clone(), super::session::load_request(w)?)))
         .collect()
 }
 
@@ -859,7 +875,9 @@ fn measure_load(
     };
     let after = procfs::sample_tree(pid).ok();
     let machine_end = procfs::machine_cpu().ok();
-    let peak_rss_kib = running.stop_sampling();
+    // One process for every run: its VmHWM holds every earlier run's peak, so only what the
+    // sampler saw during this one counts.
+    let peak_rss_kib = running.stop_sampling(ctx.d.mode != HttpMode::SameProcess);
     let server_cpu_s = (after.map_or(before.cpu_s, |s| s.cpu_s) - before.cpu_s).max(0.0);
     let load_cpu_share = if load.wall_s > 0.0 {
         load.cpu_s / load.wall_s

@@ -279,9 +279,6 @@ done = function(summary, latency, requests)
 end
 "#;
 
-/// Headers the tools write themselves or that the spec decides (`keep_alive`).
-const TOOL_HEADERS: [&str; 4] = ["host", "content-length", "connection", "transfer-encoding"];
-
 fn unsupported(tool: LoadTool, what: impl Into<String>) -> LoadError {
     LoadError::Unsupported {
         tool: tool.name(),
@@ -469,37 +466,12 @@ fn oha_argv(
 /// `Content-Length` announces and counts no response. ab sends `GET`, `HEAD`, and `POST`
 /// or `PUT` with a body, nothing else.
 fn check_request(tool: LoadTool, request: &LoadRequest) -> Result<(), LoadError> {
-    let mut seen: Vec<String> = Vec::new();
-    for (name, value) in &request.headers {
-        let is_tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
-        if name.is_empty() || !name.bytes().all(is_tchar) {
-            return Err(LoadError::Request(format!(
-                "header name {name:?} is not an HTTP token"
-            )));
-        }
-        if !value
-            .bytes()
-            .all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
-        {
-            return Err(LoadError::Request(format!(
-                "header {name}: {value:?}: only printable ASCII, spaces and tabs"
-            )));
-        }
-        let lower = name.to_ascii_lowercase();
-        if TOOL_HEADERS.contains(&lower.as_str()) {
-            return Err(LoadError::Request(format!(
-                "header {name} is the load generator's own (keep-alive is the spec's)"
-            )));
-        }
-        if seen.contains(&lower) {
-            return Err(LoadError::Request(format!("header {name} is given twice")));
-        }
-        seen.push(lower);
-    }
-    if request.body.is_some() && request.content_type().is_none() {
-        return Err(LoadError::Request(
-            "a body needs a Content-Type header".into(),
-        ));
+    let headers = request
+        .headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()));
+    if let Some(p) = cell_model::request_problem(headers, request.body.is_some()) {
+        return Err(LoadError::Request(p));
     }
     let method = request.method.as_str();
     match (tool, request.method, &request.body) {

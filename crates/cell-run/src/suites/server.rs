@@ -266,9 +266,14 @@ impl Running {
         self.sampler = Some(Sampler::start(self.pid(), every));
     }
 
-    /// Stops sampling; the peak RSS (KiB) seen since `start_sampling`.
-    pub fn stop_sampling(&mut self) -> u64 {
+    /// Stops sampling; the peak RSS (KiB) seen since `start_sampling`, and with `with_hwm`
+    /// never below the root's `VmHWM` (its peak since it started: right for a process started
+    /// for this run, wrong for one that served earlier runs).
+    pub fn stop_sampling(&mut self, with_hwm: bool) -> u64 {
         let peak_kib = self.sampler.take().map_or(0, Sampler::stop);
+        if !with_hwm {
+            return peak_kib;
+        }
         // The sampler can miss a short peak; VmHWM of the root cannot.
         let hwm = procfs::sample_tree(self.pid()).map_or(0, |s| s.hwm_kib);
         peak_kib.max(hwm)
@@ -276,7 +281,7 @@ impl Running {
 
     /// SIGTERM to the server's own pid; SIGKILL to its group after `grace`.
     pub fn stop(mut self, grace: Duration) -> Ended {
-        let _ = self.stop_sampling();
+        let _ = self.stop_sampling(false);
         if let Err(e) = self.alive() {
             return Ended {
                 status: e.to_string(),

@@ -104,6 +104,25 @@ pub fn blame(
     }
 }
 
+/// A workload's request as the load tools send it (the config checked its headers and body;
+/// the method is one the tools know).
+pub fn load_request(w: &Workload) -> Result<super::load::LoadRequest, SuiteError> {
+    use super::load::{LoadRequest, Method};
+    let method = Method::parse(&w.method).ok_or_else(|| {
+        SuiteError::Usage(format!(
+            "workload {}: the load tools cannot send method {}: use one of {}",
+            w.name,
+            w.method,
+            Method::ALL.map(Method::as_str).join(", ")
+        ))
+    })?;
+    Ok(LoadRequest {
+        method,
+        headers: w.headers.clone(),
+        body: w.body.clone().map(String::into_bytes),
+    })
+}
+
 /// The workload a soak drives: `plaintext` when the server serves it, else its first.
 pub fn default_workload<'a>(
     http: &'a HttpDef,

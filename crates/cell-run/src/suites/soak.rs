@@ -13,7 +13,7 @@ use cell_schema::{
     SoakServerResult, SoakSettings, SuiteCost, ToolName, round_ratio, round_time,
 };
 
-use super::load::{LoadRequest, LoadSpec};
+use super::load::LoadSpec;
 use super::procfs;
 use super::server::Cpus;
 use super::session::{
@@ -336,6 +336,13 @@ fn soak_one(
         return Err(RunError::Server(m.to_string()));
     }
     let url = format!("http://127.0.0.1:{}{}", p.server.port, w.path);
+    let request = match super::session::load_request(w) {
+        Ok(r) => r,
+        Err(e) => {
+            running.stop(Duration::from_secs_f64(http.stop_grace_s));
+            return Err(RunError::Tool(e.to_string()));
+        }
+    };
     let spec = LoadSpec {
         url: &url,
         connections: d.config.connections,
@@ -344,7 +351,7 @@ fn soak_one(
         keep_alive: d.config.keep_alive,
         rate: Some(d.config.rate),
         timeout: Duration::from_secs(5),
-        request: LoadRequest::get(),
+        request: &request,
     };
     let scratch = p.work.join("soak");
     std::fs::create_dir_all(&scratch)

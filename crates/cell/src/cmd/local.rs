@@ -24,6 +24,9 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let run_name = free_run_name(&args.out, &date, &stamp)?;
     // Absolute: servers are built and started in directories of their own, where a
     // relative `--out` (the default `cell-local`) would name another place.
+    // The commit as it was when the run started (an edit during a long run is not what
+    // was measured).
+    let head = cell_collect::git::head_state(&plan.root);
     let jobs_dir = std::path::absolute(&args.out)
         .with_context(|| format!("resolving {}", args.out.display()))?
         .join(store::JOBS_DIR)
@@ -55,7 +58,6 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
             }
         }
     }
-    let head = cell_collect::git::head_state(&plan.root);
     let run = RunInfo {
         id: run_name.id().to_owned(),
         date: run_name.date().to_owned(),

@@ -55,7 +55,7 @@ fn soak_overrides(f: &SuiteFlags) -> anyhow::Result<SoakOverrides> {
 fn progress(cli: &Cli) -> impl FnMut(String) + '_ {
     move |line| {
         if !cli.quiet {
-            eprintln!("{line}");
+            eprintln!("{}", cell_schema::escape::terminal(&line));
         }
     }
 }
@@ -151,7 +151,7 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<Exit> {
                 print!("{}", cell_schema::to_json(j));
             }
         }
-        Format::Human => print!("{}", text(&jobs)),
+        Format::Human => print!("{}", cell_schema::escape::terminal(&text(&jobs))),
     }
     if !cli.quiet {
         eprintln!(
@@ -247,7 +247,7 @@ pub fn local(
         jobs_dir.join(cell_schema::store::job_artifact(cell_id.as_str(), job, "1"))
     })?;
     if !cli.quiet && cli.format == Format::Human {
-        print!("{}", text(&jobs));
+        print!("{}", cell_schema::escape::terminal(&text(&jobs)));
     }
     let inputs = jobs
         .into_iter()
