@@ -239,11 +239,12 @@ fn every_bundled_server_on_the_four_workloads() {
         assert_eq!(s["shapes"][0]["name"], "keep-alive");
     }
     // The terminal table: a line per server and workload, each figure with its unit.
-    for line in stdout
+    let rows: Vec<&str> = stdout
         .lines()
-        .filter(|l| l.contains(" keep-alive ") && l.contains("req/s"))
-        .filter(|l| !l.trim_start().starts_with("http "))
-    {
+        .filter(|l| l.split_whitespace().nth(2) == Some("keep-alive"))
+        .collect();
+    assert_eq!(rows.len(), jobs.len() * 4, "{stdout}");
+    for line in rows {
         for unit in ["req/s", "p99", "ms", "CPU ms/1k", "MiB"] {
             assert!(line.contains(unit), "{unit} missing in `{line}`");
         }

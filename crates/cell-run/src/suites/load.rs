@@ -365,14 +365,7 @@ fn wrk_argv(
     scratch: &Path,
 ) -> Result<(), LoadError> {
     let tool = LoadTool::Wrk;
-    if let Some(rate) = spec.rate {
-        return Err(unsupported(
-            tool,
-            format!("hold a fixed rate ({rate} requests/s): it has no fixed-rate mode; use oha"),
-        ));
-    }
-    let duration = whole_seconds(tool, "run for", spec.duration)?;
-    let timeout = whole_seconds(tool, "time out after", spec.timeout)?;
+    let (duration, timeout) = closed_loop_seconds(tool, spec)?;
     let script = scratch.join(WRK_SCRIPT_NAME);
     std::fs::write(&script, wrk_script(spec.request)).map_err(|source| LoadError::Scratch {
         what: "write the wrk report script",
@@ -707,6 +700,21 @@ fn excerpt(s: &str) -> String {
 }
 
 /// `d` in whole seconds, for the tools that count no finer (`what`: "run for").
+/// What wrk and ab share: no fixed rate (they send as fast as responses come back), and
+/// the run's duration and timeout in whole seconds.
+fn closed_loop_seconds(tool: LoadTool, spec: &LoadSpec) -> Result<(u64, u64), LoadError> {
+    if let Some(rate) = spec.rate {
+        return Err(unsupported(
+            tool,
+            format!("hold a fixed rate ({rate} requests/s): it has no fixed-rate mode; use oha"),
+        ));
+    }
+    Ok((
+        whole_seconds(tool, "run for", spec.duration)?,
+        whole_seconds(tool, "time out after", spec.timeout)?,
+    ))
+}
+
 fn whole_seconds(tool: LoadTool, what: &str, d: Duration) -> Result<u64, LoadError> {
     if d.subsec_nanos() == 0 && d.as_secs() > 0 {
         Ok(d.as_secs())

@@ -15,7 +15,7 @@ use cell_schema::Latency;
 
 use super::{
     Effective, LoadError, LoadSpec, LoadTool, Method, Parsed, excerpt, read_capped, unsupported,
-    whole_seconds, write_body,
+    write_body,
 };
 
 /// File name of ab's percentile CSV inside the scratch directory.
@@ -78,14 +78,7 @@ pub(super) fn argv(
     scratch: &Path,
 ) -> Result<(), LoadError> {
     let tool = LoadTool::Ab;
-    if let Some(rate) = spec.rate {
-        return Err(unsupported(
-            tool,
-            format!("hold a fixed rate ({rate} requests/s): it has no fixed-rate mode; use oha"),
-        ));
-    }
-    let duration = whole_seconds(tool, "run for", spec.duration)?;
-    let timeout = whole_seconds(tool, "time out after", spec.timeout)?;
+    let (duration, timeout) = super::closed_loop_seconds(tool, spec)?;
     let csv = scratch.join(CSV_NAME);
     match std::fs::remove_file(&csv) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
