@@ -217,7 +217,9 @@ fn unknown_cell_or_toolchain_is_exit_2_listing_the_known_ones() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("unknown toolchain `fortran`").and(
-            predicate::str::contains("clang, cs, gcc, go, node, php, puma, python, ruby, rust, zig"),
+            predicate::str::contains(
+                "clang, cs, gcc, go, node, php, puma, python, ruby, rust, zig",
+            ),
         ));
 }
 
