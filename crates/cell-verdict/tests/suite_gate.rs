@@ -13,7 +13,7 @@ fn the_suite_gate_passes_a_steady_server_and_fails_a_broken_one_and_a_leak() {
     let rust_oha = f
         .verdicts
         .iter()
-        .find(|v| v.row.as_str() == "http-rust" && v.phase.as_str() == "oha")
+        .find(|v| v.row.as_str() == "http-rust" && v.phase.as_str() == "plaintext.keep-alive.oha")
         .unwrap();
     assert_eq!(
         rust_oha.status,
@@ -61,7 +61,7 @@ fn a_stored_baseline_alone_cannot_fail_an_http_run() {
     let v = f
         .verdicts
         .iter()
-        .find(|v| v.row.as_str() == "http-rust" && v.phase.as_str() == "oha")
+        .find(|v| v.row.as_str() == "http-rust" && v.phase.as_str() == "plaintext.keep-alive.oha")
         .unwrap();
     assert_eq!(v.status, cell_schema::GateStatus::Inconclusive);
     assert!(
@@ -137,6 +137,28 @@ fn the_soak_rule_of_the_repository_overrides_what_the_job_recorded() {
             .any(|m| m.contains("drifted")),
         "{:?} {:?}",
         f.failures,
+        f.notices
+    );
+}
+
+#[test]
+fn a_baseline_measured_in_another_mode_is_no_baseline() {
+    let old = suite_cell("2026-11-01", "1", 0);
+    let mut new = suite_cell("2026-11-02", "2", 0);
+    for s in new.http.values_mut() {
+        s.settings.mode = cell_schema::HttpMode::SameProcess;
+    }
+    let f = gate_suites(&new, &[("2026-11-01-1", &old)], 0.2, None);
+    assert!(
+        f.verdicts.iter().all(|v| v.row.as_str() != "http-rust"),
+        "{:?}",
+        f.verdicts
+    );
+    assert!(
+        f.notices
+            .iter()
+            .any(|n| n.contains("none measured as this one: 2026-11-01-1 was measured fresh")),
+        "{:?}",
         f.notices
     );
 }
