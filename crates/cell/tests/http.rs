@@ -488,7 +488,7 @@ fn a_wrong_post_json_field_fails_that_workload_and_its_other_workloads_are_measu
     let end = repo.find("[http.servers.").unwrap();
     let toml = http_toml(
         &servers,
-        &format!("{}{}", &repo[start..end], python_server("bob", 18361)),
+        &format!("{}{}", &repo[start..end], python_server("bob", 18391)),
     )
     .replace("connections = 16\n", "");
     let root = project(tmp.path(), VERSIONS, &toml);
