@@ -5,30 +5,9 @@
 # under Puma.
 
 require 'json'
+require_relative '../ruby-webrick/workloads'
 
 module App
-  MAX_BODY = 64 * 1024
-  U64_MAX = 2**64 - 1
-
-  # The record POST /users binds its body to.
-  User = Struct.new(:name, :age, :adult) do
-    # The User in a JSON body, or nil for bad JSON, a missing field or a
-    # wrong type. Unknown fields are ignored.
-    def self.from_json(body)
-      h = JSON.parse(body)
-      return nil unless h.is_a?(Hash)
-
-      name, age, adult = h.values_at('name', 'age', 'adult')
-      return nil unless name.is_a?(String)
-      return nil unless age.is_a?(Integer) && age.between?(0, U64_MAX)
-      return nil unless [true, false].include?(adult)
-
-      new(name, age, adult)
-    rescue JSON::ParserError, EncodingError
-      nil
-    end
-  end
-
   # Lower-case header names, as Rack 3 requires (Rack 2 accepts them too).
   # Content-Length is set here, so Puma never chunks a reply.
   def self.reply(status, type, body, extra = {})

@@ -18,14 +18,7 @@ require_relative 'app'
 # time and cell pins the server to one CPU, so more threads buy little.
 THREADS = 5
 
-def usage
-  warn 'usage: ruby server.rb PORT'
-  exit 2
-end
-
-usage unless ARGV.length == 1 && ARGV[0].match?(/\A[0-9]{1,5}\z/)
-port = Integer(ARGV[0], 10)
-usage unless port.between?(1, 65_535)
+port = port_argument(ARGV)
 
 # config_files '-': never load a config/puma.rb from the working directory.
 conf = Puma::Configuration.new(config_files: ['-']) do |c|

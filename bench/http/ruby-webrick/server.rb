@@ -8,31 +8,9 @@
 # on every accepted socket, logs nothing but the listening line, reads no
 # environment and exits 0 on SIGTERM/SIGINT.
 
-require 'json'
 require 'socket'
 require 'webrick'
-
-MAX_BODY = 64 * 1024
-U64_MAX = 2**64 - 1
-
-# The record POST /users binds its body to.
-User = Struct.new(:name, :age, :adult) do
-  # The User in a JSON body, or nil for bad JSON, a missing field or a
-  # wrong type. Unknown fields are ignored.
-  def self.from_json(body)
-    h = JSON.parse(body)
-    return nil unless h.is_a?(Hash)
-
-    name, age, adult = h.values_at('name', 'age', 'adult')
-    return nil unless name.is_a?(String)
-    return nil unless age.is_a?(Integer) && age.between?(0, U64_MAX)
-    return nil unless [true, false].include?(adult)
-
-    new(name, age, adult)
-  rescue JSON::ParserError, EncodingError
-    nil
-  end
-end
+require_relative 'workloads'
 
 # One servlet for every path: it overrides service, not do_GET and friends,
 # so it chooses the 404 and 405 answers itself (HEAD included).
@@ -83,14 +61,7 @@ class App < WEBrick::HTTPServlet::AbstractServlet
   end
 end
 
-def usage
-  warn 'usage: ruby server.rb PORT'
-  exit 2
-end
-
-usage unless ARGV.length == 1 && ARGV[0].match?(/\A[0-9]{1,5}\z/)
-port = Integer(ARGV[0], 10)
-usage unless port.between?(1, 65_535)
+port = port_argument(ARGV)
 
 begin
   server = WEBrick::HTTPServer.new(
