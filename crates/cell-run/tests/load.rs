@@ -10,15 +10,14 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::Duration;
 
-use cell_run::suites::load::{LoadRequest, LoadSpec, LoadTool, Method, version_line};
+use cell_run::suites::load::{LoadRequest, LoadSpec, LoadTool, Method};
 use cell_run::suites::server::CpuSet;
-use cell_run::suites::session::{Generator, find_generator, run_load};
-use cell_schema::{LoadReport, ToolVersion};
+use cell_run::suites::session::{Generator, find_generator, generator_at, run_load};
+use cell_schema::LoadReport;
 
 // ---------------------------------------------------------------- a tiny server
 
@@ -182,33 +181,7 @@ fn program(tool: LoadTool) -> PathBuf {
 
 /// The tool as the suites drive it, found where [`program`] finds it.
 fn generator(tool: LoadTool) -> Generator {
-    let path = program(tool);
-    // wrk exits 1 after printing its version; only the text matters.
-    let out = Command::new(&path)
-        .args(tool.version_args())
-        .output()
-        .expect("run version");
-    let printed = version_line(
-        tool,
-        &String::from_utf8_lossy(&out.stdout),
-        &String::from_utf8_lossy(&out.stderr),
-    );
-    Generator {
-        tool,
-        version: ToolVersion {
-            path: path.display().to_string(),
-            resolved: path.display().to_string(),
-            argv: tool
-                .version_args()
-                .iter()
-                .map(|a| (*a).to_owned())
-                .collect(),
-            printed,
-            sha256: None,
-            bytes: None,
-        },
-        path,
-    }
+    generator_at(tool, program(tool)).expect("run version")
 }
 
 /// One run through `run_load`, as the suites run it; the tool's output is shown on failure

@@ -35,7 +35,7 @@ pub use suite::{
     HttpMode, HttpRequestSpec, HttpRun, HttpServerResult, HttpSettings, HttpShape, HttpSuite,
     HttpToolResult, HttpWorkloadResult, LEGACY_WORKLOAD, Latency, LoadReport, RssFit, ServerBuild,
     SoakConfig, SoakJobResult, SoakKind, SoakSample, SoakServerResult, SoakSettings, SoakSuite,
-    Suite, SuiteCost, SuiteJob, TimeWait, legacy_shape_name,
+    Suite, SuiteCost, SuiteJob, TimeWait, lead_workload, legacy_shape_name,
 };
 pub use write::{round_ratio, round_time, to_json, write_atomic};
 

@@ -239,6 +239,22 @@ impl fmt::Display for Combo {
 /// The workload results written before workloads existed are read as: `GET /`.
 pub const LEGACY_WORKLOAD: &str = "plaintext";
 
+/// Of several items, the one that stands for a server's workloads where one must (a soak's
+/// load, a one-line summary, the http chart): the [`LEGACY_WORKLOAD`]'s, else the first.
+pub fn lead_workload<T>(
+    items: impl IntoIterator<Item = T>,
+    workload: impl Fn(&T) -> &str,
+) -> Option<T> {
+    let mut first = None;
+    for item in items {
+        if workload(&item) == LEGACY_WORKLOAD {
+            return Some(item);
+        }
+        first.get_or_insert(item);
+    }
+    first
+}
+
 impl HttpServerResult {
     /// Every measured combination, sorted, the older `tools` map read as the
     /// [`LEGACY_WORKLOAD`] over the settings' one shape.

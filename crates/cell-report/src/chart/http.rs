@@ -17,12 +17,7 @@ use crate::report::{CellReport, HttpSeries};
 /// shape it was measured in, else the first series'), every server and tool of it; the
 /// report's tables carry the rest.
 fn charted(c: &CellReport) -> Vec<&HttpSeries> {
-    let first = c
-        .http
-        .iter()
-        .find(|s| s.workload == cell_schema::LEGACY_WORKLOAD)
-        .or_else(|| c.http.first());
-    let Some(first) = first else {
+    let Some(first) = cell_schema::lead_workload(&c.http, |s| s.workload.as_str()) else {
         return Vec::new();
     };
     c.http

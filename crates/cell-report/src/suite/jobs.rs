@@ -240,10 +240,7 @@ pub fn http_summary_line(name: &ServerName, h: &CellHttpServer) -> String {
     }
     // The plaintext workload's figures when there are many: one line per server stays short.
     let all = combos(&h.settings, &h.result);
-    let first = all
-        .iter()
-        .find(|(c, _)| c.workload == cell_schema::LEGACY_WORKLOAD)
-        .or_else(|| all.first())
+    let first = cell_schema::lead_workload(&all, |(c, _)| c.workload.as_str())
         .map(|(c, _)| (c.workload.clone(), c.shape.clone()));
     let tools: Vec<String> = all
         .iter()

@@ -128,10 +128,7 @@ pub fn default_workload<'a>(
     http: &'a HttpDef,
     s: &'a Server,
 ) -> Option<(&'a Workload, &'a Expect)> {
-    let (name, e) = s
-        .workloads
-        .get_key_value(cell_schema::LEGACY_WORKLOAD)
-        .or_else(|| s.workloads.iter().next())?;
+    let (name, e) = cell_schema::lead_workload(&s.workloads, |(n, _)| n.as_str())?;
     Some((http.workloads.get(name)?, e))
 }
 
@@ -164,6 +161,11 @@ pub fn find_generator(name: &str) -> Result<Generator, SuiteError> {
     let path = tools::which(name).ok_or_else(|| {
         SuiteError::Missing(format!("not installed: `{name}` is not on PATH ({hint})"))
     })?;
+    generator_at(tool, path)
+}
+
+/// The load generator `tool` at `path`: its version as printed, its identity.
+pub fn generator_at(tool: LoadTool, path: PathBuf) -> Result<Generator, SuiteError> {
     let out = Command::new(&path)
         .args(tool.version_args())
         .stdin(Stdio::null())
