@@ -116,8 +116,6 @@ pub struct Server {
 pub struct HttpDef {
     /// Load generators, in the order each round runs them.
     pub tools: Vec<String>,
-    /// Open connections.
-    pub connections: u32,
     /// Load generator threads (wrk).
     pub threads: u32,
     /// Seconds of each measured run.
@@ -126,8 +124,6 @@ pub struct HttpDef {
     pub warmup_s: f64,
     /// Measured runs per combination.
     pub runs: u32,
-    /// Keep-alive of the one shape `[http]` describes without `[[http.shapes]]`.
-    pub keep_alive: bool,
     /// How servers are run.
     pub mode: HttpMode,
     /// Seconds of each sustained run.
@@ -520,12 +516,10 @@ pub(crate) fn resolve_http(
         .transpose()?;
     let def = HttpDef {
         tools,
-        connections: shapes[0].connections,
         threads,
         duration_s: http_secs("duration", raw.duration, 10.0)?,
         warmup_s,
         runs: http_count("runs", raw.runs, 5)?,
-        keep_alive: shapes[0].keep_alive,
         mode,
         sustained_duration_s: http_secs("sustained_duration", raw.sustained_duration, 600.0)?,
         workloads,
@@ -1122,12 +1116,10 @@ mod tests {
     fn http(tools: &[&str], connections: u32, threads: u32) -> HttpDef {
         HttpDef {
             tools: tools.iter().map(|t| (*t).to_owned()).collect(),
-            connections,
             threads,
             duration_s: 10.0,
             warmup_s: 2.0,
             runs: 5,
-            keep_alive: true,
             startup_timeout_s: 10.0,
             stop_grace_s: 5.0,
             drain_timeout_s: 3.0,
@@ -1205,12 +1197,10 @@ mod tests {
     fn http_without_servers() -> HttpDef {
         HttpDef {
             tools: vec!["oha".into()],
-            connections: 1,
             threads: 1,
             duration_s: 1.0,
             warmup_s: 0.0,
             runs: 1,
-            keep_alive: true,
             startup_timeout_s: 1.0,
             stop_grace_s: 1.0,
             drain_timeout_s: 1.0,

@@ -103,11 +103,6 @@ pub fn session_def(plan: &Plan, o: &HttpOverrides) -> Result<HttpDef, SuiteError
     if let Some(t) = o.threads {
         d.threads = t.max(1);
     }
-    // The top-level figures are the first shape's, as results before shapes read them.
-    if let Some(first) = d.shapes.first() {
-        d.connections = first.connections;
-        d.keep_alive = first.keep_alive;
-    }
     if let Some(c) = &o.cpus {
         d.cpus = Some(c.clone());
     }
@@ -433,14 +428,18 @@ fn check_server(
     result.check = Some(check);
 }
 
-/// The fresh and sustained modes: every combination once per round, in a fresh seeded
-/// order, each on a fresh server; a server that fails drops out, a load generator that
-/// fails ends the session.
-fn fresh(
+/// Measures one run of a combination on a server of the session; `None` when that server
+/// has nothing left to run it on.
+type MeasureOne<'a> = dyn FnMut(&Prepared, &Run<'_>) -> Option<Result<HttpRun, RunError>> + 'a;
+
+/// Every combination once per round, in a fresh seeded order, measured by `one`; a server
+/// that fails drops out, a load generator that fails ends the session.
+fn interleaved(
     ctx: &Ctx<'_>,
     session: &mut Session,
     seed: u64,
     on: &mut dyn FnMut(String),
+    one: &mut MeasureOne<'_>,
 ) -> Result<Runs, SuiteError> {
     let mut rng = SplitMix64::new(seed);
     let mut runs = Runs::new();
@@ -458,10 +457,11 @@ fn fresh(
                 index,
                 seq,
             };
-            match measure_fresh(ctx, p, &at) {
-                Ok(run) => runs.entry(k.clone()).or_default().push(run),
-                Err(RunError::Tool(m)) => return Err(SuiteError::Load(m)),
-                Err(RunError::Server(m)) => session.drop_server(&k.server, m, on),
+            match one(p, &at) {
+                None => continue,
+                Some(Ok(run)) => runs.entry(k.clone()).or_default().push(run),
+                Some(Err(RunError::Tool(m))) => return Err(SuiteError::Load(m)),
+                Some(Err(RunError::Server(m))) => session.drop_server(&k.server, m, on),
             }
             seq += 1;
         }
@@ -469,55 +469,46 @@ fn fresh(
     Ok(runs)
 }
 
+/// The fresh and sustained modes: each run on a fresh server.
+fn fresh(
+    ctx: &Ctx<'_>,
+    session: &mut Session,
+    seed: u64,
+    on: &mut dyn FnMut(String),
+) -> Result<Runs, SuiteError> {
+    interleaved(ctx, session, seed, on, &mut |p, at| {
+        Some(measure_fresh(ctx, p, at))
+    })
+}
+
 /// The same-process mode: every server started once, each workload warmed up on it, then
-/// every combination once per round in a fresh seeded order on those processes.
+/// every run on those processes; a server that fails is stopped at once.
 fn same_process(
     ctx: &Ctx<'_>,
     session: &mut Session,
     seed: u64,
     on: &mut dyn FnMut(String),
 ) -> Result<Runs, SuiteError> {
+    let grace = Duration::from_secs_f64(ctx.d.stop_grace_s);
     let mut procs = start_all(ctx, session, on);
     warm_all(ctx, session, &mut procs, on)?;
-    let mut rng = SplitMix64::new(seed);
-    let mut runs = Runs::new();
-    let mut seq = 0u32;
-    for index in 0..ctx.d.runs {
-        let mut order = session.combinations(ctx.d.shapes.len(), ctx.generators.len());
-        shuffle(&mut order, &mut rng);
-        for k in order {
-            let (Some(p), Some((running, startup_s))) =
-                (session.ready.get(&k.server), procs.get_mut(&k.server))
-            else {
-                continue;
-            };
-            on(progress(ctx, &k, index));
-            let at = Run {
-                key: &k,
-                index,
-                seq,
-            };
-            let time_wait = drain(
-                p.server.port,
-                Duration::from_secs_f64(ctx.d.drain_timeout_s),
-            );
-            match measure_load(ctx, p, running, &at).map(|m| m.run(*startup_s, time_wait)) {
-                Ok(run) => runs.entry(k.clone()).or_default().push(run),
-                Err(RunError::Tool(m)) => return Err(SuiteError::Load(m)),
-                Err(RunError::Server(m)) => {
-                    session.drop_server(&k.server, m, on);
-                    if let Some((r, _)) = procs.remove(&k.server) {
-                        r.stop(Duration::from_secs_f64(ctx.d.stop_grace_s));
-                    }
-                }
-            }
-            seq += 1;
+    let runs = interleaved(ctx, session, seed, on, &mut |p, at| {
+        let (running, startup_s) = procs.get_mut(&at.key.server)?;
+        let drain_bound = Duration::from_secs_f64(ctx.d.drain_timeout_s);
+        let time_wait = drain(p.server.port, drain_bound);
+        let startup_s = *startup_s;
+        let run = measure_load(ctx, p, running, at).map(|m| m.run(startup_s, time_wait));
+        if matches!(run, Err(RunError::Server(_)))
+            && let Some((r, _)) = procs.remove(&at.key.server)
+        {
+            r.stop(grace);
         }
-    }
+        Some(run)
+    });
     for (_, (r, _)) in procs {
-        r.stop(Duration::from_secs_f64(ctx.d.stop_grace_s));
+        r.stop(grace);
     }
-    Ok(runs)
+    runs
 }
 
 /// Starts every ready server once (each on its own port, all on the server CPUs).
@@ -594,6 +585,7 @@ fn progress(ctx: &Ctx<'_>, k: &Key, index: u32) -> String {
 
 /// The load every server of the session got, as the job records it.
 fn settings(d: &HttpDef, cpus: Cpus, o: &HttpOptions) -> HttpSettings {
+    let first = d.shapes.first();
     let shapes = d
         .shapes
         .iter()
@@ -619,12 +611,13 @@ fn settings(d: &HttpDef, cpus: Cpus, o: &HttpOptions) -> HttpSettings {
         .collect();
     HttpSettings {
         tools: d.tools.clone(),
-        connections: d.connections,
+        // The first shape's, as results written before shapes read them.
+        connections: first.map_or(0, |x| x.connections),
         threads: d.threads,
         duration_s: d.duration_s,
         warmup_s: d.warmup_s,
         runs: d.runs,
-        keep_alive: d.keep_alive,
+        keep_alive: first.is_none_or(|x| x.keep_alive),
         server_cpu: cpus.server.first(),
         load_cpu: cpus.load.first(),
         server_cpus: cpus.server.to_vec(),
@@ -789,6 +782,7 @@ struct Measured {
     seq: u32,
     load: super::session::LoadRun,
     server_cpu_s: f64,
+    load_cpu_share: f64,
     other_cpu_share: f64,
     peak_rss_kib: u64,
     rss: (Option<u64>, Option<u64>),
@@ -803,11 +797,6 @@ impl Measured {
         } else {
             self.server_cpu_s * 1e6 / requests as f64
         };
-        let load_cpu_share = if self.load.wall_s > 0.0 {
-            self.load.cpu_s / self.load.wall_s
-        } else {
-            0.0
-        };
         HttpRun {
             index: self.index,
             seq: self.seq,
@@ -819,7 +808,7 @@ impl Measured {
             rss_start_kib: self.rss.0,
             rss_end_kib: self.rss.1,
             load_cpu_s: round_time(self.load.cpu_s),
-            load_cpu_share: round_ratio(load_cpu_share),
+            load_cpu_share: round_ratio(self.load_cpu_share),
             other_cpu_share: round_ratio(self.other_cpu_share),
             contaminated: self.contaminated,
             load: self.load.report,
@@ -902,6 +891,7 @@ fn measure_load(
         seq: at.seq,
         load,
         server_cpu_s,
+        load_cpu_share,
         other_cpu_share,
         peak_rss_kib,
         rss: (Some(before.rss_kib), after.map(|s| s.rss_kib)),
