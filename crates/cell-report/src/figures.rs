@@ -69,26 +69,11 @@ pub(crate) fn connections_used(t: &cell_schema::HttpToolResult) -> String {
     let Some(first) = t.runs.first() else {
         return "–".to_owned();
     };
-    match (used_connections(&first.load), used_threads(&first.load)) {
+    match (first.load.connections, first.load.threads) {
         (Some(c), Some(th)) => format!("{c} ({})", plural(u64::from(th), "thread", "threads")),
         (Some(c), None) => c.to_string(),
         _ => "–".to_owned(),
     }
-}
-
-/// The connections a load tool really used, when its report says.
-pub(crate) fn used_connections(l: &cell_schema::LoadReport) -> Option<u32> {
-    l.connections
-}
-
-/// The threads a load tool really used (wrk), when its report says.
-pub(crate) fn used_threads(l: &cell_schema::LoadReport) -> Option<u32> {
-    l.threads
-}
-
-/// Whether a load tool really kept its connections alive, when its report says.
-pub(crate) fn used_keep_alive(l: &cell_schema::LoadReport) -> Option<bool> {
-    l.keep_alive
 }
 
 /// `1 run`, `3 runs`.

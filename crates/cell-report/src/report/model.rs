@@ -583,12 +583,7 @@ fn http_series(seen: &[(&HistoryRun, &CellResult)]) -> Vec<HttpSeries> {
     let mut order: BTreeMap<ServerName, Vec<Combo>> = BTreeMap::new();
     for (run, cell) in seen {
         for (name, h) in &cell.http {
-            // In the settings' order: workloads, then shapes and tools as listed.
-            let measured: Vec<(Combo, &cell_schema::HttpToolResult)> =
-                crate::suite::combos(&h.settings, &h.result)
-                    .into_iter()
-                    .filter_map(|(c, t)| Some((c, t?)))
-                    .collect();
+            let measured = crate::suite::measured_in_order(&h.settings, &h.result);
             for (combo, t) in &measured {
                 series
                     .entry((name.clone(), combo.clone()))

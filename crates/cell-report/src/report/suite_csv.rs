@@ -132,9 +132,9 @@ fn raw_fields(combo: &Combo, r: &HttpRun) -> Vec<String> {
         combo.tool.clone(),
         r.index.to_string(),
         r.seq.to_string(),
-        opt(crate::figures::used_connections(l)),
-        opt(crate::figures::used_threads(l)),
-        opt(crate::figures::used_keep_alive(l)),
+        opt(l.connections),
+        opt(l.threads),
+        opt(l.keep_alive),
         l.duration_s.to_string(),
         l.requests.to_string(),
         l.errors.values().sum::<u64>().to_string(),
@@ -180,7 +180,7 @@ pub fn render_raw(report: &Report) -> String {
     for c in &report.suites {
         for (name, h) in &c.http {
             let s = &h.settings;
-            for (combo, t) in measured_in_order(h) {
+            for (combo, t) in crate::suite::measured_in_order(&h.settings, &h.result) {
                 for r in &t.runs {
                     let mut f = lead(c, "http", &h.job, name, Some(s.seed), s.mode.name());
                     f.extend(raw_fields(&combo, r));
@@ -205,7 +205,7 @@ pub fn render_summary(report: &Report) -> String {
     for c in &report.suites {
         for (name, h) in &c.http {
             let s = &h.settings;
-            for (combo, t) in measured_in_order(h) {
+            for (combo, t) in crate::suite::measured_in_order(&h.settings, &h.result) {
                 let mut f = lead(c, "http", &h.job, name, Some(s.seed), s.mode.name());
                 // A server that failed mid-session keeps what it measured, as failed.
                 let verdict = match (&h.result.error, t.clean_runs) {
@@ -256,14 +256,6 @@ pub fn render_summary(report: &Report) -> String {
         }
     }
     out
-}
-
-/// A server's results in the settings' order (workloads, then shapes and tools as listed).
-fn measured_in_order(h: &CellHttpServer) -> Vec<(Combo, &HttpToolResult)> {
-    crate::suite::combos(&h.settings, &h.result)
-        .into_iter()
-        .filter_map(|(c, t)| Some((c, t?)))
-        .collect()
 }
 
 /// A soak's load as the columns of a measured run.

@@ -73,6 +73,17 @@ pub(crate) fn combos<'a>(
     out
 }
 
+/// The combinations a server was measured in, in the order of [`combos`].
+pub(crate) fn measured_in_order<'a>(
+    settings: &HttpSettings,
+    server: &'a HttpServerResult,
+) -> Vec<(Combo, &'a HttpToolResult)> {
+    combos(settings, server)
+        .into_iter()
+        .filter_map(|(c, t)| Some((c, t?)))
+        .collect()
+}
+
 /// Errors of the soak's load, summed over kinds.
 fn load_errors(s: &SoakServerResult) -> Option<u64> {
     s.load.as_ref().map(|l| l.errors.values().sum())
