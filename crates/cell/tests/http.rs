@@ -204,10 +204,11 @@ fn every_bundled_server_on_the_four_workloads() {
         .collect();
     // A server whose runtime is missing is listed with what to install, never fatal.
     for s in BUNDLED {
-        assert!(
-            names.contains(&s) || stderr.contains(&format!("[http {s}]")),
-            "{s}: {stderr}"
-        );
+        let skipped = stderr.lines().any(|l| {
+            l.starts_with(&format!("[http {s}] server `{s}` needs toolchain"))
+                && l.contains("install")
+        });
+        assert!(names.contains(&s) || skipped, "{s}: {stderr}");
     }
     for (name, j) in &jobs {
         common::assert_valid("results", j);
@@ -348,7 +349,7 @@ fn the_full_matrix_is_every_workload_under_wrk_oha_and_ab_in_both_shapes() {
             "http",
             "--full",
             "--servers",
-            "c",
+            "c,php",
             "--runs",
             "1",
             "--duration",
@@ -360,10 +361,13 @@ fn the_full_matrix_is_every_workload_under_wrk_oha_and_ab_in_both_shapes() {
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
     let jobs = jobs(&out);
-    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs.len(), 2);
     for (name, j) in &jobs {
         let server = &j["servers"][name.trim_start_matches("http-")];
         assert_eq!(j["settings"]["full"], true);
+        // PHP's built-in server closes every connection: ab, which counts its kept-alive
+        // requests, records that it got none; wrk and oha record what they asked.
+        let closes = name == "http-php";
         for w in ["plaintext", "json", "route", "post-json"] {
             for shape in ["keep-alive", "one-conn"] {
                 for tool in ["wrk", "oha", "ab"] {
@@ -374,9 +378,9 @@ fn the_full_matrix_is_every_workload_under_wrk_oha_and_ab_in_both_shapes() {
                         "{name} {w} {shape} {tool}: {t}"
                     );
                     assert_eq!(load["non_2xx"], 0, "{name} {w} {shape} {tool}");
+                    let kept = shape == "keep-alive" && !(closes && tool == "ab");
                     assert_eq!(
-                        load["keep_alive"],
-                        shape == "keep-alive",
+                        load["keep_alive"], kept,
                         "{name} {w} {shape} {tool}: the shape the tool really used"
                     );
                     assert!(!load["argv"].as_array().unwrap().is_empty());
@@ -387,7 +391,7 @@ fn the_full_matrix_is_every_workload_under_wrk_oha_and_ab_in_both_shapes() {
     let summary = std::fs::read_to_string(out.join("report/summary.csv")).unwrap();
     assert_eq!(
         summary.lines().filter(|l| l.starts_with("http,")).count(),
-        4 * 2 * 3,
+        2 * 4 * 2 * 3,
         "{summary}"
     );
 }
