@@ -1141,3 +1141,43 @@ fn a_cpu_of_http_cpus_the_machine_does_not_allow_is_named_by_its_key() {
         "{stderr}"
     );
 }
+
+/// What broke: with a relative `--out` (the workflow's `cell run --out job/<artifact>`,
+/// `cell local`'s default `cell-local`) a server's build wrote its binary relative to the
+/// build's own directory, and failed.
+#[test]
+fn a_relative_out_builds_and_runs_the_servers_where_it_says() {
+    let tmp = tempfile::tempdir().unwrap();
+    let servers = tmp.path().join("servers");
+    std::fs::create_dir_all(&servers).unwrap();
+    let root = project(
+        tmp.path(),
+        VERSIONS,
+        &http_toml(&servers, &c_server("good", 18383, "")),
+    );
+    let o = cell()
+        .current_dir(tmp.path())
+        .arg("--root")
+        .arg(&root)
+        .args([
+            "run",
+            "--suite",
+            "http",
+            "--cell",
+            "local",
+            "--server",
+            "good",
+            "--tools",
+            "wrk",
+            "--out",
+            "job/http-good",
+        ])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    let j = read_json(&tmp.path().join("job/http-good/results.json"));
+    let good = &j["servers"]["good"];
+    assert!(good["error"].is_null(), "{good}");
+    assert!(plain(good, "wrk")["rps"].as_f64().unwrap() > 0.0, "{good}");
+}

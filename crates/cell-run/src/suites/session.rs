@@ -234,6 +234,13 @@ pub fn build_server(
         path: work.display().to_string(),
         source,
     })?;
+    // Absolute: builds and servers run in directories of their own, where a relative `--out`
+    // (`cell run --out job/<artifact>` in the workflow, `cell local`'s `cell-local`) would name
+    // another place. Every path of the server below derives from this one.
+    let work = &std::path::absolute(work).map_err(|source| BuildError::Dir {
+        path: work.display().to_string(),
+        source,
+    })?;
     let bin = work.join("server");
     let (src, binary, workdir) = (
         server.source.display().to_string(),

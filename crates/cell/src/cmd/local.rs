@@ -22,15 +22,10 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let names = workload_jobs(&plan, args)?;
     let (date, stamp) = crate::clock::utc_now();
     let run_name = free_run_name(&args.out, &date, &stamp)?;
-    // Absolute: servers are built and started in directories of their own, where a
-    // relative `--out` (the default `cell-local`) would name another place.
     // The commit as it was when the run started (an edit during a long run is not what
     // was measured).
     let head = cell_collect::git::head_state(&plan.root);
-    let jobs_dir = std::path::absolute(&args.out)
-        .with_context(|| format!("resolving {}", args.out.display()))?
-        .join(store::JOBS_DIR)
-        .join(run_name.to_string());
+    let jobs_dir = args.out.join(store::JOBS_DIR).join(run_name.to_string());
     let seed = args.seed.unwrap_or_else(crate::clock::clock_seed);
     let (mut inputs, mut missing) = if args.suite == Suite::Workload {
         (Vec::new(), Vec::new())
