@@ -431,26 +431,20 @@ fn load_generator_steps(
     cells: &[&Cell],
 ) -> Result<Vec<Step>, PlanError> {
     let mut steps = Vec::new();
-    if tools.iter().any(|t| t == "wrk") {
-        let mut step = Step::run(
-            "install the load generator wrk (apt)",
-            &[
-                APT_UPDATE_ONCE,
-                "sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends wrk",
-            ],
-        );
-        if cells.iter().any(|c| c.os != "linux") {
-            step = step.when("matrix.os == 'linux'");
+    // The two apt load generators: (tool, package, how the step names it).
+    for (tool, package, what) in [
+        ("wrk", "wrk", "wrk (apt)"),
+        ("ab", "apache2-utils", "ab (apt apache2-utils)"),
+    ] {
+        if !tools.iter().any(|t| t == tool) {
+            continue;
         }
-        steps.push(step);
-    }
-    if tools.iter().any(|t| t == "ab") {
+        let install = format!(
+            "sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends {package}"
+        );
         let mut step = Step::run(
-            "install the load generator ab (apt apache2-utils)",
-            &[
-                APT_UPDATE_ONCE,
-                "sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends apache2-utils",
-            ],
+            format!("install the load generator {what}"),
+            &[APT_UPDATE_ONCE, &install],
         );
         if cells.iter().any(|c| c.os != "linux") {
             step = step.when("matrix.os == 'linux'");
