@@ -242,8 +242,6 @@ struct Session {
     results: BTreeMap<ServerName, HttpServerResult>,
     /// The servers that passed the check, ready to be measured.
     ready: BTreeMap<ServerName, Prepared>,
-    /// Per ready server, the workloads it answered as expected.
-    served: BTreeMap<ServerName, Vec<WorkloadName>>,
     /// Build seconds per server.
     build_s: BTreeMap<ServerName, f64>,
     /// Tool versions of each server's toolchain.
@@ -251,14 +249,16 @@ struct Session {
 }
 
 impl Session {
-    /// Every combination of the ready servers, in a sorted order (the caller shuffles).
+    /// Every combination of the ready servers and the workloads they answered as expected,
+    /// in a sorted order (the caller shuffles).
     fn combinations(&self, shapes: usize, tools: usize) -> Vec<Key> {
         let mut out = Vec::new();
-        for (server, workloads) in &self.served {
-            if !self.ready.contains_key(server) {
+        for server in self.ready.keys() {
+            let Some(r) = self.results.get(server) else {
                 continue;
-            }
-            for w in workloads {
+            };
+            let answered = r.workloads.iter().filter(|(_, w)| w.error.is_none());
+            for (w, _) in answered {
                 for shape in 0..shapes {
                     for tool in 0..tools {
                         out.push(Key {
@@ -296,7 +296,6 @@ fn prepare(
     let mut session = Session {
         results: BTreeMap::new(),
         ready: BTreeMap::new(),
-        served: BTreeMap::new(),
         build_s: BTreeMap::new(),
         versions: BTreeMap::new(),
     };
@@ -325,13 +324,6 @@ fn prepare(
                 result.build = Some(p.build.clone());
                 check_server(def, &p, cpus, &mut result, on);
                 if result.error.is_none() {
-                    let ok = result
-                        .workloads
-                        .iter()
-                        .filter(|(_, w)| w.error.is_none())
-                        .map(|(n, _)| n.clone())
-                        .collect();
-                    session.served.insert(s.name.clone(), ok);
                     session.ready.insert(s.name.clone(), p);
                 }
             }
