@@ -1,6 +1,8 @@
 //! The job dir of each suite, written from recorded results (frozen under
-//! `crates/cell-testkit/fixtures/`): every file, byte for byte (a workload `RESULTS.md` but
-//! for its footprint section, which the recording predates).
+//! `crates/cell-testkit/fixtures/`, in schema version 1): every file, byte for byte (a
+//! workload `RESULTS.md` but for its footprint section, which the recording predates). The
+//! results are written again in the current version, which reads back as what was recorded
+//! and writes back as the same bytes.
 
 use std::path::Path;
 
@@ -10,6 +12,23 @@ use cell_testkit::{fixtures, read};
 /// What the binary does with a job's result: render its files, write them as its job dir.
 fn write(dir: &Path, job: &AnyJob) {
     cell_schema::store::write_job_dir(dir, &cell_report::job_dir(job)).unwrap();
+}
+
+/// `written` is the current version of what `recorded` held: the same values (a run's times
+/// to the microsecond), and a fixed point of a second read and write.
+fn same_record(written: &str, recorded: &str) {
+    assert!(written.contains(&format!(
+        "\"schema_version\": {}",
+        cell_schema::SCHEMA_VERSION
+    )));
+    let again = cell_schema::read_results(written).unwrap();
+    assert_eq!(cell_schema::to_record_json(&again), written);
+    let old = cell_schema::read_results(recorded).unwrap();
+    assert_eq!(
+        cell_schema::to_record_json(&old),
+        written,
+        "what was recorded writes as what was written"
+    );
 }
 
 fn dump(dir: &Path) -> String {
@@ -23,13 +42,15 @@ fn workload_job_dir() {
     let result = cell_schema::read_job(&read(&job.join("results.json"))).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     write(tmp.path(), &AnyJob::from(result));
-    for name in ["results.json", "facts.json"] {
-        assert_eq!(
-            read(&tmp.path().join(name)),
-            read(&job.join(name)),
-            "{name}"
-        );
-    }
+    same_record(
+        &read(&tmp.path().join("results.json")),
+        &read(&job.join("results.json")),
+    );
+    let facts: cell_schema::Facts = serde_json::from_str(&read(&job.join("facts.json"))).unwrap();
+    assert_eq!(
+        read(&tmp.path().join("facts.json")),
+        cell_schema::to_record_json(&facts)
+    );
     // The recorded RESULTS.md predates the footprint section: all else is as it was.
     let (md, footprint) =
         cell_testkit::split_section(&read(&tmp.path().join("RESULTS.md")), "## Footprint");
@@ -49,7 +70,7 @@ fn http_job_dir() {
     };
     let tmp = tempfile::tempdir().unwrap();
     write(tmp.path(), &AnyJob::Http(job));
-    assert_eq!(read(&tmp.path().join("results.json")), text);
+    same_record(&read(&tmp.path().join("results.json")), &text);
     insta::assert_snapshot!("http_job_dir", dump(tmp.path()));
 }
 
@@ -61,7 +82,7 @@ fn soak_job_dir() {
     };
     let tmp = tempfile::tempdir().unwrap();
     write(tmp.path(), &AnyJob::Soak(job));
-    assert_eq!(read(&tmp.path().join("results.json")), text);
+    same_record(&read(&tmp.path().join("results.json")), &text);
     for name in ["RESULTS.md", "soak/python.svg", "soak/overlay.svg"] {
         assert_eq!(
             read(&tmp.path().join(name)),

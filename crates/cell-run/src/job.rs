@@ -586,10 +586,12 @@ fn judge(
         GateConfig::from_plan(plan, None, []).expect("without cells no calibration file is read");
     let mut rows = Vec::with_capacity(timed.len());
     let mut contentions = Vec::new();
+    // The A/A control is read on the clock of every row it vouches for.
+    let user = default_clock == Clock::User || timed.iter().any(|t| t.clock == Clock::User);
     for (i, t) in timed.iter().enumerate() {
         let mut phases = BTreeMap::new();
         for p in &t.phases {
-            let f = protocol::figures(outcome, i, p, plan.settings.ci_level);
+            let f = protocol::figures(outcome, i, p, plan.settings.ci_level, user);
             contentions.extend(f.contentions.iter().copied());
             phases.insert(
                 p.clone(),

@@ -516,8 +516,11 @@ pub struct PhaseFigures {
     pub printed: Option<Printed>,
 }
 
-/// Computes the figures of `unit` on `phase`.
-pub fn figures(out: &Outcome, unit: usize, phase: &Phase, level: f64) -> PhaseFigures {
+/// Computes the figures of `unit` on `phase`. The user clock's summary and ratio are computed
+/// only when `user` (a row of the job is judged on it): elsewhere nothing reads them and the
+/// samples hold every user time. The system time's summary is never written: nothing judges
+/// by it, and its column of the samples holds it whole.
+pub fn figures(out: &Outcome, unit: usize, phase: &Phase, level: f64, user: bool) -> PhaseFigures {
     let mine: Vec<&Recorded> = out
         .runs
         .iter()
@@ -546,20 +549,19 @@ pub fn figures(out: &Outcome, unit: usize, phase: &Phase, level: f64) -> PhaseFi
         .collect();
     let wall: Vec<f64> = measured.iter().map(|r| r.sample.wall_s).collect();
     let cpu: Vec<f64> = measured.iter().map(|r| r.sample.cpu_s).collect();
-    let user: Vec<f64> = measured.iter().map(|r| r.sample.user_s).collect();
-    let sys: Vec<f64> = measured.iter().map(|r| r.sample.sys_s).collect();
+    let user_times: Vec<f64> = measured.iter().map(|r| r.sample.user_s).collect();
     let stats = (!measured.is_empty()).then(|| ClockStats {
         cpu: wire_summary(&cpu),
         wall: wire_summary(&wall),
-        user: Some(wire_summary(&user)),
-        sys: Some(wire_summary(&sys)),
+        user: user.then(|| wire_summary(&user_times)),
+        sys: None,
     });
     let ratio = if unit == 0 {
         let ones = vec![1.0; measured.len()];
         ratio_ci(&ones, level).map(|r| Ratios {
             cpu: r.clone(),
             wall: r.clone(),
-            user: Some(r),
+            user: user.then_some(r),
         })
     } else {
         let on = |clock| ratio_ci(&ratios(&out.runs, out.warmup, unit, phase, clock), level);
@@ -567,7 +569,7 @@ pub fn figures(out: &Outcome, unit: usize, phase: &Phase, level: f64) -> PhaseFi
         c.zip(w).map(|(cpu, wall)| Ratios {
             cpu,
             wall,
-            user: on(Clock::User),
+            user: if user { on(Clock::User) } else { None },
         })
     };
     let contentions: Vec<f64> = measured
@@ -740,7 +742,7 @@ mod tests {
             spread: 0.0,
         };
         let out = run(&units(2), &params(3, 3), &mut ex, &mut |_| {});
-        let f = figures(&out, 1, &Phase::from("mix"), 0.95);
+        let f = figures(&out, 1, &Phase::from("mix"), 0.95, true);
         assert_eq!(f.runs.len(), 4);
         assert_eq!(f.runs.iter().filter(|r| r.warmup).count(), 1);
         assert_eq!(f.stats.unwrap().cpu.n, 3);

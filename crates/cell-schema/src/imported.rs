@@ -251,6 +251,7 @@ pub enum ImportedSoakKind {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ImportedSoakRun {
     /// Always [`SCHEMA_VERSION`](crate::SCHEMA_VERSION) when written by this build.
+    #[serde(serialize_with = "crate::write::current_version")]
     pub schema_version: u32,
     /// `"imported_soak"`.
     pub kind: ImportedSoakKind,

@@ -9,6 +9,7 @@ pub mod escape;
 pub mod ids;
 mod imported;
 pub mod read;
+mod samples;
 pub mod store;
 mod suite;
 pub mod time;
@@ -30,6 +31,7 @@ pub use imported::{
     ImportedMachine, ImportedPhase, ImportedRow, ImportedSkipped, ImportedSoakKind,
     ImportedSoakRun, ImportedSoakServer, ImportedTool, ImportedTooth, PrintedVersion,
 };
+pub use samples::Samples;
 pub use suite::{
     CellHttpServer, CellSoakServer, CellSuiteServer, Combo, Drift, HttpJobResult, HttpKind,
     HttpMode, HttpRequestSpec, HttpRun, HttpServerResult, HttpSettings, HttpShape, HttpSuite,
@@ -37,10 +39,11 @@ pub use suite::{
     SoakConfig, SoakJobResult, SoakKind, SoakSample, SoakServerResult, SoakSettings, SoakSuite,
     Suite, SuiteCost, SuiteJob, TimeWait, lead_workload, legacy_shape_name,
 };
-pub use write::{round_ratio, round_time, to_json, write_atomic};
+pub use write::{round_ratio, round_time, to_json, to_record_json, write_atomic};
 
-/// The schema version this build writes and the newest major it reads.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The schema version this build writes and the newest major it reads. Version 2 writes a
+/// row's runs as columns ([`Samples`]); version 1 (one object per run) is still read.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Marks a job result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -650,14 +653,25 @@ pub struct Summary {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ClockStats {
     /// CPU time.
+    #[serde(serialize_with = "write::one_line")]
     pub cpu: Summary,
     /// Wall time.
+    #[serde(serialize_with = "write::one_line")]
     pub wall: Summary,
-    /// User time (absent in older files).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// User time: written where a verdict of the job reads the user clock (absent in older
+    /// files, and in jobs judged on CPU or wall time alone).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "write::one_line_opt"
+    )]
     pub user: Option<Summary>,
-    /// System time (absent in older files).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// System time (files of version 1; version 2's samples hold every system time).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "write::one_line_opt"
+    )]
     pub sys: Option<Summary>,
 }
 
@@ -692,11 +706,18 @@ pub struct RatioCi {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Ratios {
     /// CPU time ratio.
+    #[serde(serialize_with = "write::one_line")]
     pub cpu: RatioCi,
     /// Wall time ratio.
+    #[serde(serialize_with = "write::one_line")]
     pub wall: RatioCi,
-    /// User time ratio (absent in older files).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// User time ratio: written where a verdict of the job reads the user clock (absent in
+    /// older files, and in jobs judged on CPU or wall time alone).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "write::one_line_opt"
+    )]
     pub user: Option<RatioCi>,
 }
 
@@ -720,13 +741,17 @@ pub struct PhaseResult {
     /// Every run printed the expected answer and exited 0.
     pub answer_ok: bool,
     /// What a wrong run printed first (or how it exited), when one did: of a long answer,
-    /// only its start.
+    /// only its start. Absent when every run was right (version 1 wrote `null`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wrong: Option<String>,
     /// How much that wrong run printed on stdout and its digest, when it exited 0 with a
     /// wrong answer: the whole answer is never kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub printed: Option<Printed>,
-    /// Every run, warm-up included.
+    /// Every run, warm-up included: written as columns (`samples`, one line per field),
+    /// read from those or from version 1's list of run objects (`runs`).
+    #[serde(rename = "samples", alias = "runs", with = "samples::runs")]
+    #[schemars(with = "Samples")]
     pub runs: Vec<Run>,
     /// Statistics over the measured runs (none when no run was measured).
     pub stats: Option<ClockStats>,
@@ -914,6 +939,7 @@ pub struct JobCost {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct JobResult {
     /// Always [`SCHEMA_VERSION`] when written by this build.
+    #[serde(serialize_with = "crate::write::current_version")]
     pub schema_version: u32,
     /// `"job"`.
     pub kind: JobKind,
@@ -973,6 +999,7 @@ pub struct GithubJob {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Facts {
     /// Always [`SCHEMA_VERSION`] when written by this build.
+    #[serde(serialize_with = "crate::write::current_version")]
     pub schema_version: u32,
     /// `"facts"`.
     pub kind: FactsKind,
@@ -1104,6 +1131,7 @@ pub struct CellCost {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CellResult {
     /// Always [`SCHEMA_VERSION`] when written by this build.
+    #[serde(serialize_with = "crate::write::current_version")]
     pub schema_version: u32,
     /// `"cell"`.
     pub kind: CellKind,
@@ -1172,6 +1200,7 @@ pub struct RunJob {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RunRecord {
     /// Always [`SCHEMA_VERSION`] when written by this build.
+    #[serde(serialize_with = "crate::write::current_version")]
     pub schema_version: u32,
     /// `"run"`.
     pub kind: RunKind,
@@ -1292,6 +1321,7 @@ pub struct GateSummary {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GateReport {
     /// Always [`SCHEMA_VERSION`] when written by this build.
+    #[serde(serialize_with = "crate::write::current_version")]
     pub schema_version: u32,
     /// `"gate"`.
     pub kind: GateKind,
@@ -1334,6 +1364,7 @@ pub struct Noise {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Calibration {
     /// Always [`SCHEMA_VERSION`] when written by this build.
+    #[serde(serialize_with = "crate::write::current_version")]
     pub schema_version: u32,
     /// `"calibration"`.
     pub kind: CalibrationKind,
@@ -1441,6 +1472,16 @@ pub fn read_record(text: &str) -> Result<RunRecord, SchemaError> {
 pub fn results_schema() -> serde_json::Value {
     let schema = schemars::schema_for!(ResultsFile);
     serde_json::to_value(schema).expect("a schema is always JSON")
+}
+
+/// The JSON Schema of `results.json` of an older `version` this build still reads, as it was
+/// emitted when that version was the one written (frozen: its types are gone); `None` for a
+/// version it does not read or the current one ([`results_schema`]).
+pub fn results_schema_of(version: u32) -> Option<&'static str> {
+    match version {
+        1 => Some(include_str!("../frozen/results.v1.schema.json")),
+        _ => None,
+    }
 }
 
 /// The JSON Schema of `gate.json`.

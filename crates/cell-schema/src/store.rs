@@ -233,12 +233,12 @@ impl JobDir<'_> {
     pub fn files(&self) -> Vec<Output> {
         let mut out = vec![Output::new(
             RESULTS_JSON,
-            crate::to_json(self.result).into_bytes(),
+            crate::to_record_json(self.result).into_bytes(),
         )];
         if let AnyJob::Workload(j) = self.result {
             out.push(Output::new(
                 FACTS_JSON,
-                crate::to_json(&j.facts()).into_bytes(),
+                crate::to_record_json(&j.facts()).into_bytes(),
             ));
         }
         out.push(Output::new(RESULTS_MD, self.markdown.clone().into_bytes()));
@@ -271,7 +271,7 @@ impl CellDir<'_> {
         let mut out = vec![
             Output::new(
                 format!("{dir}/{RESULTS_JSON}"),
-                crate::to_json(self.result).into_bytes(),
+                crate::to_record_json(self.result).into_bytes(),
             ),
             Output::new(
                 format!("{dir}/{RESULTS_MD}"),
@@ -286,7 +286,7 @@ impl CellDir<'_> {
         out.extend(self.facts.iter().map(|(tc, f)| {
             Output::new(
                 format!("{dir}/{FACTS_DIR}/{tc}.json"),
-                crate::to_json(f).into_bytes(),
+                crate::to_record_json(f).into_bytes(),
             )
         }));
         out
@@ -396,6 +396,7 @@ pub fn write_files(dir: &Path, files: &[Output]) -> Result<(), StoreError> {
 pub fn write_gate(run_dir: &Path, report: &crate::GateReport) -> Result<(), StoreError> {
     write_files(
         run_dir,
+        // As `cell gate --format json` prints it: the gate's own file, not the record's.
         &[Output::new(GATE_JSON, crate::to_json(report).into_bytes())],
     )
 }
@@ -541,12 +542,12 @@ impl RunDir<'_> {
     pub fn files(&self) -> Vec<Output> {
         let mut out: Vec<Output> = self.cells.iter().flat_map(CellDir::files).collect();
         if let Some(r) = self.record {
-            out.push(Output::new(RUN_JSON, crate::to_json(r).into_bytes()));
+            out.push(Output::new(RUN_JSON, crate::to_record_json(r).into_bytes()));
         }
         if let Some(s) = self.imported_soak {
             out.push(Output::new(
                 IMPORTED_SOAK_JSON,
-                crate::to_json(s).into_bytes(),
+                crate::to_record_json(s).into_bytes(),
             ));
         }
         out

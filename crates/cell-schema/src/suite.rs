@@ -626,6 +626,7 @@ suite_schema_name!(SoakSuite, "Soak");
 #[schemars(rename = "{S}JobResult", bound = "S: Suite + JsonSchema")]
 pub struct SuiteJob<S: Suite> {
     /// Always [`crate::SCHEMA_VERSION`] when written by this build.
+    #[serde(serialize_with = "crate::write::current_version")]
     pub schema_version: u32,
     /// The suite: `"http"` or `"soak"`.
     pub kind: S::Kind,

@@ -34,6 +34,12 @@ fn docs_copies_are_current() {
         ),
     ] {
         let committed = std::fs::read_to_string(docs.join(file)).unwrap_or_default();
+        if file == "results.schema.json" {
+            assert!(
+                committed.contains("\"samples\"") && !committed.contains("\"wall_s\""),
+                "docs/schema/results.schema.json is the current version's"
+            );
+        }
         assert_eq!(
             committed,
             cell_schema::to_json(&schema),
@@ -43,12 +49,36 @@ fn docs_copies_are_current() {
     }
 }
 
+/// Version 1 is frozen: its schema is the one emitted when it was written, kept beside the
+/// current one, and `cell schema results --schema-version 1` prints it.
+#[test]
+fn the_version_one_schema_is_kept_as_it_was() {
+    let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/schema");
+    let v1 = cell_schema::results_schema_of(1).expect("version 1 is read");
+    assert_eq!(
+        std::fs::read_to_string(docs.join("results.v1.schema.json")).unwrap(),
+        v1,
+        "docs/schema/results.v1.schema.json is the frozen version 1"
+    );
+    let parsed: serde_json::Value = serde_json::from_str(v1).unwrap();
+    let phase = &parsed["$defs"]["PhaseResult"]["properties"];
+    assert!(
+        phase["runs"].is_object() && phase["samples"].is_null(),
+        "{phase}"
+    );
+    assert_eq!(
+        cell_schema::results_schema_of(cell_schema::SCHEMA_VERSION),
+        None
+    );
+    assert_eq!(cell_schema::results_schema_of(0), None);
+}
+
 #[test]
 fn a_newer_schema_version_is_refused() {
-    let err = cell_schema::read_results(r#"{"schema_version": 2, "kind": "job"}"#).unwrap_err();
+    let err = cell_schema::read_results(r#"{"schema_version": 3, "kind": "job"}"#).unwrap_err();
     assert!(
         err.to_string().contains(
-            "written by a newer cell (schema_version 2; this cell reads up to 1): upgrade cell"
+            "written by a newer cell (schema_version 3; this cell reads up to 2): upgrade cell"
         ),
         "{err}"
     );

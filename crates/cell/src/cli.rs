@@ -210,6 +210,10 @@ pub struct SchemaArgs {
     /// Which file's schema.
     #[arg(value_enum, default_value_t = SchemaKind::Results)]
     pub kind: SchemaKind,
+    /// The schema version: the one this build writes (default), or 1, which it still reads
+    /// (results.json only: the other files did not change shape).
+    #[arg(long, value_name = "N")]
+    pub schema_version: Option<u32>,
 }
 
 /// Schema kinds.

@@ -112,3 +112,68 @@ fn report_of_the_two_runs() {
         insta::assert_snapshot!(format!("report_{}", path.replace('/', "_")), text);
     }
 }
+
+/// The upgrade: a history committed in schema version 1, a new run collected (written in the
+/// current version) from the same jobs as run B. The gate of the new run against run A is the
+/// gate of run B against run A, verdict for verdict; the committed files are not touched; the
+/// report reads the mixed history.
+#[test]
+fn a_run_written_in_version_two_is_gated_against_a_version_one_history() {
+    let tmp = tempfile::tempdir().unwrap();
+    let history = tmp.path().join("history");
+    copy_dir(&fixtures().join("history"), &history);
+    let before = files(&history);
+    cell()
+        .args(["collect", "102", "--date", "2026-12-01", "--from-dir"])
+        .arg(fixtures().join("jobs").join(RUN_B))
+        .arg("--results")
+        .arg(&history)
+        .assert()
+        .code(predicates::ord::lt(2));
+    let new_cell = history.join("2026-12-01-102/linux-x86_64-local/results.json");
+    let text = std::fs::read_to_string(&new_cell).unwrap();
+    assert!(text.contains("\"schema_version\": 2") && text.contains("\"samples\": {"));
+    let gate = |run: &str| -> serde_json::Value {
+        let out = cell()
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .args(["--format", "json", "gate"])
+            .arg(history.join(run))
+            .args(["--baseline", RUN_A, "--root"])
+            .arg(fixtures().join("project"))
+            .assert()
+            .code(1);
+        serde_json::from_slice(&out.get_output().stdout).unwrap()
+    };
+    let (v1, v2) = (gate(RUN_B), gate("2026-12-01-102"));
+    assert_eq!(v1["cells"][0]["verdicts"], v2["cells"][0]["verdicts"]);
+    assert_eq!(v1["cells"][0]["failures"], v2["cells"][0]["failures"]);
+    // Notices differ by provenance alone: `cell local` recorded its missing job, a collect
+    // from the job dirs has no plan to miss it by.
+    for key in ["pass", "fail", "inconclusive", "failures"] {
+        assert_eq!(v1["summary"][key], v2["summary"][key], "{key}");
+    }
+    for (path, bytes) in &before {
+        let now = std::fs::read_to_string(history.join(path)).unwrap();
+        if !path.ends_with("gate.json") {
+            assert_eq!(
+                &now, bytes,
+                "{path}: a committed version-1 file is never rewritten"
+            );
+        }
+    }
+    let out = tmp.path().join("report");
+    cell()
+        .args(["report", "--history"])
+        .arg(&history)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let runs = report["cells"]["linux-x86_64-local"]["runs"]
+        .as_array()
+        .unwrap();
+    assert_eq!(runs.len(), 3, "{runs:?}");
+}

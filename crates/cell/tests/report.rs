@@ -72,7 +72,7 @@ fn sample_count(cell: &serde_json::Value) -> usize {
     let runs = |row: &serde_json::Value| -> usize {
         row["phases"].as_object().map_or(0, |ps| {
             ps.values()
-                .map(|p| p["runs"].as_array().unwrap().len())
+                .map(|p| p["samples"]["seq"].as_array().unwrap().len())
                 .sum()
         })
     };

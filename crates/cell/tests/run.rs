@@ -36,7 +36,7 @@ fn a_job_writes_results_facts_and_markdown_that_validate() {
             .unwrap()
             .contains("## mix")
     );
-    assert_eq!(results["schema_version"], 1);
+    assert_eq!(results["schema_version"], cell_schema::SCHEMA_VERSION);
     assert_eq!(results["protocol"]["seed"], 7);
     assert_eq!(results["protocol"]["measured_rounds"], 3);
     // The reference and the control are byte-identical binaries under different paths.
@@ -50,13 +50,9 @@ fn a_job_writes_results_facts_and_markdown_that_validate() {
         rows["control"]["build"]["binary"]
     );
     // Every repetition is kept, warm-up included, and the tooth sees its 4× the work.
-    assert_eq!(
-        rows["c-slow"]["phases"]["mix"]["runs"]
-            .as_array()
-            .unwrap()
-            .len(),
-        4
-    );
+    let samples = &rows["c-slow"]["phases"]["mix"]["samples"];
+    assert_eq!(samples["wall_us"].as_array().unwrap().len(), 4);
+    assert_eq!(samples["warmup_runs"], 1);
     let tooth = results["tooth"]["ratio"]["median"].as_f64().unwrap();
     assert!(tooth > 3.0, "tooth {tooth}");
     // The version is the one printed by the clang that built, recorded with its path.
@@ -86,7 +82,12 @@ fn a_wrong_answer_fails_the_job_names_the_row_and_keeps_its_timings() {
     let mix = &results["rows"]["c-wrong"]["phases"]["mix"];
     assert_eq!(mix["answer_ok"], false);
     assert!(mix["wrong"].as_str().unwrap().contains("41"));
-    assert_eq!(mix["runs"].as_array().unwrap().len(), 4);
+    assert_eq!(mix["samples"]["seq"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        mix["samples"]["ok"],
+        serde_json::json!([false, false, false, false]),
+        "every run printed 41"
+    );
     assert!(mix["stats"]["cpu"]["median"].as_f64().unwrap() > 0.0);
     assert_eq!(
         results["rows"]["c-wrong"]["phases"]["fib"]["answer_ok"],
@@ -360,9 +361,10 @@ fn a_row_printing_200_mb_is_wrong_with_its_length_in_bounded_memory() {
 #[test]
 fn a_full_disk_leaves_no_part_of_the_job_dir() {
     let tmp = tempfile::tempdir().unwrap();
-    // Forty measured rounds on scripted timings: a results.json well past the 40 KiB limit,
-    // while every file the build writes (a binary of about 16 KiB) stays under it.
-    let versions = "REPS=40\nDROP=1\nREPS_MAX=40\nPHASES=mix,fib\nTOOTH_PHASE=mix\nTOOTH_MIN=2\nREFERENCE=c-fast\n";
+    // 400 measured rounds on scripted timings: a results.json well past the 40 KiB limit
+    // (a row's runs are columns, about 40 bytes a run), while every file the build writes (a
+    // binary of about 16 KiB) stays under it.
+    let versions = "REPS=400\nDROP=1\nREPS_MAX=400\nPHASES=mix,fib\nTOOTH_PHASE=mix\nTOOTH_MIN=2\nREFERENCE=c-fast\n";
     let root = project(tmp.path(), versions, "");
     let timings = cell_testkit::scripted::Timings::new(1)
         .row("c-fast", 0.04)

@@ -35,6 +35,20 @@ pub fn dispatch(cli: &Cli) -> anyhow::Result<Exit> {
         Command::Calibrate(args) => calibrate::run(args, cli),
         Command::Import(args) => import::run(args, cli),
         Command::Schema(args) => {
+            let version = args.schema_version.unwrap_or(cell_schema::SCHEMA_VERSION);
+            if version != cell_schema::SCHEMA_VERSION {
+                let frozen = (args.kind == SchemaKind::Results)
+                    .then(|| cell_schema::results_schema_of(version))
+                    .flatten();
+                let Some(text) = frozen else {
+                    anyhow::bail!(
+                        "--schema-version {version}: this cell writes version {} and reads results.json of version 1 too (cell schema results --schema-version 1); the other files have one version",
+                        cell_schema::SCHEMA_VERSION
+                    );
+                };
+                print!("{text}");
+                return Ok(Exit::Ok);
+            }
             let schema = match args.kind {
                 SchemaKind::Results => cell_schema::results_schema(),
                 SchemaKind::Facts => cell_schema::facts_schema(),

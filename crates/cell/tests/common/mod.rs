@@ -86,7 +86,7 @@ pub fn corrupt(file: &std::path::Path, how: Corruption) -> String {
     let wall = &mut p["ratio"]["wall"];
     let expect = match how {
         Corruption::NotJson => {
-            std::fs::write(file, "{\"schema_version\": 1, \"kind\": \"cell\"").unwrap();
+            std::fs::write(file, "{\"schema_version\": 2, \"kind\": \"cell\"").unwrap();
             return "not a cell results file".into();
         }
         Corruption::NewerSchema => {
@@ -109,8 +109,9 @@ pub fn corrupt(file: &std::path::Path, how: Corruption) -> String {
                 + " with interval"
         }
         Corruption::NegativeTime => {
-            p["runs"][0]["wall_s"] = (-0.5).into();
-            format!("wall time of {at}, round")
+            // Version 2 writes whole microseconds, which the reader takes as unsigned.
+            p["samples"]["wall_us"][0] = (-500_000).into();
+            "invalid value: integer `-500000`, expected u64".to_owned()
         }
     };
     std::fs::write(file, serde_json::to_string_pretty(&j).unwrap()).unwrap();
