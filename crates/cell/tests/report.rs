@@ -587,3 +587,21 @@ fn a_window_of_no_runs_or_two_windows_at_once_is_a_usage_error() {
         .stderr(predicate::str::contains("--last").and(predicate::str::contains("--all-runs")));
     assert!(!out.exists());
 }
+
+#[test]
+fn cell_local_takes_the_reports_window_and_samples_flags() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = project(tmp.path(), VERSIONS, &GCC_TOML);
+    let out = tmp.path().join("local");
+    let timings = Timings::new(1)
+        .row("c-fast", 0.02)
+        .row("c-slow", 0.08)
+        .row("gcc-O2", 0.021);
+    let report = out.join("report");
+    common::scripted_local(&root, &out, &timings, &["--reps", "2", "--samples"]);
+    assert!(report.join("samples.csv").is_file());
+    common::scripted_local(&root, &out, &timings, &["--reps", "2", "--last", "1"]);
+    assert!(!report.join("samples.csv").exists(), "a stale samples.csv");
+    let md = std::fs::read_to_string(report.join("README.md")).unwrap();
+    assert!(md.contains("Charts show the last 1 of 2 runs"), "{md}");
+}
