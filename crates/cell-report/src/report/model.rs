@@ -414,13 +414,13 @@ impl Report {
                 cells.entry(id).or_default().push((run, cell));
             }
         }
-        let shown: BTreeSet<(&RunDirName, &CellId)> = cells
+        let windows: BTreeMap<&CellId, &[(&HistoryRun, &CellResult)]> = cells
             .iter()
-            .flat_map(|(id, seen)| {
-                window(seen, options.last)
-                    .iter()
-                    .map(|(r, _)| (&r.name, *id))
-            })
+            .map(|(id, seen)| (*id, window(seen, options.last)))
+            .collect();
+        let shown: BTreeSet<(&RunDirName, &CellId)> = windows
+            .iter()
+            .flat_map(|(id, w)| w.iter().map(|(r, _)| (&r.name, *id)))
             .collect();
         // A run some cell's window holds, or one of the history's newest (a run without
         // cells has no window of its own).
@@ -442,23 +442,18 @@ impl Report {
                 (r, cells)
             })
             .collect();
-        let names: Vec<String> = runs.iter().map(|r| r.name.to_string()).collect();
-        let kept_strings: BTreeSet<String> = kept_names.iter().map(ToString::to_string).collect();
         Self {
             schema_version: REPORT_VERSION,
             kind: ReportKind::Report,
             runs: kept.iter().map(|(r, _)| run_ref(r)).collect(),
             left_out: LeftOut::of(
-                names.iter().map(String::as_str),
-                |n| kept_strings.contains(n),
+                runs.iter()
+                    .map(|r| (r.name.to_string(), kept_names.contains(&r.name))),
                 options.last,
             ),
             cells: cells
                 .iter()
-                .map(|(id, seen)| {
-                    let shown = window(seen, options.last);
-                    ((*id).clone(), cell_report(seen, shown, options))
-                })
+                .map(|(id, seen)| ((*id).clone(), cell_report(seen, windows[id], options)))
                 .collect(),
             samples: options
                 .samples
@@ -640,18 +635,19 @@ fn cell_report(
         .into_iter()
         .map(|phase| phase_report(shown, phase))
         .collect();
-    let runs: Vec<String> = shown.iter().map(|(r, _)| r.name.to_string()).collect();
-    let all: Vec<String> = seen.iter().map(|(r, _)| r.name.to_string()).collect();
+    // The window is the newest of the cell's runs: those before it are left out.
+    let older = seen.len() - shown.len();
     CellReport {
         os: newest.cell.os.clone(),
         arch: newest.cell.arch.clone(),
         label: newest.cell.label.clone(),
+        runs: shown.iter().map(|(r, _)| r.name.to_string()).collect(),
         left_out: LeftOut::of(
-            all.iter().map(String::as_str),
-            |n| runs.iter().any(|r| r == n),
+            seen.iter()
+                .enumerate()
+                .map(|(i, (r, _))| (r.name.to_string(), i >= older)),
             options.last,
         ),
-        runs,
         reference,
         reference_label,
         phases,

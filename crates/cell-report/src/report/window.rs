@@ -62,27 +62,26 @@ pub fn window<T>(items: &[T], last: Option<NonZeroUsize>) -> &[T] {
 }
 
 impl LeftOut {
-    /// What keeping only some of `runs` (names, oldest first) left out, or `None` when
-    /// `kept` holds every one of them.
-    pub(crate) fn of<'a>(
-        runs: impl IntoIterator<Item = &'a str>,
-        kept: impl Fn(&str) -> bool,
+    /// What a window left out of `runs` (each a name, oldest first, and whether the window
+    /// kept it), or `None` when it kept every one.
+    pub(crate) fn of(
+        runs: impl IntoIterator<Item = (String, bool)>,
         last: Option<NonZeroUsize>,
     ) -> Option<Self> {
         let mut total = 0;
-        let mut out: Vec<&str> = Vec::new();
-        for r in runs {
+        let mut out: Vec<String> = Vec::new();
+        for (name, kept) in runs {
             total += 1;
-            if !kept(r) {
-                out.push(r);
+            if !kept {
+                out.push(name);
             }
         }
         Some(Self {
             last: last?.get(),
             runs: total,
             left_out: out.len(),
-            oldest: (*out.first()?).to_owned(),
-            newest: (*out.last()?).to_owned(),
+            oldest: out.first()?.clone(),
+            newest: out.last()?.clone(),
         })
     }
 }
@@ -113,10 +112,9 @@ mod tests {
 
     #[test]
     fn what_was_left_out_is_counted_and_its_ends_named() {
-        let runs = ["a", "b", "c", "d", "e"];
-        let kept = |r: &str| r >= "d";
+        let runs = ["a", "b", "c", "d", "e"].map(|r| (r.to_owned(), r >= "d"));
         assert_eq!(
-            LeftOut::of(runs, kept, n(2)),
+            LeftOut::of(runs, n(2)),
             Some(LeftOut {
                 last: 2,
                 runs: 5,
@@ -129,9 +127,9 @@ mod tests {
 
     #[test]
     fn nothing_left_out_is_no_note() {
-        let runs = ["a", "b"];
-        assert_eq!(LeftOut::of(runs, |_| true, n(2)), None);
-        assert_eq!(LeftOut::of(runs, |_| true, None), None);
+        let runs = ["a", "b"].map(|r| (r.to_owned(), true));
+        assert_eq!(LeftOut::of(runs.clone(), n(2)), None);
+        assert_eq!(LeftOut::of(runs, None), None);
     }
 
     #[test]
