@@ -11,7 +11,7 @@
 
 use std::path::PathBuf;
 
-use cell_report::report::{self, Output, Report};
+use cell_report::report::{self, Output, Report, ReportOptions};
 use cell_report::suite;
 use cell_schema::store::{HistoryRun, RunDirName};
 use cell_schema::{
@@ -217,7 +217,7 @@ fn hostile_report() -> Vec<Output> {
             }
         })
         .collect();
-    report::render(&Report::build(&runs))
+    report::render(&Report::build(&runs, &ReportOptions::EVERYTHING))
 }
 
 fn file<'a>(files: &'a [Output], path: &str) -> &'a str {

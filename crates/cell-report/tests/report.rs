@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use cell_report::report::{self, Output, Report};
+use cell_report::report::{self, Output, Report, ReportOptions};
 use cell_schema::store::load_history;
 use serde_json::{Value, json};
 
@@ -194,7 +194,7 @@ fn build() -> Report {
     let tmp = tempfile::tempdir().unwrap();
     history(tmp.path());
     let runs = load_history(tmp.path()).unwrap().runs;
-    Report::build(&runs)
+    Report::build(&runs, &ReportOptions::EVERYTHING)
 }
 
 fn file<'a>(files: &'a [Output], path: &str) -> &'a str {
@@ -301,7 +301,7 @@ fn the_model_holds_every_row_per_phase_over_the_runs_that_measured_it() {
     // Samples: per run and cell, each job's reference and control and the rows it measured.
     // Linux: 2 jobs × (ref + control) × 2 phases × 4 + (c-O0 + go) × 2 phases × 4 = 48 per run.
     // macOS: (ref + control + c-O0) × 1 phase × 4 = 12.
-    assert_eq!(r.samples.len(), 3 * 48 + 12);
+    assert_eq!(r.samples.as_ref().map_or(0, Vec::len), 3 * 48 + 12);
 }
 
 #[test]
@@ -398,7 +398,7 @@ fn csv_has_a_header_and_one_record_per_sample() {
         lines[0],
         "run,date,cell,job,row,role,phase,round,seq,warmup,wall_s,cpu_s,maxrss_kib,ok"
     );
-    assert_eq!(lines.len(), 1 + r.samples.len());
+    assert_eq!(lines.len(), 1 + r.samples.as_ref().map_or(0, Vec::len));
     assert!(csv.ends_with("\r\n") && !csv.replace("\r\n", "").contains('\n'));
     assert_eq!(
         lines[1],
@@ -575,4 +575,115 @@ fn snapshot_every_chart() {
             );
         }
     }
+}
+
+#[test]
+fn a_window_keeps_each_cells_newest_runs_and_counts_the_rest() {
+    let tmp = tempfile::tempdir().unwrap();
+    history(tmp.path());
+    let runs = load_history(tmp.path()).unwrap().runs;
+    let all = Report::build(&runs, &ReportOptions::EVERYTHING);
+    let two = ReportOptions {
+        last: std::num::NonZeroUsize::new(2),
+        samples: true,
+    };
+    let r = Report::build(&runs, &two);
+    let linux = &r.cells[LINUX];
+    assert_eq!(linux.runs, ["2026-03-08-9002", "2026-03-15-9003"]);
+    assert_eq!(
+        linux.left_out,
+        Some(report::LeftOut {
+            last: 2,
+            runs: 3,
+            left_out: 1,
+            oldest: "2026-03-01-9001".into(),
+            newest: "2026-03-01-9001".into(),
+        })
+    );
+    assert_eq!(linux.run_count(), 3);
+    for p in &linux.phases {
+        for s in p.rows.values() {
+            assert!(
+                s.points.iter().all(|q| q.run != "2026-03-01-9001"),
+                "{}",
+                p.phase
+            );
+        }
+    }
+    assert_eq!(linux.phases[0].rows["go"].points.len(), 2);
+    // A cell with fewer runs than the window keeps them all and notes nothing.
+    assert_eq!(r.cells[MAC].runs, ["2026-03-15-9003"]);
+    assert_eq!(r.cells[MAC].left_out, None);
+    // The newest-run sections read every run: the same as with no window.
+    assert_eq!(linux.newest, all.cells[LINUX].newest);
+    assert_eq!(r.comparison, all.comparison);
+    // Over the history: the runs of some window, the rest counted.
+    let names: Vec<&str> = r.runs.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(names, ["2026-03-08-9002", "2026-03-15-9003"]);
+    assert_eq!(r.run_count(), 3);
+    assert_eq!(r.oldest_run(), Some("2026-03-01-9001"));
+    assert_eq!(r.left_out.as_ref().map(|l| l.left_out), Some(1));
+    // Every per-run record comes from the window.
+    let samples = r.samples.as_ref().unwrap();
+    assert_eq!(samples.len(), 2 * 48 + 12);
+    assert!(samples.iter().all(|s| s.run != "2026-03-01-9001"));
+    assert!(!r.footprint.is_empty());
+    assert!(r.footprint.iter().all(|f| f.run != "2026-03-01-9001"));
+    // The pages say so, on both.
+    let files = report::render(&r);
+    for page in ["index.html", "README.md"] {
+        let text = file(&files, page);
+        assert!(
+            text.contains("Charts show the last 2 of 3 runs (2026-03-08 to 2026-03-15);"),
+            "{page}"
+        );
+        assert!(text.contains("from 3 committed runs (oldest "), "{page}");
+        assert!(
+            text.contains("1 older run (2026-03-01) is left out"),
+            "{page}"
+        );
+    }
+    let fib = file(&files, "charts/linux-x86_64-ubuntu-24.04/fib.svg");
+    assert!(!fib.contains(">9001<") && fib.contains(">9002<"), "{fib}");
+}
+
+#[test]
+fn without_samples_no_samples_csv_and_the_page_says_how_to_get_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    history(tmp.path());
+    let runs = load_history(tmp.path()).unwrap().runs;
+    let r = Report::build(&runs, &ReportOptions::default());
+    assert_eq!(r.samples, None);
+    let files = report::render(&r);
+    assert!(files.iter().all(|f| f.path != report::SAMPLES_CSV));
+    let md = file(&files, "README.md");
+    assert!(md.contains("Every sample: `samples.csv`, which `cell report --samples` writes;"));
+    // A history shorter than the window: every file as without a window.
+    let whole = ReportOptions {
+        last: None,
+        samples: false,
+    };
+    assert_eq!(files, report::render(&Report::build(&runs, &whole)));
+}
+
+/// A stale samples.csv (or suites' CSV) a previous report left is removed by one that does
+/// not write it; a file of another name stays.
+#[test]
+fn a_report_without_samples_removes_a_stale_samples_csv() {
+    let tmp = tempfile::tempdir().unwrap();
+    history(tmp.path());
+    let runs = load_history(tmp.path()).unwrap().runs;
+    let out = tmp.path().join("out");
+    report::write(&Report::build(&runs, &ReportOptions::EVERYTHING), &out).unwrap();
+    assert!(out.join(report::SAMPLES_CSV).is_file());
+    std::fs::write(out.join(report::RAW_CSV), "stale").unwrap();
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    let written = report::write(&Report::build(&runs, &ReportOptions::default()), &out).unwrap();
+    assert!(!out.join(report::SAMPLES_CSV).exists());
+    assert!(
+        !out.join(report::RAW_CSV).exists(),
+        "this history has no suites"
+    );
+    assert!(out.join("notes.txt").is_file());
+    assert!(written.iter().all(|p| p.is_file()));
 }

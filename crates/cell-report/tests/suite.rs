@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use cell_report::report::{self, Output, Report};
+use cell_report::report::{self, Output, Report, ReportOptions};
 use cell_report::suite;
 use cell_schema::ServerName;
 use cell_schema::store::{ChartName, load_history};
@@ -303,7 +303,10 @@ fn file<'a>(files: &'a [Output], path: &str) -> &'a str {
 fn the_report_shows_the_newest_suites_with_their_charts() {
     let tmp = tempfile::tempdir().unwrap();
     history(tmp.path());
-    let r = Report::build(&load_history(tmp.path()).unwrap().runs);
+    let r = Report::build(
+        &load_history(tmp.path()).unwrap().runs,
+        &ReportOptions::EVERYTHING,
+    );
     let files = report::render(&r);
     let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(
@@ -366,7 +369,10 @@ fn the_report_shows_the_newest_suites_with_their_charts() {
 fn snapshot_every_file_of_the_suite_report() {
     let tmp = tempfile::tempdir().unwrap();
     history(tmp.path());
-    let r = Report::build(&load_history(tmp.path()).unwrap().runs);
+    let r = Report::build(
+        &load_history(tmp.path()).unwrap().runs,
+        &ReportOptions::EVERYTHING,
+    );
     for f in report::render(&r) {
         insta::assert_snapshot!(
             format!("report_{}", f.path.replace('/', "_")),
@@ -380,7 +386,7 @@ fn raw_and_summary_csv_name_the_run_the_seed_and_the_commit_of_every_record() {
     let tmp = tempfile::tempdir().unwrap();
     history(tmp.path());
     let runs = load_history(tmp.path()).unwrap().runs;
-    let r = Report::build(&runs);
+    let r = Report::build(&runs, &ReportOptions::EVERYTHING);
     let files = report::render(&r);
     let raw = file(&files, "raw.csv");
     let summary = file(&files, "summary.csv");

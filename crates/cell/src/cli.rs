@@ -57,7 +57,8 @@ pub enum Command {
     /// Check out the branch that keeps results/ (created when new) into a work tree.
     ResultsBranch(crate::cmd::commit::ResultsBranchArgs),
     /// Write the comparison pages from the committed history: index.html, README.md, SVG
-    /// charts, samples.csv and report.json.
+    /// charts, CSV files and report.json (each cell's newest 100 runs unless told otherwise;
+    /// samples.csv with --samples).
     Report(crate::cmd::report::ReportArgs),
     /// Judge a run against the committed history: PASS / FAIL / INCONCLUSIVE per row and phase.
     Gate(crate::cmd::gate::GateArgs),
@@ -125,6 +126,9 @@ pub struct LocalArgs {
     /// Changes to [http] and [soak] for this run.
     #[command(flatten)]
     pub suite_flags: SuiteFlags,
+    /// The report's window and its samples, as `cell report` takes them.
+    #[command(flatten)]
+    pub report: crate::cmd::report::WindowArgs,
     /// Timings from this file instead of timed processes (the test suite's executor; the
     /// results are marked scripted and refused as history).
     #[arg(long, hide = true, value_name = "FILE")]

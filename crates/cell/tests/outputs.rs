@@ -105,12 +105,21 @@ fn report_of_the_two_runs() {
             "footprint.csv",
             "index.html",
             "report.json",
-            "samples.csv"
         ]
     );
     for (path, text) in &written {
         insta::assert_snapshot!(format!("report_{}", path.replace('/', "_")), text);
     }
+    // Every sample, when asked for.
+    cell()
+        .args(["report", "--samples", "--history"])
+        .arg(fixtures().join("history"))
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let written = files(&out);
+    insta::assert_snapshot!("report_samples.csv", &written["samples.csv"]);
 }
 
 /// The upgrade: a history committed in schema version 1, a new run collected (written in the

@@ -158,7 +158,7 @@ fn report_of_two_local_runs_writes_pages_charts_and_every_sample() {
     let history = two_run_history(tmp.path());
     let out = tmp.path().join("site").join("report");
     let assert = cell()
-        .args(["report", "--history"])
+        .args(["report", "--samples", "--history"])
         .arg(&history)
         .arg("--out")
         .arg(&out)
@@ -259,7 +259,7 @@ fn report_of_two_local_runs_writes_pages_charts_and_every_sample() {
     // report of the same history writes the same bytes.
     let before = std::fs::read(out.join("index.html")).unwrap();
     let json = cell()
-        .args(["report", "--format", "json", "-q", "--history"])
+        .args(["report", "--samples", "--format", "json", "-q", "--history"])
         .arg(&history)
         .arg("--out")
         .arg(&out)
@@ -413,4 +413,195 @@ fn a_corrupt_file_in_an_old_run_is_named_and_the_report_is_still_written() {
             );
         assert!(!strict.exists(), "--strict wrote a report");
     }
+}
+
+/// `runs` copies of the fixture run dir, one a day back from 2026-11-30, each under its own
+/// numeric run id, as a long history holds them.
+fn copied_history(tmp: &Path, runs: u32) -> (PathBuf, Vec<String>) {
+    let from = cell_testkit::fixtures().join("workload/history/2026-12-01-local-093940");
+    let history = tmp.join("history");
+    let mut names = Vec::new();
+    for i in 0..runs {
+        let day = 30 - (runs - 1 - i);
+        let name = format!("2026-11-{day:02}-{}", 5_000_001 + i);
+        cell_testkit::copy_dir(&from, &history.join(&name));
+        names.push(name);
+    }
+    (history, names)
+}
+
+/// The run ids on the x axis of a chart: the labels under its ticks.
+fn x_labels(svg: &str) -> Vec<String> {
+    let axis = &svg[svg.find("<g class=\"axis x\">").expect("an x axis")..];
+    let axis = &axis[..axis.find("</g>").unwrap()];
+    links(axis, "\">", '<')
+        .into_iter()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("2026-"))
+        .collect()
+}
+
+fn report(history: &Path, out: &Path, flags: &[&str]) -> assert_cmd::assert::Assert {
+    cell()
+        .args(["report", "-q"])
+        .args(flags)
+        .arg("--history")
+        .arg(history)
+        .arg("--out")
+        .arg(out)
+        .assert()
+}
+
+#[test]
+fn last_n_draws_the_newest_runs_and_says_what_it_left_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (history, names) = copied_history(tmp.path(), 5);
+    let out = tmp.path().join("report");
+    report(&history, &out, &["--last", "3"]).success();
+    let mix = std::fs::read_to_string(out.join("charts/linux-x86_64-local/mix.svg")).unwrap();
+    let ids: Vec<&str> = names.iter().map(|n| &n[11..]).collect();
+    assert_eq!(x_labels(&mix), ids[2..], "the x axis of the last 3 runs");
+    let model = read_json(&out.join("report.json"));
+    let cell = &model["cells"]["linux-x86_64-local"];
+    assert_eq!(cell["runs"].as_array().unwrap().len(), 3);
+    let rows = cell["phases"][0]["rows"].as_object().unwrap();
+    assert_eq!(
+        mix.matches("<title>").count(),
+        1 + 3 * rows.len(),
+        "the title and a point per row and run of the window"
+    );
+    for row in rows.values() {
+        let points: Vec<&str> = row["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["run"].as_str().unwrap())
+            .collect();
+        assert_eq!(points, names[2..], "points of the window only");
+    }
+    assert_eq!(cell["left_out"]["runs"], 5);
+    assert_eq!(cell["left_out"]["left_out"], 2);
+    assert_eq!(cell["left_out"]["oldest"], names[0].as_str());
+    assert_eq!(cell["left_out"]["newest"], names[1].as_str());
+    assert_eq!(model["runs"].as_array().unwrap().len(), 3);
+    assert_eq!(model["left_out"]["left_out"], 2);
+    // footprint.csv: the rows of the window's runs only.
+    let csv = std::fs::read_to_string(out.join("footprint.csv")).unwrap();
+    for (i, n) in names.iter().enumerate() {
+        assert_eq!(
+            csv.contains(&format!("\r\n{n},")),
+            i >= 2,
+            "{n} in footprint.csv"
+        );
+    }
+    // The page says what it left out, per cell and over the history, on both pages.
+    for page in ["index.html", "README.md"] {
+        let text = std::fs::read_to_string(out.join(page)).unwrap();
+        assert!(
+            text.contains("Charts show the last 3 of 5 runs (2026-11-28 to 2026-11-30);"),
+            "{page}"
+        );
+        assert!(text.contains("cell report --all-runs"), "{page}");
+        assert!(text.contains("from 5 committed runs"), "{page}");
+        assert!(text.contains(&names[0]), "{page}: the oldest run named");
+    }
+
+    // --all-runs: every run, nothing said to be left out.
+    report(&history, &out, &["--all-runs"]).success();
+    let mix = std::fs::read_to_string(out.join("charts/linux-x86_64-local/mix.svg")).unwrap();
+    assert_eq!(x_labels(&mix), ids);
+    let model = read_json(&out.join("report.json"));
+    assert!(model.get("left_out").is_none());
+    assert!(
+        model["cells"]["linux-x86_64-local"]
+            .get("left_out")
+            .is_none()
+    );
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(!html.contains("Charts show the last"));
+    // So does a window wider than the history: the same bytes.
+    let wide = tmp.path().join("wide");
+    report(&history, &wide, &["--last", "5"]).success();
+    for f in [
+        "index.html",
+        "report.json",
+        "charts/linux-x86_64-local/mix.svg",
+    ] {
+        assert_eq!(
+            std::fs::read(out.join(f)).unwrap(),
+            std::fs::read(wide.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+}
+
+#[test]
+fn samples_csv_is_written_only_when_asked_for_and_a_stale_one_removed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (history, _) = copied_history(tmp.path(), 2);
+    let out = tmp.path().join("report");
+    report(&history, &out, &[]).success();
+    assert!(
+        !out.join("samples.csv").exists(),
+        "no samples.csv by default"
+    );
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("<code>cell report --samples</code> writes"));
+    assert!(
+        !html.contains("href=\"samples.csv\""),
+        "no link to a missing file"
+    );
+
+    let listed = report(&history, &out, &["--samples"]).success();
+    let stdout = String::from_utf8_lossy(&listed.get_output().stdout).into_owned();
+    assert!(stdout.contains("samples.csv"), "{stdout}");
+    let csv = std::fs::read_to_string(out.join("samples.csv")).unwrap();
+    assert!(csv.lines().count() > 1);
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("href=\"samples.csv\""));
+
+    // A later report without the flag leaves no stale samples.csv behind.
+    report(&history, &out, &[]).success();
+    assert!(
+        !out.join("samples.csv").exists(),
+        "the stale samples.csv stays"
+    );
+
+    // Never inside the history, which is committed.
+    let inside = history.join("report");
+    report(&history, &inside, &["--samples"])
+        .code(2)
+        .stderr(predicate::str::contains("--samples").and(predicate::str::contains("--out")));
+    assert!(!inside.exists());
+}
+
+#[test]
+fn a_window_of_no_runs_or_two_windows_at_once_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (history, _) = copied_history(tmp.path(), 1);
+    let out = tmp.path().join("report");
+    report(&history, &out, &["--last", "0"])
+        .code(2)
+        .stderr(predicate::str::contains("--last"));
+    report(&history, &out, &["--last", "3", "--all-runs"])
+        .code(2)
+        .stderr(predicate::str::contains("--last").and(predicate::str::contains("--all-runs")));
+    assert!(!out.exists());
+}
+
+#[test]
+fn cell_local_takes_the_reports_window_and_samples_flags() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = project(tmp.path(), VERSIONS, &GCC_TOML);
+    let out = tmp.path().join("local");
+    let timings = Timings::new(1)
+        .row("c-fast", 0.02)
+        .row("c-slow", 0.08)
+        .row("gcc-O2", 0.021);
+    let report = out.join("report");
+    common::scripted_local(&root, &out, &timings, &["--reps", "2", "--samples"]);
+    assert!(report.join("samples.csv").is_file());
+    common::scripted_local(&root, &out, &timings, &["--reps", "2", "--last", "1"]);
+    assert!(!report.join("samples.csv").exists(), "a stale samples.csv");
+    let md = std::fs::read_to_string(report.join("README.md")).unwrap();
+    assert!(md.contains("Charts show the last 1 of 2 runs"), "{md}");
 }

@@ -1,12 +1,13 @@
-//! `samples.csv`: every timed process of every run, one line each; `footprint.csv`: every
-//! row of every run with its compile seconds, binary and text bytes and its toolchain's
+//! `samples.csv` (when asked for): every timed process of every run of the window, one line
+//! each; `footprint.csv`: every row of every run of the window with its compile seconds, binary and text bytes and its toolchain's
 //! installed size. RFC 4180 (CRLF line ends; a field holding `,`, `"`, CR or LF is quoted,
 //! its quotes doubled); a figure a results file lacks is an empty field.
 
 use super::model::{FootprintRecord, Report, Sample, role_name};
 use super::{Exporter, FOOTPRINT_CSV, Output, RAW_CSV, SAMPLES_CSV, SUMMARY_CSV};
 
-/// Writes `samples.csv`.
+/// Writes `samples.csv` (when the report kept the samples), `footprint.csv`, and `raw.csv`
+/// and `summary.csv` (when the window has suites).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CsvExporter;
 
@@ -49,13 +50,15 @@ pub const FOOTPRINT_HEADER: [&str; 15] = [
 
 impl Exporter for CsvExporter {
     fn export(&self, report: &Report) -> Vec<Output> {
-        let mut out = vec![
-            Output::new(SAMPLES_CSV, render(&report.samples).into_bytes()),
-            Output::new(
-                FOOTPRINT_CSV,
-                render_footprint(&report.footprint).into_bytes(),
-            ),
-        ];
+        let mut out: Vec<Output> = report
+            .samples
+            .iter()
+            .map(|s| Output::new(SAMPLES_CSV, render(s).into_bytes()))
+            .collect();
+        out.push(Output::new(
+            FOOTPRINT_CSV,
+            render_footprint(&report.footprint).into_bytes(),
+        ));
         // The suites' files when a run of the history has suites, as their charts.
         if !report.suites.is_empty() {
             out.push(Output::new(

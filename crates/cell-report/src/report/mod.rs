@@ -9,8 +9,12 @@
 //! | [`SvgExporter`] | `charts/<cell>/<phase>.svg`, `charts/<cell>/footprint.svg` |
 //! | [`HtmlExporter`] | `index.html` (self-contained: inline CSS, no script) |
 //! | [`MarkdownExporter`] | `README.md` (GitHub Markdown, the same document) |
-//! | [`CsvExporter`] | `samples.csv` (every timed process), `footprint.csv` (every row's footprint), `raw.csv` and `summary.csv` (the http and soak suites) |
+//! | [`CsvExporter`] | `samples.csv` (every timed process, when asked for), `footprint.csv` (every row's footprint), `raw.csv` and `summary.csv` (the http and soak suites) |
 //! | [`JsonExporter`] | `report.json` (the data model) |
+//!
+//! The model is built over a window ([`ReportOptions`]: each cell's newest runs), so what
+//! grows with the history (the charts, the series, the per-run CSV records) stays bounded;
+//! the exporters draw what the model holds and never choose runs themselves.
 //!
 //! Every link between the files is relative, so the folder works at any depth and moved.
 
@@ -22,6 +26,7 @@ mod model;
 mod page;
 mod suite_csv;
 mod svg;
+mod window;
 
 use std::path::{Path, PathBuf};
 
@@ -39,12 +44,14 @@ pub use model::{
 };
 pub use suite_csv::SuiteCell;
 pub use svg::SvgExporter;
+pub use window::{DEFAULT_LAST, LeftOut, ReportOptions, window};
 
 /// The page for browsers.
 pub const INDEX_HTML: &str = "index.html";
 /// The page for GitHub.
 pub const README_MD: &str = "README.md";
-/// Every timed process of every run, one CSV record each.
+/// Every timed process of every run of the window, one CSV record each (written only when
+/// asked for: `cell report --samples`).
 pub const SAMPLES_CSV: &str = "samples.csv";
 /// Every row's footprint in every run, one CSV record each.
 pub const FOOTPRINT_CSV: &str = "footprint.csv";
@@ -111,8 +118,14 @@ pub fn render(report: &Report) -> Vec<Output> {
     exporters().iter().flat_map(|e| e.export(report)).collect()
 }
 
-/// Writes every file under `out` (each atomically), then removes chart SVGs a previous report
-/// left that this one does not have. Returns the files written, in order.
+/// The files a report writes only sometimes (`samples.csv` when asked for, the suites' CSV
+/// when the history has suites): one a previous report left is removed when this one does
+/// not write it, so a folder never carries a stale one.
+pub const OPTIONAL_FILES: [&str; 3] = [SAMPLES_CSV, RAW_CSV, SUMMARY_CSV];
+
+/// Writes every file under `out` (each atomically), then removes chart SVGs and
+/// [`OPTIONAL_FILES`] a previous report left that this one does not have. Returns the files
+/// written, in order.
 pub fn write(report: &Report, out: &Path) -> Result<Vec<PathBuf>, StoreError> {
     let files = render(report);
     cell_schema::store::write_files(out, &files)?;
@@ -121,6 +134,12 @@ pub fn write(report: &Report, out: &Path) -> Result<Vec<PathBuf>, StoreError> {
         .map(|f| f.path.split('/').fold(out.to_path_buf(), |p, s| p.join(s)))
         .collect();
     remove_stale_charts(&out.join(CHARTS_DIR), &written)?;
+    for name in OPTIONAL_FILES {
+        let p = out.join(name);
+        if !written.contains(&p) && p.is_file() {
+            std::fs::remove_file(&p).map_err(|error| StoreError::Io { path: p, error })?;
+        }
+    }
     Ok(written)
 }
 

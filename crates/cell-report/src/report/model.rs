@@ -13,10 +13,11 @@ use cell_schema::{
 };
 use serde::Serialize;
 
+use super::window::{LeftOut, ReportOptions, window};
 use crate::footprint::of_cell;
 pub use crate::footprint::{FootprintRow, ToolchainSize};
 
-use cell_schema::store::HistoryRun;
+use cell_schema::store::{HistoryRun, RunDirName};
 
 /// Version of `report.json` (and of `cell report --format json`).
 pub const REPORT_VERSION: u32 = 1;
@@ -36,25 +37,30 @@ pub struct Report {
     pub schema_version: u32,
     /// `"report"`.
     pub kind: ReportKind,
-    /// Every run of the history, oldest first.
+    /// The runs of the window, oldest first: those some cell's window holds, and the
+    /// history's newest runs (every run when nothing was left out).
     pub runs: Vec<RunRef>,
+    /// The runs of the history no window holds (not written when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<LeftOut>,
     /// What the page shows of each cell, by cell id.
     pub cells: BTreeMap<CellId, CellReport>,
-    /// Every timed process of every run, for `samples.csv`. Not part of the JSON form, which
-    /// stays a summary: the samples of a long history run to megabytes. Imported runs have
-    /// none: the old tool kept wall seconds only, in their cells' `RESULTS.md`.
+    /// Every timed process of every cell and run of the window, for `samples.csv`; `None`
+    /// unless asked for ([`ReportOptions::samples`]). Not part of the JSON form, which stays
+    /// a summary: the samples of a long history run to megabytes. Imported runs have none:
+    /// the old tool kept wall seconds only, in their cells' `RESULTS.md`.
     #[serde(skip)]
-    pub samples: Vec<Sample>,
+    pub samples: Option<Vec<Sample>>,
     /// The imported soaks of the history (`imported-soak.json`), by run.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub imported_soak: BTreeMap<String, ImportedSoakRun>,
     /// The newest run with workload jobs: every row against every cell, and its cost.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<crate::compare::Comparison>,
-    /// Every row's footprint in every run, for `footprint.csv`.
+    /// Every row's footprint in every cell and run of the window, for `footprint.csv`.
     #[serde(skip)]
     pub footprint: Vec<FootprintRecord>,
-    /// The suites of every cell of every run, for `raw.csv` and `summary.csv`.
+    /// The suites of every cell and run of the window, for `raw.csv` and `summary.csv`.
     #[serde(skip)]
     pub suites: Vec<super::SuiteCell>,
 }
@@ -103,8 +109,12 @@ pub struct CellReport {
     pub arch: String,
     /// The runner label.
     pub label: CellLabel,
-    /// Names of the runs holding this cell, oldest first: the x axis of its charts.
+    /// Names of the runs of the window holding this cell, oldest first: the x axis of its
+    /// charts.
     pub runs: Vec<String>,
+    /// The cell's runs older than its window (not written when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<LeftOut>,
     /// The reference row every ratio divides by (as of the newest run).
     pub reference: RowName,
     /// Its label (`clang -O2`).
@@ -393,27 +403,65 @@ pub fn role_name(r: Role) -> &'static str {
 
 impl Report {
     /// Builds the report from runs in history order (oldest first, as
-    /// [`load_history`](cell_schema::store::load_history) returns them).
-    pub fn build(runs: &[HistoryRun]) -> Self {
-        let mut cells: BTreeMap<CellId, Vec<(&HistoryRun, &CellResult)>> = BTreeMap::new();
+    /// [`load_history`](cell_schema::store::load_history)
+    /// returns them), over the window `options` sets: each cell's newest runs
+    /// ([`window`]) feed its charts, series and CSV records; its newest-run sections read
+    /// every run.
+    pub fn build(runs: &[HistoryRun], options: &ReportOptions) -> Self {
+        let mut cells: BTreeMap<&CellId, Vec<(&HistoryRun, &CellResult)>> = BTreeMap::new();
         for run in runs {
             for (id, cell) in &run.cells {
-                cells.entry(id.clone()).or_default().push((run, cell));
+                cells.entry(id).or_default().push((run, cell));
             }
         }
+        let windows: BTreeMap<&CellId, &[(&HistoryRun, &CellResult)]> = cells
+            .iter()
+            .map(|(id, seen)| (*id, window(seen, options.last)))
+            .collect();
+        let shown: BTreeSet<(&RunDirName, &CellId)> = windows
+            .iter()
+            .flat_map(|(id, w)| w.iter().map(|(r, _)| (&r.name, *id)))
+            .collect();
+        // A run some cell's window holds, or one of the history's newest (a run without
+        // cells has no window of its own).
+        let kept_names: BTreeSet<&RunDirName> = shown
+            .iter()
+            .map(|(r, _)| *r)
+            .chain(window(runs, options.last).iter().map(|r| &r.name))
+            .collect();
+        // The runs of the window, each with those of its cells its window holds.
+        let kept: Vec<(&HistoryRun, Vec<(&CellId, &CellResult)>)> = runs
+            .iter()
+            .filter(|r| kept_names.contains(&r.name))
+            .map(|r| {
+                let cells = r
+                    .cells
+                    .iter()
+                    .filter(|(id, _)| shown.contains(&(&r.name, *id)))
+                    .collect();
+                (r, cells)
+            })
+            .collect();
         Self {
             schema_version: REPORT_VERSION,
             kind: ReportKind::Report,
-            runs: runs.iter().map(run_ref).collect(),
+            runs: kept.iter().map(|(r, _)| run_ref(r)).collect(),
+            left_out: LeftOut::of(
+                runs.iter()
+                    .map(|r| (r.name.to_string(), kept_names.contains(&r.name))),
+                options.last,
+            ),
             cells: cells
                 .iter()
-                .map(|(id, seen)| (id.clone(), cell_report(seen)))
+                .map(|(id, seen)| ((*id).clone(), cell_report(seen, windows[id], options)))
                 .collect(),
-            samples: runs.iter().flat_map(run_samples).collect(),
-            suites: runs.iter().flat_map(suite_cells).collect(),
-            imported_soak: runs
+            samples: options
+                .samples
+                .then(|| kept.iter().flat_map(|(r, c)| run_samples(r, c)).collect()),
+            suites: kept.iter().flat_map(|(r, c)| suite_cells(r, c)).collect(),
+            imported_soak: kept
                 .iter()
-                .filter_map(|r| Some((r.name.to_string(), r.imported_soak.clone()?)))
+                .filter_map(|(r, _)| Some((r.name.to_string(), r.imported_soak.clone()?)))
                 .collect(),
             comparison: runs.iter().rev().find_map(|r| {
                 let cells: Vec<&CellResult> =
@@ -422,13 +470,32 @@ impl Report {
                     crate::compare::comparison(&r.name.to_string(), &cells, r.record.as_ref())
                 })
             }),
-            footprint: runs.iter().flat_map(run_footprint).collect(),
+            footprint: kept.iter().flat_map(|(r, c)| run_footprint(r, c)).collect(),
         }
     }
 
     /// The newest run's name, if any.
     pub fn newest_run(&self) -> Option<&RunRef> {
         self.runs.last()
+    }
+
+    /// The runs of the history, those the window left out included.
+    pub fn run_count(&self) -> usize {
+        self.left_out.as_ref().map_or(self.runs.len(), |l| l.runs)
+    }
+
+    /// The oldest run of the history, whether the window holds it or not.
+    pub fn oldest_run(&self) -> Option<&str> {
+        let shown = self.runs.first().map(|r| r.name.as_str());
+        let left = self.left_out.as_ref().map(|l| l.oldest.as_str());
+        shown.into_iter().chain(left).min()
+    }
+}
+
+impl CellReport {
+    /// The cell's runs in the history, those its window left out included.
+    pub fn run_count(&self) -> usize {
+        self.left_out.as_ref().map_or(self.runs.len(), |l| l.runs)
     }
 }
 
@@ -538,7 +605,13 @@ fn phase_report(seen: &[(&HistoryRun, &CellResult)], phase: Phase) -> PhaseRepor
     PhaseReport { phase, rows }
 }
 
-fn cell_report(seen: &[(&HistoryRun, &CellResult)]) -> CellReport {
+/// A cell over its runs `seen`: the charts and series over `shown` (the window, the newest
+/// of them), the newest-run sections over all.
+fn cell_report(
+    seen: &[(&HistoryRun, &CellResult)],
+    shown: &[(&HistoryRun, &CellResult)],
+    options: &ReportOptions,
+) -> CellReport {
     // The newest measured run is the cell's state; an imported one only when nothing else is.
     let (newest_run, newest) = *seen
         .iter()
@@ -558,20 +631,28 @@ fn cell_report(seen: &[(&HistoryRun, &CellResult)]) -> CellReport {
         ),
         (None, None) => (RowName::new(String::new()), String::new()),
     };
-    let phases = phase_order(seen)
+    let phases = phase_order(shown)
         .into_iter()
-        .map(|phase| phase_report(seen, phase))
+        .map(|phase| phase_report(shown, phase))
         .collect();
+    // The window is the newest of the cell's runs: those before it are left out.
+    let older = seen.len() - shown.len();
     CellReport {
         os: newest.cell.os.clone(),
         arch: newest.cell.arch.clone(),
         label: newest.cell.label.clone(),
-        runs: seen.iter().map(|(r, _)| r.name.to_string()).collect(),
+        runs: shown.iter().map(|(r, _)| r.name.to_string()).collect(),
+        left_out: LeftOut::of(
+            seen.iter()
+                .enumerate()
+                .map(|(i, (r, _))| (r.name.to_string(), i >= older)),
+            options.last,
+        ),
         reference,
         reference_label,
         phases,
         newest: newest_report(newest_run, newest, seen),
-        http: http_series(seen),
+        http: http_series(shown),
     }
 }
 
@@ -768,10 +849,11 @@ fn job_report(j: &JobSummary) -> JobReport {
     }
 }
 
-/// Every row of every cell of a run with its footprint, and its toolchain's installed size.
-fn run_footprint(run: &HistoryRun) -> Vec<FootprintRecord> {
+/// Every row of the cells `cells` of a run with its footprint, and its toolchain's installed
+/// size.
+fn run_footprint(run: &HistoryRun, cells: &[(&CellId, &CellResult)]) -> Vec<FootprintRecord> {
     let mut out = Vec::new();
-    for (cell_id, cell) in &run.cells {
+    for &(cell_id, cell) in cells {
         let (rows, sizes) = of_cell(cell);
         for row in rows {
             out.push(FootprintRecord {
@@ -789,14 +871,12 @@ fn run_footprint(run: &HistoryRun) -> Vec<FootprintRecord> {
     out
 }
 
-/// Every timed process of a run: per cell, per job its reference and control, then the rows
-/// that job measured (the reference is listed once, under `reference`).
-/// The cells of a run that have suites, for the suites' CSV.
-fn suite_cells(run: &HistoryRun) -> Vec<super::SuiteCell> {
-    run.cells
+/// Those of the cells `cells` of a run that have suites, for the suites' CSV.
+fn suite_cells(run: &HistoryRun, cells: &[(&CellId, &CellResult)]) -> Vec<super::SuiteCell> {
+    cells
         .iter()
         .filter(|(_, c)| !c.http.is_empty() || !c.soak.is_empty())
-        .map(|(id, c)| super::SuiteCell {
+        .map(|&(id, c)| super::SuiteCell {
             run: run.name.to_string(),
             info: c.run.clone(),
             cell: id.clone(),
@@ -811,9 +891,12 @@ fn suite_cells(run: &HistoryRun) -> Vec<super::SuiteCell> {
         .collect()
 }
 
-fn run_samples(run: &HistoryRun) -> Vec<Sample> {
+/// Every timed process of the cells `cells` of a run: per cell, per job its reference and
+/// control, then the rows that job measured (the reference is listed once, under
+/// `reference`).
+fn run_samples(run: &HistoryRun, cells: &[(&CellId, &CellResult)]) -> Vec<Sample> {
     let mut out = Vec::new();
-    for (cell_id, cell) in &run.cells {
+    for &(cell_id, cell) in cells {
         let mut push = |job: &ToolchainName, name: &RowName, role: Role, row: &RowResult| {
             for (phase, pr) in &row.phases {
                 for r in &pr.runs {

@@ -75,7 +75,7 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let history = super::load_history(&args.out, false)?;
     let report = gate(&plan, &history, &run_dir)?;
     print(&cells, &report, cli);
-    let report_dir = write_report(&args.out, &history)?;
+    let report_dir = write_report(&args.out, &history, &args.report.options())?;
     if !cli.quiet {
         eprintln!(
             "wrote {}",
@@ -240,8 +240,12 @@ fn print(cells: &[MergedCell], report: &GateReport, cli: &Cli) {
 }
 
 /// The report over every local run in `out`, as `cell report` would write it.
-fn write_report(out: &Path, history: &store::History) -> anyhow::Result<PathBuf> {
-    let page = cell_report::report::Report::build(&history.runs);
+fn write_report(
+    out: &Path,
+    history: &store::History,
+    options: &cell_report::report::ReportOptions,
+) -> anyhow::Result<PathBuf> {
+    let page = cell_report::report::Report::build(&history.runs, options);
     let report_dir = out.join(store::REPORT_DIR);
     cell_report::report::write(&page, &report_dir).context("writing the report")?;
     Ok(report_dir)

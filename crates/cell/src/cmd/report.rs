@@ -1,10 +1,11 @@
-//! `cell report`: the committed history → `index.html`, `README.md`, SVG charts,
-//! `samples.csv` and `report.json` under one folder.
+//! `cell report`: the committed history → `index.html`, `README.md`, SVG charts, the CSV
+//! files and `report.json` under one folder; over each cell's newest runs unless told
+//! otherwise, and `samples.csv` only when asked for.
 
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use cell_report::report::{self, Report};
+use cell_report::report::{self, Report, ReportOptions};
 use clap::Args;
 
 use crate::cli::{Cli, Format};
@@ -23,10 +24,51 @@ pub struct ReportArgs {
     /// default such a file is left out of the report and named in a notice).
     #[arg(long)]
     pub strict: bool,
+    /// How much of the history the report carries.
+    #[command(flatten)]
+    pub window: WindowArgs,
+}
+
+/// The report's window and its samples, for `cell report` and `cell local`.
+#[derive(Debug, Default, Args)]
+pub struct WindowArgs {
+    /// report: charts, tables and CSV files carry each cell's newest N runs [default: 100].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub last: Option<u32>,
+    /// report: charts, tables and CSV files carry every run of the history.
+    #[arg(long, conflicts_with = "last")]
+    pub all_runs: bool,
+    /// report: also write samples.csv, every timed process of the runs the report carries.
+    #[arg(long)]
+    pub samples: bool,
+}
+
+impl WindowArgs {
+    /// The options the report is built with.
+    pub fn options(&self) -> ReportOptions {
+        let default = ReportOptions::default();
+        ReportOptions {
+            last: if self.all_runs {
+                None
+            } else {
+                self.last
+                    .and_then(|n| std::num::NonZeroUsize::new(usize::try_from(n).ok()?))
+                    .or(default.last)
+            },
+            samples: self.samples,
+        }
+    }
 }
 
 /// Runs `cell report`.
 pub fn run(args: &ReportArgs, cli: &Cli) -> anyhow::Result<Exit> {
+    if args.window.samples && inside(&args.out, &args.history) {
+        anyhow::bail!(
+            "--samples: samples.csv is never written inside the history ({}), which is \
+             committed: pass an --out outside it",
+            args.history.display()
+        );
+    }
     let history = super::load_history(&args.history, args.strict)?;
     let runs = history.runs;
     let cells: usize = runs.iter().map(|r| r.cells.len()).sum();
@@ -45,7 +87,7 @@ pub fn run(args: &ReportArgs, cli: &Cli) -> anyhow::Result<Exit> {
             args.history.display()
         );
     }
-    let report = Report::build(&runs);
+    let report = Report::build(&runs, &args.window.options());
     let written = report::write(&report, &args.out).context("writing the report")?;
     match cli.format {
         Format::Json => print!("{}", cell_schema::to_json(&report)),
@@ -64,4 +106,42 @@ pub fn run(args: &ReportArgs, cli: &Cli) -> anyhow::Result<Exit> {
         );
     }
     Ok(Exit::Ok)
+}
+
+/// Whether `path` is `dir` or lies under it, read lexically (both made absolute, `..`
+/// resolved; neither needs to exist).
+fn inside(path: &std::path::Path, dir: &std::path::Path) -> bool {
+    let lexical = |p: &std::path::Path| -> Option<PathBuf> {
+        let mut out = PathBuf::new();
+        for c in std::path::absolute(p).ok()?.components() {
+            match c {
+                std::path::Component::CurDir => {}
+                std::path::Component::ParentDir => {
+                    out.pop();
+                }
+                c => out.push(c),
+            }
+        }
+        Some(out)
+    };
+    match (lexical(path), lexical(dir)) {
+        (Some(p), Some(d)) => p.starts_with(d),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_out_inside_the_history_is_seen_through_dots() {
+        let p = std::path::Path::new;
+        assert!(inside(p("results"), p("results")));
+        assert!(inside(p("results/report"), p("./results")));
+        assert!(inside(p("x/../results/report"), p("results")));
+        assert!(!inside(p("results/../report"), p("results")));
+        assert!(!inside(p("results-report"), p("results")));
+        assert!(!inside(p("report"), p("results")));
+    }
 }
