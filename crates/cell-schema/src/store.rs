@@ -942,8 +942,13 @@ impl HistoryIndex {
                 if name.starts_with('.') {
                     continue;
                 }
+                // The entry's own type needs no further call; a link is followed, as a
+                // reader of the dir would.
+                let is_dir = e
+                    .file_type()
+                    .is_ok_and(|t| t.is_dir() || (t.is_symlink() && e.path().is_dir()));
                 if let Ok(run) = RunDirName::parse(&name)
-                    && e.path().is_dir()
+                    && is_dir
                 {
                     runs.push(run);
                 }
