@@ -123,10 +123,12 @@ impl RunDirName {
         &self.id
     }
 
-    /// Date, then numeric ids by value, then other ids (local stamps) by text.
+    /// Date, then numeric ids by value, then other ids (local stamps) by text. Two numeric
+    /// ids of one value (`7`, `007`) are told apart by their text, so the order agrees with
+    /// equality and a listing of run dirs has one order whatever the file system returns.
     fn order_key(&self) -> (&str, u8, u64, &str) {
         match self.id.parse::<u64>() {
-            Ok(n) => (&self.date, 0, n, ""),
+            Ok(n) => (&self.date, 0, n, &self.id),
             Err(_) => (&self.date, 1, 0, &self.id),
         }
     }
@@ -319,6 +321,14 @@ pub enum StoreError {
         path: PathBuf,
         /// Every impossible value in it.
         problems: Vec<Problem>,
+    },
+    /// A cell's results file under the directory of another cell.
+    #[error("{}: it holds cell `{id}`, not the cell its directory names; move or remove the file", path.display())]
+    OtherCell {
+        /// The results file.
+        path: PathBuf,
+        /// The cell id it holds.
+        id: CellId,
     },
     /// A directory that is not a run dir.
     #[error("{}: {error}", path.display())]
@@ -719,6 +729,10 @@ pub enum Unusable {
     /// It parses, but holds values no measurement can produce.
     #[error("{}", impossible_lines(.0))]
     Impossible(Vec<Problem>),
+    /// It holds another cell than the one its directory names: the store writes a cell only
+    /// under its own id, so the file was moved or edited by hand.
+    #[error("it holds cell `{0}`, not the cell its directory names")]
+    OtherCell(CellId),
 }
 
 fn impossible_lines(problems: &[Problem]) -> String {
@@ -740,6 +754,7 @@ impl Unusable {
             Self::Io(error) => StoreError::Io { path, error },
             Self::Bad(error) => StoreError::Bad { path, error },
             Self::Impossible(problems) => StoreError::Impossible { path, problems },
+            Self::OtherCell(id) => StoreError::OtherCell { path, id },
         }
     }
 }
@@ -781,16 +796,19 @@ fn read_text(path: &Path) -> Result<String, StoreError> {
     std::fs::read_to_string(path).map_err(io_at(path))
 }
 
-/// One cell's `results.json`, readable and possible.
-fn read_cell_file(file: &Path) -> Result<CellResult, Unusable> {
+/// One cell's `results.json` in the cell dir named `dir_name`: readable, possible, and of
+/// that cell.
+fn read_cell_file(file: &Path, dir_name: &str) -> Result<CellResult, Unusable> {
     let text = std::fs::read_to_string(file).map_err(Unusable::Io)?;
     let cell = crate::read_cell(&text).map_err(Unusable::Bad)?;
     let problems = validate::cell_result(&cell);
-    if problems.is_empty() {
-        Ok(cell)
-    } else {
-        Err(Unusable::Impossible(problems))
+    if !problems.is_empty() {
+        return Err(Unusable::Impossible(problems));
     }
+    if cell.cell.id.as_str() != dir_name {
+        return Err(Unusable::OtherCell(cell.cell.id));
+    }
+    Ok(cell)
 }
 
 /// Reads one run dir: every `<cell-id>/results.json` under it, and `run.json`. Any file that
@@ -825,15 +843,16 @@ fn read_run(dir: &Path, with_record: bool) -> Result<(HistoryRun, Vec<SkippedFil
         if !file.is_file() {
             continue;
         }
-        match read_cell_file(&file) {
+        let dir_name = sub
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match read_cell_file(&file, &dir_name) {
             Ok(cell) => {
                 cells.insert(cell.cell.id.clone(), cell);
             }
             Err(reason) => skipped.push(SkippedFile {
-                cell: sub
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
+                cell: dir_name,
                 path: file,
                 run: name.clone(),
                 reason,
@@ -886,30 +905,120 @@ fn read_run(dir: &Path, with_record: bool) -> Result<(HistoryRun, Vec<SkippedFil
 /// `results.json` that cannot be read or holds impossible values is left out of its run and
 /// listed in [`History::skipped`] with the reason, so one bad file never costs the others.
 pub fn load_history(results: &Path) -> Result<History, StoreError> {
+    let index = HistoryIndex::open(results)?;
     let mut history = History::default();
-    if !results.exists() {
-        return Ok(history);
+    for name in index.runs() {
+        let (run, skipped) = index.read_run(name)?;
+        history.runs.extend(run);
+        history.skipped.extend(skipped);
     }
-    for e in std::fs::read_dir(results)
-        .map_err(io_at(results))?
-        .filter_map(Result::ok)
-    {
-        let p = e.path();
-        let name = e.file_name().to_string_lossy().into_owned();
-        if p.is_dir() && !name.starts_with('.') && RunDirName::parse(&name).is_ok() {
-            let (run, skipped) = read_run(&p, false)?;
-            // A run all of whose cells were left out is no run of the history.
-            if !run.cells.is_empty() || skipped.is_empty() {
-                history.runs.push(run);
-            }
-            history.skipped.extend(skipped);
-        }
-    }
-    history.runs.sort_by(|a, b| a.name.cmp(&b.name));
     history
         .skipped
         .sort_by(|a, b| (&a.run, &a.path).cmp(&(&b.run, &b.path)));
     Ok(history)
+}
+
+/// The runs of a results dir by their names alone, oldest first ([`RunDirName`]'s order):
+/// listed, never read. The history's order is the names' (no index file is committed: two
+/// collects pushing at once would conflict on it), so a reader that needs a few runs reads
+/// only those, through [`HistoryIndex::read_cell`] or [`HistoryIndex::read_run`].
+#[derive(Clone, Debug)]
+pub struct HistoryIndex {
+    dir: PathBuf,
+    runs: Vec<RunDirName>,
+}
+
+impl HistoryIndex {
+    /// Lists the run dirs under `results`, passing over what [`load_history`] passes over
+    /// (dot-directories of an interrupted write, names that are not run names, files). A
+    /// `results` that does not exist is an empty history.
+    pub fn open(results: &Path) -> Result<Self, StoreError> {
+        let mut runs = Vec::new();
+        if results.exists() {
+            for e in std::fs::read_dir(results)
+                .map_err(io_at(results))?
+                .filter_map(Result::ok)
+            {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.starts_with('.') {
+                    continue;
+                }
+                // The entry's own type needs no further call; a link is followed, as a
+                // reader of the dir would.
+                let is_dir = e
+                    .file_type()
+                    .is_ok_and(|t| t.is_dir() || (t.is_symlink() && e.path().is_dir()));
+                if let Ok(run) = RunDirName::parse(&name)
+                    && is_dir
+                {
+                    runs.push(run);
+                }
+            }
+        }
+        runs.sort();
+        Ok(Self {
+            dir: results.to_owned(),
+            runs,
+        })
+    }
+
+    /// The results dir listed.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Every run, oldest first.
+    pub fn runs(&self) -> &[RunDirName] {
+        &self.runs
+    }
+
+    /// The run named `name` (`<date>-<run-id>` as written), when it is one of the history.
+    pub fn find(&self, name: &str) -> Option<&RunDirName> {
+        self.runs.iter().find(|r| r.to_string() == name)
+    }
+
+    /// The directory of `run`.
+    pub fn run_dir(&self, run: &RunDirName) -> PathBuf {
+        self.dir.join(run.to_string())
+    }
+
+    /// The one file `<run>/<cell>/results.json`, read and checked as [`load_history`]
+    /// checks every file: `None` when the run has no such cell (or `cell` could be no
+    /// directory's name), else the cell or the file left out with its reason.
+    pub fn read_cell(
+        &self,
+        run: &RunDirName,
+        cell: &CellId,
+    ) -> Option<Result<CellResult, SkippedFile>> {
+        // A cell id from a file is safe already; one made in code is checked here, so no
+        // name climbs out of the run dir.
+        if !crate::ids::is_safe_id(cell.as_str()) {
+            return None;
+        }
+        let file = self.run_dir(run).join(cell.as_str()).join(RESULTS_JSON);
+        if !file.is_file() {
+            return None;
+        }
+        Some(
+            read_cell_file(&file, cell.as_str()).map_err(|reason| SkippedFile {
+                path: file,
+                run: run.clone(),
+                cell: cell.to_string(),
+                reason,
+            }),
+        )
+    }
+
+    /// One whole run as [`load_history`] reads it: the cells that serve, and the files left
+    /// out; no run when every cell it has was left out (such a run is no run of the history).
+    pub fn read_run(
+        &self,
+        run: &RunDirName,
+    ) -> Result<(Option<HistoryRun>, Vec<SkippedFile>), StoreError> {
+        let (read, skipped) = read_run(&self.run_dir(run), false)?;
+        let kept = !read.cells.is_empty() || skipped.is_empty();
+        Ok((kept.then_some(read), skipped))
+    }
 }
 
 /// The commit checked out at `dir`, as `git rev-parse HEAD` prints it; `None` outside a git
@@ -1003,6 +1112,17 @@ mod tests {
                 "2026-11-29-local-1"
             ]
         );
+    }
+
+    /// Two numeric ids of one value are two names, ordered by their text: the order agrees
+    /// with equality, so a listing sorts the same whatever order the directory returns.
+    #[test]
+    fn numeric_ids_of_one_value_order_by_text() {
+        let a = RunDirName::parse("2026-11-29-007").unwrap();
+        let b = RunDirName::parse("2026-11-29-7").unwrap();
+        assert_ne!(a, b);
+        assert_eq!(a.cmp(&b), std::cmp::Ordering::Less);
+        assert!(RunDirName::parse("2026-11-29-6").unwrap() < a);
     }
 
     #[test]

@@ -173,3 +173,143 @@ fn a_bad_file_is_skipped_by_path_and_the_other_runs_are_kept() {
         );
     }
 }
+
+/// The index lists run dirs by name, oldest first, passing over what `load_history` passes
+/// over (a dot-dir of an interrupted write, a stray folder, a file), and reads nothing.
+#[test]
+fn the_index_lists_run_names_only_in_history_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&fixtures(), tmp.path());
+    for stray in [
+        ".2026-12-02-9.abc123",
+        "notes",
+        "2026-12-02-100",
+        "2026-12-02-99",
+        "2026-11-30-local-1",
+    ] {
+        std::fs::create_dir_all(tmp.path().join(stray)).unwrap();
+    }
+    std::fs::write(tmp.path().join("2026-12-03-1"), "a file, not a run").unwrap();
+    // Unreadable contents do not matter: nothing under a run dir is opened.
+    std::fs::write(
+        tmp.path()
+            .join("2026-12-01-local-093937/linux-x86_64-local/results.json"),
+        "not json",
+    )
+    .unwrap();
+    let index = store::HistoryIndex::open(tmp.path()).unwrap();
+    let names: Vec<String> = index.runs().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        names,
+        [
+            "2026-11-30-local-1",
+            "2026-12-01-local-093937",
+            "2026-12-01-local-093940",
+            "2026-12-02-99",
+            "2026-12-02-100"
+        ]
+    );
+    assert_eq!(
+        index.find("2026-12-02-99").map(ToString::to_string),
+        Some("2026-12-02-99".to_owned())
+    );
+    assert!(index.find("notes").is_none());
+    let full: Vec<String> = store::load_history(tmp.path())
+        .unwrap()
+        .runs
+        .iter()
+        .map(|r| r.name.to_string())
+        .collect();
+    // The history keeps the index's order (less the run whose one file was left out, and
+    // the empty ones, which hold no cell).
+    let listed: Vec<&String> = names.iter().filter(|n| full.contains(n)).collect();
+    assert_eq!(listed, full.iter().collect::<Vec<_>>());
+    assert!(
+        store::HistoryIndex::open(&tmp.path().join("none"))
+            .unwrap()
+            .runs()
+            .is_empty()
+    );
+}
+
+/// One run's one cell, read alone with the checks `load_history` makes: the cell, the file
+/// left out with the reason it would have had there, or nothing when the run has no such
+/// cell; a cell id that is no one path segment reads nothing.
+#[test]
+fn one_cell_of_one_run_is_read_alone_with_the_same_checks() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&fixtures(), tmp.path());
+    let index = store::HistoryIndex::open(tmp.path()).unwrap();
+    let [old, new] = index.runs() else {
+        panic!("two runs")
+    };
+    let id = cell_schema::CellId::new("linux-x86_64-local");
+    let cell = index.read_cell(new, &id).unwrap().unwrap();
+    let full = store::load_history(tmp.path()).unwrap();
+    assert_eq!(cell, full.runs[1].cells[&id]);
+    assert!(
+        index
+            .read_cell(new, &cell_schema::CellId::new("linux-x86_64-other"))
+            .is_none()
+    );
+    for bad in ["../2026-12-01-local-093937/linux-x86_64-local", ".", ""] {
+        assert!(
+            index
+                .read_cell(new, &cell_schema::CellId::new(bad))
+                .is_none(),
+            "{bad}"
+        );
+    }
+    let file = tmp
+        .path()
+        .join(old.to_string())
+        .join("linux-x86_64-local/results.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replacen("\"median\": 1.0", "\"median\": -1.0", 1),
+    )
+    .unwrap();
+    let s = index.read_cell(old, &id).unwrap().unwrap_err();
+    let full = store::load_history(tmp.path()).unwrap();
+    assert_eq!(
+        (&s.path, &s.run, &s.cell, s.notice()),
+        (
+            &full.skipped[0].path,
+            &full.skipped[0].run,
+            &full.skipped[0].cell,
+            full.skipped[0].notice()
+        )
+    );
+    assert!(s.notice().contains("is -1 (impossible)"), "{}", s.notice());
+}
+
+/// A cell's file under another cell's directory is left out, by both readers, naming the
+/// cell it holds: the store writes a cell under its own id only.
+#[test]
+fn a_cell_file_under_another_cells_directory_is_left_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&fixtures(), tmp.path());
+    let run = tmp.path().join("2026-12-01-local-093937");
+    std::fs::rename(
+        run.join("linux-x86_64-local"),
+        run.join("linux-x86_64-moved"),
+    )
+    .unwrap();
+    let h = store::load_history(tmp.path()).unwrap();
+    assert_eq!(h.runs.len(), 1);
+    let notice = h.skipped[0].notice();
+    assert!(
+        notice.contains("it holds cell `linux-x86_64-local`, not the cell its directory names"),
+        "{notice}"
+    );
+    let index = store::HistoryIndex::open(tmp.path()).unwrap();
+    let moved = cell_schema::CellId::new("linux-x86_64-moved");
+    let s = index
+        .read_cell(&index.runs()[0], &moved)
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(s.reason, Unusable::OtherCell(_)), "{}", s.notice());
+    let err = store::load_run(&run).unwrap_err();
+    assert!(matches!(err, StoreError::OtherCell { .. }), "{err}");
+}

@@ -54,14 +54,16 @@ pub enum GateError {
 /// that would be a cell's baseline is an error ([`GateError::SkippedBaseline`]); any other
 /// is a notice of the cell it belongs to (when the run has that cell). The baseline is the
 /// pinned run when one is (`--baseline`, `BASELINE`), else the newest other run holding the
-/// cell: a left-out file newer than every readable run of its cell would have been it.
+/// cell: a left-out file newer than every readable run of its cell would have been it (of
+/// several, the newest is named). `history` may be the whole history or the part of it
+/// [`needed_history`](crate::needed_history) read: the report is the same.
 pub fn gate_history(
     run: &HistoryRun,
     history: &History,
     config: &GateConfig,
 ) -> Result<GateReport, GateError> {
     let others = |r: &cell_schema::store::RunDirName| r.id() != run.name.id();
-    for s in history.skipped.iter().filter(|s| others(&s.run)) {
+    for s in history.skipped.iter().rev().filter(|s| others(&s.run)) {
         let Some(id) = run.cells.keys().find(|id| id.as_str() == s.cell) else {
             continue;
         };
@@ -202,7 +204,7 @@ enum Baseline<'a> {
 /// when it is pinned or no measured run of the cell exists: its points are a weaker baseline
 /// than any interval.
 fn baseline<'a>(older: &[(&'a str, &'a CellResult)]) -> Baseline<'a> {
-    if let Some((name, c)) = older.iter().rev().find(|(_, c)| !c.jobs.is_empty()) {
+    if let Some((name, c)) = older.iter().rev().find(|(_, c)| is_measured(c)) {
         return Baseline::Measured(name, c);
     }
     older
@@ -210,6 +212,12 @@ fn baseline<'a>(older: &[(&'a str, &'a CellResult)]) -> Baseline<'a> {
         .rev()
         .find_map(|(name, c)| c.imported.as_ref().map(|i| Baseline::Imported(name, i)))
         .unwrap_or(Baseline::None)
+}
+
+/// Whether an older run's cell is a measured baseline of the workload: it has jobs (a
+/// suite-only or an imported cell has none).
+pub(crate) fn is_measured(cell: &CellResult) -> bool {
+    !cell.jobs.is_empty()
 }
 
 /// One cell: the workload against its baseline ([`baseline`]), then the suites against

@@ -14,6 +14,7 @@ mod gate;
 mod job;
 pub mod rules;
 mod suite;
+mod walk;
 
 pub use config::{ConfigError, GateConfig, calibration_of};
 pub use futility::{FutilityRule, Projection};
@@ -23,3 +24,4 @@ pub use job::{
 };
 pub use rules::{control_is_off, three_way};
 pub use suite::{SuiteFindings, gate_suites};
+pub use walk::needed_history;

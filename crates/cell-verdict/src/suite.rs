@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use cell_schema::{
     CellHttpServer, CellResult, CellSoakServer, Clock, Combo, Drift, GateRatio, GateStatus,
-    GateVerdict, HttpToolResult, Phase, RowName, SoakConfig,
+    GateVerdict, HttpToolResult, Phase, RowName, ServerName, SoakConfig,
 };
 
 use crate::rules::{band, three_way};
@@ -44,16 +44,16 @@ pub fn gate_suites(
                     .push(format!("http server {name} (job {}): {e}", s.job));
             }
         }
-        for (combo, t) in s.result.measured(&s.settings) {
-            gate_http_tool(
-                &mut f,
-                cell,
-                history,
-                (name.as_str(), s),
-                (&combo, t),
-                tolerance,
-            );
-        }
+    }
+    for (name, s, combo, t) in http_combos(cell) {
+        gate_http_tool(
+            &mut f,
+            cell,
+            history,
+            (name.as_str(), s),
+            (&combo, t),
+            tolerance,
+        );
     }
     for (name, s) in &cell.soak {
         soak_findings(&mut f, name.as_str(), s, soak);
@@ -72,17 +72,10 @@ fn gate_http_tool(
     tolerance: f64,
 ) {
     let id = &cell.cell.id;
-    let mut unlike: Option<(String, String)> = None;
-    let base = history.iter().rev().find_map(|(run, c)| {
-        let b = c.http.get(name)?;
-        b.result.error.is_none().then_some(())?;
-        let old = b.result.get(&b.settings, combo)?;
-        if let Some(why) = incomparable(server, b, combo) {
-            unlike.get_or_insert(((*run).to_owned(), why));
-            return None;
-        }
-        Some((*run, b, old))
-    });
+    let (base, unlike) = match http_baseline(history, name, server, combo) {
+        HttpBaseline::Found { run, server, old } => (Some((run, server, old)), None),
+        HttpBaseline::None { unlike } => (None, unlike),
+    };
     let Some((base_name, b, old)) = base else {
         let why = unlike.map_or_else(String::new, |(run, why)| {
             format!(" (none measured as this one: {run} was {why})")
@@ -157,6 +150,85 @@ fn gate_http_tool(
         message,
         against_imported_point: false,
     });
+}
+
+/// The baseline of one combination of a server, or why there is none.
+pub(crate) enum HttpBaseline<'a> {
+    /// The newest run that measured it as this run did.
+    Found {
+        /// The run's name.
+        run: &'a str,
+        /// The server as that run measured it.
+        server: &'a CellHttpServer,
+        /// Its figures for the combination.
+        old: &'a HttpToolResult,
+    },
+    /// No run measured it as this run did; `unlike` is the newest run that measured it
+    /// otherwise, with how.
+    None {
+        /// That run and how it measured.
+        unlike: Option<(String, String)>,
+    },
+}
+
+/// The one rule of an http baseline: among `history` (older runs of the cell, oldest first)
+/// the newest run whose server `name` did not fail and measured `combo` in a comparable way
+/// ([`incomparable`]). The verdict reads it, and so does the walk of the history that stops
+/// once every combination has one.
+pub(crate) fn http_baseline<'a>(
+    history: &[(&'a str, &'a CellResult)],
+    name: &str,
+    server: &CellHttpServer,
+    combo: &Combo,
+) -> HttpBaseline<'a> {
+    let mut unlike: Option<(String, String)> = None;
+    for (run, c) in history.iter().rev() {
+        let Some(b) = c.http.get(name) else {
+            continue;
+        };
+        if b.result.error.is_some() {
+            continue;
+        }
+        let Some(old) = b.result.get(&b.settings, combo) else {
+            continue;
+        };
+        match incomparable(server, b, combo) {
+            Some(why) => {
+                unlike.get_or_insert(((*run).to_owned(), why));
+            }
+            None => {
+                return HttpBaseline::Found {
+                    run,
+                    server: b,
+                    old,
+                };
+            }
+        }
+    }
+    HttpBaseline::None { unlike }
+}
+
+/// One combination a server of the judged cell measured, with the server and its figures.
+pub(crate) type HttpCombo<'a> = (
+    &'a ServerName,
+    &'a CellHttpServer,
+    Combo,
+    &'a HttpToolResult,
+);
+
+/// Every combination of every server of `cell` the suite gate compares with a stored run:
+/// each server that did not fail, with each combination it measured.
+pub(crate) fn http_combos(cell: &CellResult) -> Vec<HttpCombo<'_>> {
+    cell.http
+        .iter()
+        .filter(|(_, s)| s.result.error.is_none())
+        .flat_map(|(name, s)| {
+            s.result
+                .measured(&s.settings)
+                .into_iter()
+                .map(move |(combo, t)| (name, s, combo, t))
+        })
+        .collect()
 }
 
 /// Why a stored run of a combination is no baseline for this one, when it is not: another

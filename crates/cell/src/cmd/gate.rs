@@ -32,8 +32,9 @@ pub struct GateArgs {
     /// Accept runs of the scripted test executor (the test suite's; never a measurement).
     #[arg(long, hide = true)]
     pub allow_scripted: bool,
-    /// Refuse a history with any file that cannot be read or holds impossible values (by
-    /// default such a file is a notice, and an error only when it is the baseline).
+    /// Read the whole history and refuse it when any file cannot be read or holds impossible
+    /// values (by default the gate reads only the runs it needs, newest first, and a bad file
+    /// it reads is a notice, and an error only when it is the baseline).
     #[arg(long)]
     pub strict: bool,
 }
@@ -63,9 +64,15 @@ pub fn run(args: &GateArgs, cli: &Cli) -> anyhow::Result<Exit> {
             .parent()
             .map_or_else(|| PathBuf::from("."), PathBuf::from)
     });
-    let history = super::load_history(&history_dir, args.strict)?;
     let mut cfg = GateConfig::from_plan(&plan, args.baseline.clone(), run.cells.keys())?;
     cfg.allow_scripted = args.allow_scripted;
+    // The runs the verdict needs, newest first; --strict reads every file to refuse any bad
+    // one.
+    let history = if args.strict {
+        super::load_history(&history_dir, true)?
+    } else {
+        super::needed_history(&history_dir, &run, &cfg)?
+    };
     let mut report = cell_verdict::gate_history(&run, &history, &cfg)?;
     report.config_rev.clone_from(&args.config_rev);
     store::write_gate(&run_dir, &report).context("writing gate.json")?;

@@ -77,10 +77,29 @@ pub fn load_history(dir: &std::path::Path, strict: bool) -> anyhow::Result<store
             files.join("\n")
         );
     }
+    notice_skipped(&history);
+    Ok(history)
+}
+
+/// The part of the history under `dir` the gate of `run` reads
+/// ([`cell_verdict::needed_history`]): each file it read and left out is a notice on stderr,
+/// as [`load_history`] prints them; the files it does not reach are not read.
+pub fn needed_history(
+    dir: &std::path::Path,
+    run: &store::HistoryRun,
+    config: &cell_verdict::GateConfig,
+) -> anyhow::Result<store::History> {
+    let index = store::HistoryIndex::open(dir).context("listing the history")?;
+    let history =
+        cell_verdict::needed_history(run, &index, config).context("reading the history")?;
+    notice_skipped(&history);
+    Ok(history)
+}
+
+fn notice_skipped(history: &store::History) {
     for s in &history.skipped {
         eprintln!("notice: {}", s.notice());
     }
-    Ok(history)
 }
 
 /// Loads and resolves the plan under `--root`.
