@@ -15,7 +15,11 @@ fn testkit() -> PathBuf {
 fn cell_files(history: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for run in std::fs::read_dir(history).unwrap() {
-        for cell in std::fs::read_dir(run.unwrap().path()).unwrap() {
+        let run = run.unwrap().path();
+        if !run.is_dir() {
+            continue;
+        }
+        for cell in std::fs::read_dir(run).unwrap() {
             let file = cell.unwrap().path().join(RESULTS_JSON);
             if file.is_file() {
                 out.push(file);
