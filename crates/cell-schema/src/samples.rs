@@ -375,7 +375,7 @@ mod tests {
         let v1 = r#"{"runs": [{"round": 0, "seq": 0, "warmup": true, "wall_s": 0.5, "cpu_s": 0.4,
             "maxrss_kib": 9, "ok": true, "paired_with": null}]}"#;
         let h: Holder = serde_json::from_str(v1).unwrap();
-        assert_eq!(h.runs[0].cpu_s, 0.4);
+        assert!((h.runs[0].cpu_s - 0.4).abs() < 1e-12);
         assert_eq!(h.runs[0].user_s, None);
         let v2 = crate::to_json(&h);
         assert!(v2.contains("\"cpu_us\": [400000]"), "{v2}");
