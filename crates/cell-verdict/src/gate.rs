@@ -776,7 +776,7 @@ fn row_verdicts(
                     .and_then(|x| x.ratio.as_ref())
                     .is_some_and(|r| r.user.is_none()))
             .then(|| {
-                "the baseline recorded no user time (written before it was recorded apart): a user-time ratio is not compared with a cpu-time one".to_owned()
+                "the baseline recorded no user-time ratio (written before user time was recorded apart, or by a job none of whose rows was judged on it): a user-time ratio is not compared with a cpu-time one".to_owned()
             });
             let noisy = no_user
                 .or_else(|| other_protocol(job, base_job))
