@@ -25,25 +25,6 @@ pub struct Ran {
     pub stderr: String,
 }
 
-/// Waits for our child `pid` and returns its wait status and resource usage.
-fn reap(pid: libc::pid_t) -> std::io::Result<(libc::c_int, libc::rusage)> {
-    let mut status: libc::c_int = 0;
-    // SAFETY: rusage is plain data, all zeroes a valid value.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: `pid` is a child of this process not yet waited for; both pointers point to
-        // locals that outlive the call.
-        let r = unsafe { libc::wait4(pid, &raw mut status, 0, &raw mut usage) };
-        if r == pid {
-            return Ok((status, usage));
-        }
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
-}
-
 fn seconds(t: libc::timeval) -> f64 {
     t.tv_sec as f64 + t.tv_usec as f64 * 1e-6
 }
@@ -66,8 +47,8 @@ pub fn run(program: &Path, args: &[&OsStr], cwd: &Path, scratch: &Path) -> Resul
         .spawn()
         .with_context(|| format!("running {}", program.display()))?;
     let pid = libc::pid_t::try_from(child.id())?;
-    let (status, usage) =
-        reap(pid).with_context(|| format!("waiting for {}", program.display()))?;
+    let (status, usage) = cell_run::timing::wait4(pid)
+        .with_context(|| format!("waiting for {}", program.display()))?;
     let wall_s = start.elapsed().as_secs_f64();
     // Reaped above: dropping the handle does not wait.
     drop(child);

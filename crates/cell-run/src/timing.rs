@@ -450,7 +450,10 @@ pub fn wait_exited(pid: libc::pid_t) -> std::io::Result<()> {
     }
 }
 
-fn wait4(pid: libc::pid_t) -> std::io::Result<(libc::c_int, libc::rusage)> {
+/// Reaps our child `pid` (retrying on `EINTR`) and returns its wait status and the resource
+/// usage the kernel accounted to it: how every timed process here, and the benchmarks that time
+/// `cell` itself, read a child's CPU time and peak memory.
+pub fn wait4(pid: libc::pid_t) -> std::io::Result<(libc::c_int, libc::rusage)> {
     let mut status: libc::c_int = 0;
     // SAFETY: rusage is plain data; wait4 writes it and status for our own child.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };

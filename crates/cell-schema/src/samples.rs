@@ -225,8 +225,8 @@ impl Samples {
     }
 }
 
-/// A time of a version-1 run: finite, not negative, and below a year of microseconds' worth
-/// of `u64` (so it writes back as whole microseconds).
+/// A time of a version-1 run: finite, not negative, and below 10^12 s (so it writes back as
+/// whole microseconds in a `u64`).
 fn check_seconds(what: &str, i: usize, v: f64) -> Result<(), String> {
     if v.is_finite() && (0.0..1e12).contains(&v) {
         Ok(())
