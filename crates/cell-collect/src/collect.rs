@@ -247,7 +247,7 @@ fn from_api(
         kind: RunKind::Run,
         run: RunInfo {
             id: run_id.to_string(),
-            date: date.to_owned(),
+            date: date.to_string(),
             source: "github".into(),
             head_sha: Some(run.head_sha.clone()),
             dirty: None,
@@ -402,8 +402,7 @@ fn from_dir(run_id: RunId, dir: &Path, date: Option<&str>) -> Result<Gathered, C
             .iter()
             .filter_map(|j| cell_schema::time::date_of(j.result.started_at()))
             .min()
-            .unwrap_or("1970-01-01")
-            .to_owned(),
+            .map_or_else(|| "1970-01-01".to_owned(), |d| d.to_string()),
     };
     let gh = inputs.iter().find_map(|j| j.result.github().cloned());
     let record = RunRecord {

@@ -120,6 +120,29 @@ string_id!(
 #[serde(transparent)]
 pub struct RunId(pub u64);
 
+/// A run id that is not written as one: not the canonical decimal form of a `u64`.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "`{0}` is not a run id: decimal digits, no sign, no leading zero, at most {max}",
+    max = u64::MAX
+)]
+pub struct BadRunId(pub String);
+
+impl RunId {
+    /// Reads a run id as GitHub writes one: decimal digits, no sign, no leading zero, within
+    /// `u64`. One run has one spelling, so it has one run dir (`0034783020976` would be a
+    /// second dir for run 34783020976).
+    pub fn parse(s: &str) -> Result<Self, BadRunId> {
+        let canonical = s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
+        match s.parse() {
+            Ok(n) if canonical => Ok(Self(n)),
+            _ => Err(BadRunId(crate::escape::one_line(
+                &s.chars().take(MAX_ID_LEN).collect::<String>(),
+            ))),
+        }
+    }
+}
+
 impl fmt::Display for RunId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)
@@ -201,6 +224,37 @@ mod tests {
         assert_eq!(d.as_str(), "ab".repeat(32));
         assert!(Sha256::parse("abc").is_err());
         assert!(Sha256::parse(&"zz".repeat(32)).is_err());
+    }
+
+    /// `0034783020976` and a 300-digit id were taken as run ids: only the canonical decimal
+    /// form of a `u64` is one.
+    #[test]
+    fn a_run_id_is_one_canonical_number() {
+        assert_eq!(RunId::parse("34783020976").unwrap(), RunId(34_783_020_976));
+        assert_eq!(RunId::parse("0").unwrap(), RunId(0));
+        assert_eq!(
+            RunId::parse(&u64::MAX.to_string()).unwrap(),
+            RunId(u64::MAX)
+        );
+        for bad in [
+            "0034783020976",
+            "00",
+            "+7",
+            "-7",
+            " 7",
+            "7 ",
+            "7a",
+            "",
+            "18446744073709551616",
+            &"9".repeat(300),
+        ] {
+            assert!(RunId::parse(bad).is_err(), "{bad}");
+        }
+        let long = RunId::parse(&"9".repeat(300)).unwrap_err().to_string();
+        assert!(
+            long.len() < 300,
+            "the message shows a bounded prefix: {long}"
+        );
     }
 
     #[test]

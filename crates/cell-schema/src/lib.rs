@@ -23,8 +23,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use ids::{
-    BadSha256, CellId, CellLabel, Phase, RowName, RunId, ServerName, Sha256, ShapeName, ToolName,
-    ToolchainName, WorkloadName,
+    BadRunId, BadSha256, CellId, CellLabel, Phase, RowName, RunId, ServerName, Sha256, ShapeName,
+    ToolName, ToolchainName, WorkloadName,
 };
 pub use imported::{
     ImportMethod, ImportSource, Imported, ImportedBuild, ImportedDrift, ImportedFile, ImportedJob,

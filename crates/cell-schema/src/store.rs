@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::ids::MAX_ID_LEN;
 use crate::validate::{self, Problem};
 use crate::{
     AnyJob, CellId, CellResult, Facts, ImportedSoakRun, RunRecord, SchemaError, ServerName,
@@ -72,29 +73,39 @@ pub struct RunDirName {
 /// A string that is not a run dir name.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BadRunDirName {
-    /// Not `YYYY-MM-DD-<id>`.
-    #[error("`{0}` is not a run directory name: it must be <YYYY-MM-DD>-<run-id>")]
+    /// Not `YYYY-MM-DD-<id>` of a day the calendar has.
+    #[error(
+        "`{0}` is not a run directory name: it must be <YYYY-MM-DD>-<run-id>, of a day the calendar has"
+    )]
     Shape(String),
     /// The id would not be one path segment.
     #[error(
-        "run id `{0}`: use letters, digits, `.`, `_` and `-` only, not starting with `.` or `-`"
+        "run id `{0}`: use letters, digits, `.`, `_` and `-` only, not starting with `.` or `-`, at most {MAX_ID_LEN} bytes"
     )]
     Id(String),
 }
 
 impl RunDirName {
-    /// The name of run `id` on `date` (`YYYY-MM-DD`).
+    /// The name of run `id` on `date` (`YYYY-MM-DD`, a day the calendar has). The id is
+    /// bounded like every identifier, so the name and its staging sibling fit in a file name.
     pub fn new(date: &str, id: &str) -> Result<Self, BadRunDirName> {
-        if !is_date(date) {
-            return Err(BadRunDirName::Shape(format!("{date}-{id}")));
+        let shown =
+            |s: &str| crate::escape::one_line(&s.chars().take(MAX_ID_LEN).collect::<String>());
+        if crate::time::Date::parse(date).is_none() {
+            return Err(BadRunDirName::Shape(format!(
+                "{}-{}",
+                shown(date),
+                shown(id)
+            )));
         }
         let segment = !id.is_empty()
+            && id.len() <= MAX_ID_LEN
             && !id.starts_with(['.', '-'])
             && id
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
         if !segment {
-            return Err(BadRunDirName::Id(id.to_owned()));
+            return Err(BadRunDirName::Id(shown(id)));
         }
         Ok(Self {
             date: date.to_owned(),
@@ -150,16 +161,6 @@ impl Ord for RunDirName {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.order_key().cmp(&other.order_key())
     }
-}
-
-fn is_date(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() == 10
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && b.iter()
-            .enumerate()
-            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
 }
 
 /// A chart beside a `RESULTS.md`.

@@ -15,11 +15,12 @@ use serde::Deserialize;
 
 use crate::ids::is_safe_id;
 use crate::store::{RunDirName, StoreError};
+use crate::time::Date;
 use crate::{
     CellId, CellInfo, CellKind, CellLabel, CellResult, Clock, ImportMethod, ImportSource, Imported,
     ImportedBuild, ImportedDrift, ImportedFile, ImportedJob, ImportedMachine, ImportedPhase,
     ImportedRow, ImportedSkipped, ImportedSoakKind, ImportedSoakRun, ImportedSoakServer,
-    ImportedTool, ImportedTooth, Phase, PrintedVersion, RowName, RunInfo, RunnerImage,
+    ImportedTool, ImportedTooth, Phase, PrintedVersion, RowName, RunId, RunInfo, RunnerImage,
     SCHEMA_VERSION, ServerName, Sha256, Status, Subject, ToolName, ToolchainName, Verdict,
 };
 
@@ -124,6 +125,38 @@ pub enum ImportError {
     /// Parses, but its figures or names do not hold together.
     #[error("{0}")]
     Inconsistent(String),
+    /// A date that is no UTC day of the calendar, or a run id that is not one: the run dir it
+    /// would name is not the run's.
+    #[error("{0}")]
+    Field(String),
+}
+
+/// The run dir of the run the file names: its UTC date (from `date`, a date or a date and
+/// time with its zone, read at `date_field`) and its run id (`run_id`, at `id_field`).
+fn run_dir_name(
+    date: &str,
+    date_field: &str,
+    run_id: &str,
+    id_field: &str,
+) -> Result<RunDirName, ImportError> {
+    let date = Date::of_timestamp(date).ok_or_else(|| {
+        ImportError::Field(format!(
+            "{date_field} `{}` is no UTC day: write a calendar date (YYYY-MM-DD) or a date and time with its zone (2026-09-13T21:11:02Z, +02:00)",
+            shown(date)
+        ))
+    })?;
+    let id = RunId::parse(run_id).map_err(|e| ImportError::Field(format!("{id_field} {e}")))?;
+    RunDirName::new(&date.to_string(), &id.to_string())
+        .map_err(|e| ImportError::Field(format!("{date_field} and {id_field}: {e}")))
+}
+
+/// At most 64 characters of `s`, on one line: what a message quotes of a value from a file.
+fn shown(s: &str) -> String {
+    let mut out: String = crate::escape::one_line(s).chars().take(64).collect();
+    if out.len() < s.len() {
+        out.push('…');
+    }
+    out
 }
 
 fn inconsistent(msg: String) -> ImportError {
@@ -537,9 +570,7 @@ fn workload(
         }
     }
     let (cell, old_cell_id) = cell_info(&old.cell)?;
-    let date = old.cell.date.get(..10).unwrap_or_default();
-    let name = RunDirName::new(date, &old.cell.run_id)
-        .map_err(|e| inconsistent(format!("cell.date and cell.run_id: {e}")))?;
+    let name = run_dir_name(&old.cell.date, "cell.date", &old.cell.run_id, "cell.run_id")?;
     let jobs = jobs(&old)?;
     let rows = rows(&old, &jobs)?;
     let status = status(&old.verdict.status, "the verdict")?;
@@ -777,15 +808,16 @@ fn soak(old: &OldSoak, source: ImportSource) -> Result<Import, ImportError> {
         .filter(|s| s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit()))
         .map(str::to_owned);
     // The run's date is its first server's: a soak of servers one after another may cross
-    // midnight.
-    let date = old
-        .conditions
-        .values()
-        .filter_map(|c| c.date_utc.get(..10))
-        .min()
-        .unwrap_or_default();
-    let name = RunDirName::new(date, run_id)
-        .map_err(|e| inconsistent(format!("date_utc and GITHUB_RUN_ID: {e}")))?;
+    // midnight. Every server's start must be a UTC day, not only the first.
+    let mut first: Option<RunDirName> = None;
+    for (server, c) in &old.conditions {
+        let field = format!("conditions.{server}.date_utc");
+        let name = run_dir_name(&c.date_utc, &field, run_id, "GITHUB_RUN_ID")?;
+        if first.as_ref().is_none_or(|f| name < *f) {
+            first = Some(name);
+        }
+    }
+    let name = first.ok_or_else(|| inconsistent("no server: the file holds no soak".into()))?;
     let method = ImportMethod {
         summary: "the old soak: one server at a time at a fixed request rate, its RSS sampled and fitted by least squares over the file's window; figures as the file wrote them, no samples, so nothing is refitted".into(),
         clock: Clock::Wall,

@@ -313,3 +313,30 @@ fn a_cell_file_under_another_cells_directory_is_left_out() {
     let err = store::load_run(&run).unwrap_err();
     assert!(matches!(err, StoreError::OtherCell { .. }), "{err}");
 }
+
+/// A run dir named `2026-02-31-…` was read as a run of the history (every day 1–31 passed):
+/// a name whose date is no day of the calendar is no run dir, for the index, the history
+/// and a run read alone.
+#[test]
+fn a_run_dir_named_by_a_day_the_calendar_lacks_is_no_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = fixtures().join("2026-12-01-local-093937");
+    for name in [
+        "2026-02-31-7",
+        "2026-02-29-8",
+        "2026-13-01-9",
+        "2026-02-28-7",
+    ] {
+        copy_dir(&run, &tmp.path().join(name));
+    }
+    let index = store::HistoryIndex::open(tmp.path()).unwrap();
+    let names: Vec<String> = index.runs().iter().map(ToString::to_string).collect();
+    assert_eq!(names, ["2026-02-28-7"]);
+    let history = store::load_history(tmp.path()).unwrap();
+    assert_eq!(history.runs.len(), 1);
+    assert!(history.skipped.is_empty(), "{:?}", history.skipped);
+    let e = store::load_run(&tmp.path().join("2026-02-31-7")).unwrap_err();
+    assert!(matches!(e, StoreError::NotARun { .. }), "{e}");
+    assert!(e.to_string().contains("of a day the calendar has"), "{e}");
+    assert!(store::RunDirName::new("2026-02-28", &"7".repeat(129)).is_err());
+}

@@ -125,3 +125,85 @@ fn hostile_names_and_numbers_are_refused() {
         assert!(e.to_string().contains(want), "{want}: {e}");
     }
 }
+
+fn soak_text() -> String {
+    std::fs::read_to_string(fixture().join("soak/2026-09-06-34062566194/results.json")).unwrap()
+}
+
+fn run_dir(text: &str) -> Result<String, ImportError> {
+    upstream::read(text, "r.json", &sha()).map(|i| i.name().to_string())
+}
+
+/// Issue 24, case 8: `2026-02-31` became a run dir, `2026-09-13/../../x` was read as
+/// 2026-09-13, a time with an offset was filed under its local date, and `0034783020976` made
+/// a second dir for run 34783020976. Dates are UTC days of the calendar; run ids canonical.
+#[test]
+fn import_dates_are_utc_days_of_the_calendar_and_run_ids_canonical_numbers() {
+    let text = workload_text();
+    let date = |d: &str| text.replacen("\"2026-09-13T21:11:02Z\"", &format!("\"{d}\""), 1);
+    let id = |i: &str| {
+        text.replacen(
+            "\"run_id\": \"34783020976\"",
+            &format!("\"run_id\": \"{i}\""),
+            1,
+        )
+    };
+    assert_eq!(
+        run_dir(&date("2026-09-13T23:30:00-05:00")).unwrap(),
+        "2026-09-14-34783020976",
+        "filed under its UTC date"
+    );
+    assert_eq!(
+        run_dir(&date("2026-09-14T01:30:00+02:00")).unwrap(),
+        "2026-09-13-34783020976"
+    );
+    assert_eq!(
+        run_dir(&date("2026-09-13")).unwrap(),
+        "2026-09-13-34783020976"
+    );
+    for bad in [
+        "2026-02-31T21:11:02Z",
+        "2026-09-13/../../x",
+        "2026-09-13T21:11:02",
+        "2026-09-13T21:11:02Zjunk",
+        "13/09/2026",
+    ] {
+        let e = run_dir(&date(bad)).unwrap_err();
+        assert!(matches!(e, ImportError::Field(_)), "{bad}: {e}");
+        assert!(e.to_string().starts_with("cell.date `"), "{bad}: {e}");
+        assert!(e.to_string().contains("is no UTC day"), "{bad}: {e}");
+    }
+    let long = "9".repeat(300);
+    for bad in [
+        "0034783020976",
+        "+34783020976",
+        "3478302097a",
+        "",
+        long.as_str(),
+    ] {
+        let e = run_dir(&id(bad)).unwrap_err();
+        assert!(e.to_string().starts_with("cell.run_id `"), "{bad}: {e}");
+        assert!(e.to_string().contains("no leading zero"), "{bad}: {e}");
+        assert!(e.to_string().len() < 300, "a bounded message: {e}");
+    }
+
+    let soak = soak_text();
+    let one_server = soak.replacen(
+        "\"2026-09-06 21:57:30 UTC\"",
+        "\"2026-09-31 21:57:30 UTC\"",
+        1,
+    );
+    let e = run_dir(&one_server).unwrap_err();
+    assert!(e.to_string().starts_with("conditions."), "{e}");
+    assert!(
+        e.to_string()
+            .contains(".date_utc `2026-09-31 21:57:30 UTC` is no UTC day"),
+        "{e}"
+    );
+    let padded = soak.replace("\"34062566194\"", "\"0034062566194\"");
+    let e = run_dir(&padded).unwrap_err();
+    assert!(
+        e.to_string().starts_with("GITHUB_RUN_ID `0034062566194`"),
+        "{e}"
+    );
+}

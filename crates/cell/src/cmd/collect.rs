@@ -86,17 +86,9 @@ impl std::error::Error for BadDate {}
 
 /// `--date`: `YYYY-MM-DD` of a day the calendar has (no 2026-02-30).
 fn run_date(s: &str) -> Result<String, BadDate> {
-    let ts = format!("{s}T00:00:00Z");
-    let days = cell_schema::time::parse_utc(&ts)
-        .filter(|_| s.len() == 10)
-        .ok_or(BadDate)?
-        .div_euclid(86_400);
-    let (y, m, d) = cell_schema::time::civil_from_days(days);
-    if format!("{y:04}-{m:02}-{d:02}") == s {
-        Ok(s.to_owned())
-    } else {
-        Err(BadDate)
-    }
+    cell_schema::time::Date::parse(s)
+        .map(|d| d.to_string())
+        .ok_or(BadDate)
 }
 
 /// Runs `cell collect`.
