@@ -349,6 +349,13 @@ pub enum StoreError {
     /// with `.`): nothing was written.
     #[error("`{}`: a name in this path is not one safe segment ([A-Za-z0-9._-], not starting with `.`); nothing was written", crate::escape::one_line(.0))]
     BadName(String),
+    /// A path the write needs, or one name in it, is longer than the system takes: nothing
+    /// was written.
+    #[error(
+        "{}: longer than a path ({PATH_MAX} bytes) or a file name ({NAME_MAX} bytes) may be here, with its staging sibling; nothing was written: write to a directory with a shorter path",
+        .0.display()
+    )]
+    TooLong(PathBuf),
     /// A later attempt of the run is already there: an older one never replaces it.
     #[error(
         "{}: holds {newer}, newer than what this collect has; nothing was changed (a later attempt's collect already wrote it)",
@@ -565,17 +572,59 @@ impl RunDir<'_> {
     }
 }
 
+/// The longest file name Linux and macOS take (`NAME_MAX`).
+const NAME_MAX: usize = 255;
+/// The longest path a system call takes, less its NUL (`PATH_MAX`: 4096 on Linux, 1024 on
+/// macOS).
+const PATH_MAX: usize = if cfg!(target_os = "macos") {
+    1023
+} else {
+    4095
+};
+/// What an atomic write's temporary file (`.tmpXXXXXX` beside the file) may add to a path.
+const TEMP_SLACK: usize = 16;
+
+/// Every path writing `files` as run dir `name` under `results` takes (through its staging
+/// sibling `.<name>.XXXXXX`, and each file's temporary file) fits the system's limits: checked
+/// before anything is written, so a name too long cannot fail a write halfway.
+fn check_lengths(results: &Path, name: &RunDirName, files: &[Output]) -> Result<(), StoreError> {
+    let results = std::path::absolute(results).map_err(io_at(results))?;
+    let stage = format!(".{name}.XXXXXX");
+    for f in files {
+        let parts: Vec<&str> = std::iter::once(stage.as_str())
+            .chain(f.path.split('/'))
+            .collect();
+        let path = parts.iter().fold(results.clone(), |p, s| p.join(s));
+        if path.as_os_str().len() + TEMP_SLACK > PATH_MAX
+            || parts.iter().any(|s| s.len() > NAME_MAX)
+        {
+            let shown = f
+                .path
+                .split('/')
+                .fold(results.join(name.to_string()), |p, s| p.join(s));
+            return Err(StoreError::TooLong(shown));
+        }
+    }
+    Ok(())
+}
+
 /// What [`write_run_dir`] with [`Replace::Never`] would do, with nothing written under
 /// `results`: [`Written::New`] when the dir is not there, [`Written::Unchanged`] when it holds
-/// these bytes, [`StoreError::Exists`] when it holds others. A command that writes several run
-/// dirs asks first, so a conflict in one leaves every one unwritten.
+/// these bytes, [`StoreError::Exists`] when it holds others; every name and length checked
+/// first, and a dir whose presence cannot be told is an error, not a new dir. A command that
+/// writes several run dirs asks first, so a conflict in one leaves every one unwritten.
 pub fn check_run_dir(results: &Path, run: &RunDir<'_>) -> Result<Written, StoreError> {
+    let files = run.files();
+    check_names(&files)?;
+    check_lengths(results, &run.name, &files)?;
     let dest = results.join(run.name.to_string());
-    if !dest.exists() {
-        return Ok(Written::New);
+    match std::fs::symlink_metadata(&dest) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Written::New),
+        Err(e) => return Err(io_at(&dest)(e)),
+        Ok(_) => {}
     }
     let stage = tempfile::tempdir().map_err(io_at(results))?;
-    write_files(stage.path(), &run.files())?;
+    write_files(stage.path(), &files)?;
     if same_tree(stage.path(), &dest, &[GATE_JSON]).map_err(io_at(&dest))? {
         Ok(Written::Unchanged)
     } else {
@@ -592,12 +641,15 @@ pub fn write_run_dir(
     replace: Replace,
 ) -> Result<Written, StoreError> {
     let name = run.name.to_string();
+    let files = run.files();
+    check_names(&files)?;
+    check_lengths(results, &run.name, &files)?;
     std::fs::create_dir_all(results).map_err(io_at(results))?;
     let stage = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .tempdir_in(results)
         .map_err(io_at(results))?;
-    write_files(stage.path(), &run.files())?;
+    write_files(stage.path(), &files)?;
     let dest = results.join(&name);
     if dest.exists() {
         if same_tree(stage.path(), &dest, &[GATE_JSON]).map_err(io_at(&dest))? {
@@ -1089,6 +1141,35 @@ mod tests {
         assert!(RunDirName::parse("2026-1x-29-5").is_err());
         assert!(RunDirName::new("2026-11-29", "../x").is_err());
         assert!(RunDirName::new("2026-11-29", "a/b").is_err());
+    }
+
+    /// A run dir whose paths the system cannot take failed with `ENAMETOOLONG` after other
+    /// run dirs of the same import were written: the lengths are checked before any write,
+    /// and a dir whose presence cannot be told is no new dir.
+    #[test]
+    fn a_path_too_long_for_the_system_is_refused_before_anything_is_written() {
+        let tmp = tempfile::tempdir().unwrap();
+        let name = RunDirName::parse("2026-09-13-34783020976").unwrap();
+        let file = |p: &str| [Output::new(p, b"{}".to_vec())];
+        check_lengths(tmp.path(), &name, &file("cell/results.json")).unwrap();
+        let e =
+            check_lengths(tmp.path(), &name, &file(&format!("{}/x", "c".repeat(256)))).unwrap_err();
+        assert!(matches!(e, StoreError::TooLong(_)), "{e}");
+        let deep = tmp
+            .path()
+            .join("d".repeat(PATH_MAX - tmp.path().as_os_str().len() - 40));
+        let e = check_lengths(&deep, &name, &file("cell/results.json")).unwrap_err();
+        assert!(e.to_string().contains("nothing was written"), "{e}");
+        let run = RunDir {
+            name,
+            cells: Vec::new(),
+            record: None,
+            imported_soak: None,
+        };
+        let not_a_dir = tmp.path().join("results");
+        std::fs::write(&not_a_dir, "a file").unwrap();
+        let e = check_run_dir(&not_a_dir, &run).unwrap_err();
+        assert!(matches!(e, StoreError::Io { .. }), "{e}");
     }
 
     #[test]

@@ -200,6 +200,133 @@ fn a_hostile_copy_is_refused_by_path_with_exit_2_and_nothing_written() {
     }
 }
 
+/// A results dir that already holds a history: what a refused import must leave as it was.
+fn results_with_history(tmp: &Path) -> PathBuf {
+    let results = tmp.join("results");
+    cell_testkit::copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../cell-testkit/fixtures/workload/history"),
+        &results,
+    );
+    results
+}
+
+/// Every directory and every byte under `dir`.
+fn snapshot(dir: &Path) -> (Vec<String>, std::collections::BTreeMap<String, String>) {
+    (cell_testkit::tree(dir), cell_testkit::files(dir))
+}
+
+/// A second old run beside the good one: the good cell file with its date and run id
+/// replaced, at `results/<dir>/…`.
+fn add_run(old: &Path, dir: &str, date: &str, run_id: &str) -> String {
+    let text = std::fs::read_to_string(old.join(OLD_CELL_FILE)).unwrap();
+    let text = text
+        .replacen("\"2026-09-13T21:11:02Z\"", &format!("\"{date}\""), 1)
+        .replacen(
+            "\"run_id\": \"34783020976\"",
+            &format!("\"run_id\": \"{run_id}\""),
+            1,
+        );
+    let rel = format!("results/{dir}/{CELL}/results.json");
+    std::fs::create_dir_all(old.join(&rel).parent().unwrap()).unwrap();
+    std::fs::write(old.join(&rel), text).unwrap();
+    rel
+}
+
+/// Issue 24, case 6: one good old run and one whose `run_id` is 300 digits wrote the good run
+/// dir, then exited 2 on `ENAMETOOLONG`. Case 8: a date the calendar lacks, a date with a path
+/// after it and a run id with leading zeros became run dirs. Every run is checked before any
+/// is written: exit 2 naming the file and field, and the results dir byte for byte as it was.
+#[test]
+fn one_bad_run_among_good_ones_is_refused_naming_it_and_nothing_is_written() {
+    let long = "9".repeat(300);
+    for (date, run_id, says) in [
+        ("2026-09-14T08:00:00Z", long.as_str(), "cell.run_id `999"),
+        (
+            "2026-09-14T08:00:00Z",
+            "0034783020976",
+            "cell.run_id `0034783020976` is not a run id",
+        ),
+        (
+            "2026-02-31T08:00:00Z",
+            "34800000000",
+            "cell.date `2026-02-31T08:00:00Z` is no UTC day",
+        ),
+        (
+            "2026-09-13/../../x",
+            "34800000000",
+            "cell.date `2026-09-13/../../x` is no UTC day",
+        ),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let old = upstream(tmp.path());
+        let rel = add_run(&old, "2026-09-14-bad", date, run_id);
+        let results = results_with_history(tmp.path());
+        let before = snapshot(&results);
+        let a = import(&old, &results).code(2);
+        let err = stderr(&a);
+        assert!(err.contains(&rel), "{says}: names the file:\n{err}");
+        assert!(err.contains(says), "{says}:\n{err}");
+        assert!(err.contains("nothing was written"), "{says}:\n{err}");
+        assert!(err.len() < 2000, "a bounded message:\n{err}");
+        assert_eq!(snapshot(&results), before, "{says}: results/ as it was");
+    }
+}
+
+/// Case 8: a time with an offset was filed under its local date; it is filed under its UTC
+/// date, and a run id of one value has one run dir.
+#[test]
+fn a_time_with_an_offset_is_imported_under_its_utc_date() {
+    let tmp = tempfile::tempdir().unwrap();
+    let old = upstream(tmp.path());
+    add_run(
+        &old,
+        "2026-09-14-x",
+        "2026-09-14T23:30:00-05:00",
+        "34800000000",
+    );
+    let results = tmp.path().join("results");
+    import(&old, &results).success();
+    assert_eq!(
+        cell_testkit::names(&results),
+        [SOAK_RUN, RUN, "2026-09-15-34800000000"]
+    );
+    let j = read_json(
+        &results
+            .join("2026-09-15-34800000000")
+            .join(CELL)
+            .join("results.json"),
+    );
+    assert_eq!(j["run"]["date"], "2026-09-15");
+}
+
+/// Case 6 where the names are good but the paths are not: under a results dir so deep that
+/// the soak's run dir fits and the cell's does not (Linux's `PATH_MAX`), the soak was written
+/// and the cell failed with `ENAMETOOLONG`. The lengths are checked with everything else
+/// before anything is written.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_run_dir_whose_paths_the_system_cannot_take_stops_the_import_before_any_write() {
+    let tmp = tempfile::tempdir().unwrap();
+    let old = upstream(tmp.path());
+    // The cell's longest path is 71 bytes past the results dir, the soak's 50: at 4027 the
+    // soak's files fit in 4095 bytes and the cell's do not.
+    let mut results = std::path::absolute(tmp.path()).unwrap().join("deep");
+    while results.as_os_str().len() < 4027 {
+        let room = 4027 - results.as_os_str().len() - 1;
+        results.push("d".repeat(room.clamp(1, 200)));
+    }
+    assert_eq!(results.as_os_str().len(), 4027);
+    std::fs::create_dir_all(&results).unwrap();
+    let a = import(&old, &results).code(2);
+    let err = stderr(&a);
+    assert!(err.contains("longer than a path (4095 bytes)"), "{err}");
+    assert!(err.contains("nothing was written"), "{err}");
+    assert!(
+        cell_testkit::names(&results).is_empty(),
+        "not even the soak's run dir"
+    );
+}
+
 #[test]
 fn report_draws_the_imported_run_marked() {
     let tmp = tempfile::tempdir().unwrap();

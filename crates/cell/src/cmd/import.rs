@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use cell_schema::store::{self, RunDirName, Written};
+use cell_schema::store::{self, RunDirName, StoreError, Written};
 use cell_schema::upstream::{self, Found, Import};
 use cell_schema::{CellResult, ImportedSoakRun};
 use clap::Args;
@@ -135,8 +135,9 @@ fn add(groups: &mut BTreeMap<RunDirName, Group>, import: Import, rel: &str) -> a
     Ok(())
 }
 
-/// Checks every run dir, then writes the new ones: a run dir that exists with other content
-/// stops the import before anything is written.
+/// Checks every run dir (its names, the length of every path it takes, what stands there
+/// already), then writes the new ones: a run dir that cannot be written stops the import
+/// before anything is written.
 fn write(groups: &BTreeMap<RunDirName, Group>, results: &Path, cli: &Cli) -> anyhow::Result<Exit> {
     let no_facts = BTreeMap::new();
     let dirs: Vec<(store::RunDir<'_>, &Group)> = groups
@@ -156,20 +157,33 @@ fn write(groups: &BTreeMap<RunDirName, Group>, results: &Path, cli: &Cli) -> any
         })
         .collect();
     let mut states = Vec::new();
+    let mut refused = Vec::new();
     for (d, _) in &dirs {
-        let state = store::check_run_dir(results, d).with_context(|| {
-            format!(
-                "{}: only an identical import may stand there; nothing was written",
+        match store::check_run_dir(results, d) {
+            Ok(state) => states.push(state),
+            Err(e @ StoreError::Exists(_)) => refused.push(format!(
+                "  {}: only an identical import may stand there: {e}",
                 d.name
-            )
-        })?;
-        states.push(state);
+            )),
+            Err(e) => refused.push(format!("  {}: {e}", d.name)),
+        }
     }
+    anyhow::ensure!(
+        refused.is_empty(),
+        "{} run dir(s) cannot be written; nothing was written:\n{}",
+        refused.len(),
+        refused.join("\n")
+    );
     let mut report = Vec::new();
     for ((d, g), state) in dirs.iter().zip(states) {
         if state == Written::New {
+            // Past the checks, a failure (a full disk) leaves this run dir out whole; the ones
+            // before it stay, each an identical import that the next `cell import` passes over.
             store::write_run_dir(results, d, store::Replace::Never).with_context(|| {
-                format!("writing {}", results.join(d.name.to_string()).display())
+                format!(
+                    "writing {} (the run dirs before it are written, each whole: fix this and run the same import again, which passes over them)",
+                    results.join(d.name.to_string()).display()
+                )
             })?;
         }
         report.push((results.join(d.name.to_string()), state, &g.from));
