@@ -6,11 +6,15 @@
 //! interval whose bounds do not hold its median (`lo ≤ median ≤ hi`); a negative or
 //! non-finite time; a code section larger than its binary; an instruction count of 0; a row
 //! of a job the cell has no summary (and so no reference) for, or a ratio on a phase its
-//! job's reference never measured.
+//! job's reference never measured. A calibration file (`cell calibrate`) is held to the same
+//! standard by [`calibration`]: a file that fails is ignored with a notice, never believed.
 
 use std::fmt;
 
-use crate::{CellResult, Imported, JobSummary, RatioCi, RowResult, Summary};
+use crate::{
+    Calibration, CellId, CellResult, Imported, JobSummary, Noise, ProtocolMode, RatioCi, RowResult,
+    Summary,
+};
 
 /// One impossible value, with where it sits.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -178,6 +182,99 @@ fn imported(imp: &Imported, out: &mut Vec<Problem>) {
     }
 }
 
+/// The widest A/A half-width or MAD a calibration may hold, as a fraction of its ratio
+/// (±1000%). The control is the reference's byte-identical copy, so an interval ten times
+/// its median wide is a broken calibration or an edited file; a larger figure would only
+/// print as noise (`1e308` printed `±inf%`), and none of them changes what the gate can say.
+pub const MAX_CALIBRATION_NOISE: f64 = 10.0;
+
+/// The fewest measured rounds `cell calibrate` writes (`--rounds` is at least 2).
+pub const MIN_CALIBRATION_ROUNDS: u32 = 2;
+
+/// Every value of a calibration file, `cell/calibration/<file_cell>.json`, that `cell
+/// calibrate` cannot write; empty when it may be used. A negative half-width would silence
+/// the gate's noise notice, another cell's file would speak for this machine, and a bad
+/// `quieter_protocol` would choose a protocol never measured.
+pub fn calibration(cal: &Calibration, file_cell: &CellId) -> Vec<Problem> {
+    let mut out = Vec::new();
+    if cal.cell.id != *file_cell {
+        out.push(Problem(format!(
+            "cell.id is `{}`, not the cell `{file_cell}` the file is named for (another cell's calibration)",
+            cal.cell.id
+        )));
+    }
+    if cal.rounds < MIN_CALIBRATION_ROUNDS {
+        out.push(Problem(format!(
+            "rounds is {}: cell calibrate measures at least {MIN_CALIBRATION_ROUNDS}",
+            cal.rounds
+        )));
+    }
+    if crate::time::parse_utc(&cal.measured_at).is_none() {
+        out.push(Problem(format!(
+            "measured_at `{}` is no UTC time",
+            crate::escape::one_line(&cal.measured_at.chars().take(64).collect::<String>())
+        )));
+    }
+    let protocols =
+        std::iter::once(("sequential", &cal.phases)).chain(cal.duet.as_ref().map(|d| ("duet", d)));
+    for (protocol, phases) in protocols {
+        for (phase, clocks) in phases {
+            for (clock, n) in clocks {
+                let what = format!("{phase} ({} time, {protocol})", clock.name());
+                noise(&what, n, cal.rounds, &mut out);
+            }
+        }
+    }
+    if cal.quieter_protocol == Some(ProtocolMode::Duet) && cal.duet.is_none() {
+        out.push(Problem(
+            "quieter_protocol is duet, but the file holds no duet noise".to_owned(),
+        ));
+    }
+    out
+}
+
+/// One phase and clock of a calibration: a possible ratio over at most `rounds` ratios, a
+/// coverage that is a probability, a half-width and a MAD within bounds.
+fn noise(what: &str, n: &Noise, rounds: u32, out: &mut Vec<Problem>) {
+    ratio(&format!("control ratio on {what}"), &n.ratio, out);
+    if n.ratio.n == 0 || n.ratio.n > rounds {
+        out.push(Problem(format!(
+            "control ratio on {what} is of {} ratios in {rounds} rounds (impossible)",
+            n.ratio.n
+        )));
+    }
+    // 0 is what one ratio covers (a duet of two rounds), 1 what rounding makes of many.
+    if !(0.0..=1.0).contains(&n.ratio.level) {
+        out.push(Problem(format!(
+            "coverage level on {what} is {}: a probability, from 0 to 1",
+            figure(n.ratio.level)
+        )));
+    }
+    for (name, v) in [("half-width", n.half_width), ("MAD", n.mad)] {
+        if !(v.is_finite() && v >= 0.0) {
+            out.push(Problem(format!(
+                "{name} on {what} is {} (impossible)",
+                figure(v)
+            )));
+        } else if v > MAX_CALIBRATION_NOISE {
+            out.push(Problem(format!(
+                "{name} on {what} is {}, beyond ±{}%: no A/A noise of identical binaries is",
+                figure(v),
+                MAX_CALIBRATION_NOISE * 100.0
+            )));
+        }
+    }
+}
+
+/// A figure as a message shows it: `1e308`, not its 309 digits.
+fn figure(v: f64) -> String {
+    if v.is_finite() && v.abs() < 1e6 {
+        v.to_string()
+    } else {
+        format!("{v:e}")
+    }
+}
+
 fn ratio(what: &str, r: &RatioCi, out: &mut Vec<Problem>) {
     for (name, v) in [
         ("", r.median),
@@ -185,14 +282,19 @@ fn ratio(what: &str, r: &RatioCi, out: &mut Vec<Problem>) {
         (" upper bound", r.hi),
     ] {
         if !(v.is_finite() && v > 0.0) {
-            out.push(Problem(format!("{what}{name} is {v} (impossible)")));
+            out.push(Problem(format!(
+                "{what}{name} is {} (impossible)",
+                figure(v)
+            )));
             return;
         }
     }
     if !(r.lo <= r.median && r.median <= r.hi) {
         out.push(Problem(format!(
             "{what} is {} with interval [{}, {}]: lo ≤ median ≤ hi does not hold (impossible)",
-            r.median, r.lo, r.hi
+            figure(r.median),
+            figure(r.lo),
+            figure(r.hi)
         )));
     }
 }
