@@ -245,12 +245,15 @@ fn protocol_para(job: &JobResult) -> Block {
         (None, cell_schema::ProtocolMode::Sequential) => String::new(),
     };
     let mut text = format!(
-        "{mode}{} measured rounds + {} warm-up ({}; seed {}), verdict clock {} by default, CI level {}, CI target ±{}, tolerance ±{}. Cost: {:.1} s ({:.1} s building, {:.1} s timing).",
+        "{mode}{} measured rounds + {} warm-up ({}; seed {}), verdict clock {} by default{}, CI level {}, CI target ±{}, tolerance ±{}. Cost: {:.1} s ({:.1} s building, {:.1} s timing).",
         p.measured_rounds,
         p.warmup_rounds,
         p.stopped,
         p.seed,
         p.default_clock.name(),
+        p.clock_chosen
+            .as_ref()
+            .map_or_else(String::new, |why| format!(" ({why})")),
         p.ci_level,
         p.ci_target,
         p.tolerance,

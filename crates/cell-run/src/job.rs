@@ -12,7 +12,7 @@ use cell_schema::{
     ToolchainName, Tooth, Verdict, round_ratio, round_time,
 };
 use cell_stats::median;
-use cell_verdict::{GateConfig, WorkloadJob};
+use cell_verdict::{CalibrationFile, GateConfig, WorkloadJob};
 
 use crate::build::{BuildFailure, build_row, copy_control};
 use crate::capture;
@@ -119,10 +119,10 @@ pub fn run_job(
     std::fs::create_dir_all(&bin_dir).map_err(io(format!("creating {}", bin_dir.display())))?;
     let installed = installed_sizes(plan, &tc, &probed);
     let probe_s = t0.elapsed().as_secs_f64();
-    let default_clock = plan
-        .settings
-        .clock(&cell.os)
-        .unwrap_or_else(|| calibrated_clock(plan, &cell));
+    let (default_clock, clock_chosen) = match plan.settings.clock(&cell.os) {
+        Some(clock) => (clock, None),
+        None => calibrated_clock(plan, &cell),
+    };
     let t_build = Instant::now();
     let built = build(plan, &tc, &probed, &out, default_clock, on)?;
     let build_s = t_build.elapsed().as_secs_f64();
@@ -150,6 +150,7 @@ pub fn run_job(
             judged,
             lane,
             default_clock,
+            clock_chosen,
             cost,
             started_at,
         },
@@ -447,26 +448,7 @@ pub(crate) fn resolve_mode(
     use cell_schema::ProtocolMode;
     let (wanted, why) = match plan.settings.protocol {
         Some(m) => (m, None),
-        None => match cell_verdict::calibration_of(plan, &cell.id())
-            .ok()
-            .flatten()
-            .and_then(|c| c.quieter_protocol)
-        {
-            Some(m) => (
-                m,
-                Some(format!(
-                    "PROTOCOL=auto: {}, the quieter in this cell's calibration",
-                    m.as_str()
-                )),
-            ),
-            None => (
-                ProtocolMode::Sequential,
-                Some(
-                    "PROTOCOL=auto: sequential, no calibration of the protocols for this cell"
-                        .into(),
-                ),
-            ),
-        },
+        None => auto_mode(plan, cell),
     };
     if wanted == ProtocolMode::Duet && cpus < 2 {
         return (
@@ -477,6 +459,30 @@ pub(crate) fn resolve_mode(
         );
     }
     (wanted, why)
+}
+
+/// `PROTOCOL=auto`: the protocol the cell's calibration found quieter, else sequential (no
+/// calibration of the protocols, or a calibration file that is ignored, and why).
+fn auto_mode(plan: &Plan, cell: &Cell) -> (cell_schema::ProtocolMode, Option<String>) {
+    use cell_schema::ProtocolMode;
+    let file = cell_verdict::calibration_of(plan, &cell.id());
+    match (&file, file.usable().and_then(|c| c.quieter_protocol)) {
+        (_, Some(m)) => (
+            m,
+            Some(format!(
+                "PROTOCOL=auto: {}, the quieter in this cell's calibration",
+                m.as_str()
+            )),
+        ),
+        (CalibrationFile::Ignored(notice), None) => (
+            ProtocolMode::Sequential,
+            Some(format!("PROTOCOL=auto: sequential, {notice}")),
+        ),
+        (_, None) => (
+            ProtocolMode::Sequential,
+            Some("PROTOCOL=auto: sequential, no calibration of the protocols for this cell".into()),
+        ),
+    }
 }
 
 fn time(
@@ -582,8 +588,7 @@ fn judge(
     outcome: &Outcome,
     default_clock: Clock,
 ) -> Judged {
-    let config =
-        GateConfig::from_plan(plan, None, []).expect("without cells no calibration file is read");
+    let config = GateConfig::from_plan(plan, None, []);
     let mut rows = Vec::with_capacity(timed.len());
     let mut contentions = Vec::new();
     // The A/A control is read on the clock of every row it vouches for.
@@ -665,6 +670,8 @@ struct Assembly {
     /// The instruction lane, when `INSTRUCTIONS=on`.
     lane: Option<crate::instructions::Lane>,
     default_clock: Clock,
+    /// Why this clock, when `CLOCK` was `auto`.
+    clock_chosen: Option<String>,
     cost: JobCost,
     started_at: String,
 }
@@ -707,6 +714,7 @@ fn assemble(plan: &Plan, cell: &Cell, tc: &Toolchain, opts: &JobOptions, a: Asse
             contention_max: plan.settings.contention_max,
             time_cap_s: plan.settings.time_cap_s,
             default_clock: a.default_clock,
+            clock_chosen: a.clock_chosen,
             mode: params.mode,
             mode_chosen: a.timed.mode_chosen.clone(),
             futility: futility(params, outcome, &a.built.timed),
@@ -740,12 +748,18 @@ fn futility(params: &Params, outcome: &Outcome, timed: &[Timed]) -> Option<cell_
     })
 }
 
-/// `CLOCK=auto`: the clock `cell calibrate` found quieter on this cell, else CPU time.
-fn calibrated_clock(plan: &Plan, cell: &Cell) -> Clock {
-    cell_verdict::calibration_of(plan, &cell.id())
-        .ok()
-        .flatten()
-        .map_or(Clock::Cpu, |c| c.quieter_clock)
+/// `CLOCK=auto`: the clock `cell calibrate` found quieter on this cell, else CPU time (no
+/// calibration, or one that is ignored); with why, as the job records it.
+fn calibrated_clock(plan: &Plan, cell: &Cell) -> (Clock, Option<String>) {
+    let (clock, why) = match cell_verdict::calibration_of(plan, &cell.id()) {
+        CalibrationFile::Usable(c) => (
+            c.quieter_clock,
+            "the quieter in this cell's calibration".to_owned(),
+        ),
+        CalibrationFile::Absent => (Clock::Cpu, "no calibration for this cell".to_owned()),
+        CalibrationFile::Ignored(notice) => (Clock::Cpu, notice),
+    };
+    (clock, Some(format!("CLOCK=auto: {}, {why}", clock.name())))
 }
 
 /// The GitHub Actions run from the runner's environment, when this job runs in one.

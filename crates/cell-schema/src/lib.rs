@@ -430,6 +430,10 @@ pub struct Protocol {
     pub time_cap_s: f64,
     /// The clock verdicts use unless a row sets its own.
     pub default_clock: Clock,
+    /// Why that clock, when `CLOCK` was `auto`: the calibration's quieter clock, or CPU time
+    /// without a calibration or with one that is ignored (and why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_chosen: Option<String>,
     /// How a row and its reference were timed: one after the other, or at the same time on
     /// two CPUs. Absent: sequential (so files written before the duet existed read as what
     /// they were).

@@ -3,7 +3,8 @@
 //! they cannot judge with different thresholds; nothing here comes from the results judged.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::io::Read as _;
+use std::path::Path;
 
 use cell_model::{Plan, Settings};
 use cell_schema::{Calibration, CellId, Phase, RowName, SoakConfig, ToolchainName};
@@ -36,23 +37,13 @@ pub struct GateConfig {
     )>,
     /// A run name (`<date>-<run-id>`) to compare against instead of the newest.
     pub baseline: Option<String>,
-    /// `cell calibrate` results per cell id, when the repository has them.
+    /// `cell calibrate` results per cell id, when the repository has them and they can be
+    /// used.
     pub calibration: BTreeMap<String, Calibration>,
+    /// Per cell id, the notice of a calibration file that cannot be used and is ignored.
+    pub calibration_ignored: BTreeMap<String, String>,
     /// Judge runs of the scripted test executor too (tests only; off from the plan).
     pub allow_scripted: bool,
-}
-
-/// A configuration that cannot be read.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// A calibration file that cannot be read or is not one.
-    #[error("{}: {msg} (rerun cell calibrate)", path.display())]
-    Calibration {
-        /// The calibration file.
-        path: PathBuf,
-        /// Why it cannot be read or parsed.
-        msg: String,
-    },
 }
 
 impl GateConfig {
@@ -63,15 +54,22 @@ impl GateConfig {
         plan: &Plan,
         baseline: Option<String>,
         cells: impl IntoIterator<Item = &'a CellId>,
-    ) -> Result<Self, ConfigError> {
+    ) -> Self {
         let s = &plan.settings;
         let mut calibration = BTreeMap::new();
+        let mut calibration_ignored = BTreeMap::new();
         for id in cells {
-            if let Some(c) = calibration_of(plan, id)? {
-                calibration.insert(id.to_string(), c);
+            match calibration_of(plan, id) {
+                CalibrationFile::Absent => {}
+                CalibrationFile::Usable(c) => {
+                    calibration.insert(id.to_string(), *c);
+                }
+                CalibrationFile::Ignored(notice) => {
+                    calibration_ignored.insert(id.to_string(), notice);
+                }
             }
         }
-        Ok(Self {
+        Self {
             tolerance: s.tolerance,
             http_tolerance: s.http_tolerance,
             health_threshold: s.health_threshold,
@@ -97,8 +95,9 @@ impl GateConfig {
             subject: subject_pins(plan),
             baseline: baseline.or_else(|| s.baseline.clone()),
             calibration,
+            calibration_ignored,
             allow_scripted: false,
-        })
+        }
     }
 
     /// The pinned digest of the release under test on a platform, when one is pinned there.
@@ -112,20 +111,85 @@ impl GateConfig {
     }
 }
 
-/// `cell/calibration/<cell-id>.json`, when the repository has one.
-pub fn calibration_of(plan: &Plan, id: &CellId) -> Result<Option<Calibration>, ConfigError> {
-    let path = plan.calibration_path(id);
-    if !path.is_file() {
-        return Ok(None);
+/// What `cell/calibration/<cell-id>.json` gives a cell.
+#[derive(Clone, Debug)]
+pub enum CalibrationFile {
+    /// No such file: the cell was never calibrated.
+    Absent,
+    /// A file `cell calibrate` could have written.
+    Usable(Box<Calibration>),
+    /// A file that cannot be used (unreadable, not a calibration, from a newer cell, or
+    /// holding values `cell calibrate` cannot write): every reader goes on as if there were
+    /// none, and says so with this notice, which names the file and why.
+    Ignored(String),
+}
+
+impl CalibrationFile {
+    /// The calibration, when it can be used.
+    pub fn usable(&self) -> Option<&Calibration> {
+        match self {
+            Self::Usable(c) => Some(c),
+            Self::Absent | Self::Ignored(_) => None,
+        }
     }
-    let bad = |msg: String| ConfigError::Calibration {
-        path: path.clone(),
-        msg,
+}
+
+/// The largest calibration file read: one of 64 phases on every clock and protocol is under
+/// 200 KB.
+const MAX_CALIBRATION_BYTES: u64 = 1 << 20;
+
+/// `cell/calibration/<cell-id>.json`, read and checked ([`cell_schema::validate::calibration`])
+/// once for every reader: the gate, `cell local`, and a job's `CLOCK=auto` and
+/// `PROTOCOL=auto`. A bad file is a notice, not an error: a calibration sets no threshold, it
+/// only picks among documented defaults and adds a notice, so ignoring it judges nothing more
+/// leniently, and a job (which cannot stop over it) and the gate take the same view of it.
+pub fn calibration_of(plan: &Plan, id: &CellId) -> CalibrationFile {
+    let path = plan.calibration_path(id);
+    match read_calibration(&path, id) {
+        Ok(None) => CalibrationFile::Absent,
+        Ok(Some(c)) => CalibrationFile::Usable(Box::new(c)),
+        Err(why) => CalibrationFile::Ignored(format!(
+            "{} is ignored: {why}; rerun cell calibrate",
+            path.strip_prefix(&plan.root).unwrap_or(&path).display()
+        )),
+    }
+}
+
+/// The file at `path`, when there is one, or why it cannot be used.
+fn read_calibration(path: &Path, id: &CellId) -> Result<Option<Calibration>, String> {
+    let file = match std::fs::File::open(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("it cannot be read ({e})")),
+        Ok(f) => f,
     };
-    let text = std::fs::read_to_string(&path).map_err(|e| bad(e.to_string()))?;
-    cell_schema::read::from_str_unique(&text)
-        .map(Some)
-        .map_err(|e| bad(format!("not a calibration file: {e}")))
+    let mut text = String::new();
+    file.take(MAX_CALIBRATION_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("it cannot be read ({e})"))?;
+    if text.len() as u64 > MAX_CALIBRATION_BYTES {
+        return Err(format!(
+            "larger than {} KiB, which no calibration is",
+            MAX_CALIBRATION_BYTES >> 10
+        ));
+    }
+    let cal: Calibration = cell_schema::read::from_str_unique(&text)
+        .map_err(|e| format!("not a calibration file ({e})"))?;
+    if cal.schema_version > cell_schema::SCHEMA_VERSION {
+        return Err(format!(
+            "written by a newer cell (schema_version {}; this cell reads up to {}; upgrade cell)",
+            cal.schema_version,
+            cell_schema::SCHEMA_VERSION
+        ));
+    }
+    let problems = cell_schema::validate::calibration(&cal, id);
+    if let Some(first) = problems.first() {
+        let more = match problems.len() {
+            1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        return Err(format!("{first}{more}"));
+    }
+    Ok(Some(cal))
 }
 
 /// The subject's pin on every platform the plan's cells (and this machine) run on.

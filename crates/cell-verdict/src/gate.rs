@@ -519,8 +519,12 @@ fn contention_notices(cell: &CellResult, config: &GateConfig) -> Vec<String> {
         .collect()
 }
 
-/// The machine's measured A/A noise, when calibrated: a tolerance below it cannot pass.
+/// The machine's measured A/A noise, when calibrated: a tolerance below it cannot pass; or
+/// why the cell's calibration file is ignored.
 fn calibration_notices(cell: &CellResult, config: &GateConfig) -> Vec<String> {
+    if let Some(ignored) = config.calibration_ignored.get(cell.cell.id.as_str()) {
+        return vec![ignored.clone()];
+    }
     let Some(cal) = config.calibration.get(cell.cell.id.as_str()) else {
         return Vec::new();
     };

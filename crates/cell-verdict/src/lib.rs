@@ -16,7 +16,7 @@ pub mod rules;
 mod suite;
 mod walk;
 
-pub use config::{ConfigError, GateConfig, calibration_of};
+pub use config::{CalibrationFile, GateConfig, calibration_of};
 pub use futility::{FutilityRule, Projection};
 pub use gate::{GateError, footprint_notices, gate, gate_history, instruction_notices};
 pub use job::{

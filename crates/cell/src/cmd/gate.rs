@@ -64,7 +64,7 @@ pub fn run(args: &GateArgs, cli: &Cli) -> anyhow::Result<Exit> {
             .parent()
             .map_or_else(|| PathBuf::from("."), PathBuf::from)
     });
-    let mut cfg = GateConfig::from_plan(&plan, args.baseline.clone(), run.cells.keys())?;
+    let mut cfg = GateConfig::from_plan(&plan, args.baseline.clone(), run.cells.keys());
     cfg.allow_scripted = args.allow_scripted;
     // The runs the verdict needs, newest first; --strict reads every file to refuse any bad
     // one.

@@ -210,7 +210,7 @@ enum Ran {
 /// its report written beside the run.
 fn gate(plan: &Plan, history: &store::History, run_dir: &Path) -> anyhow::Result<GateReport> {
     let this = store::load_run(run_dir)?;
-    let mut config = GateConfig::from_plan(plan, None, this.cells.keys())?;
+    let mut config = GateConfig::from_plan(plan, None, this.cells.keys());
     // A scripted run (tests only) may be judged against the runs before it in --out; a real
     // run keeps the gate's refusal of any scripted run in its history.
     config.allow_scripted = this.scripted();
