@@ -27,7 +27,13 @@ pub fn run(args: &InstallArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let tc = plan
         .toolchain(&args.toolchain)
         .map_err(anyhow::Error::msg)?;
-    let cache = cell_run::install::cache_dir();
+    let cache = cell_run::cache::Cache::from_env()?;
+    if cache.is_private() {
+        // A tree installed for this process alone would be gone before anything used it.
+        anyhow::bail!(
+            "cell install has no cache to install into: none of CELL_CACHE, RUNNER_TEMP, XDG_CACHE_HOME or HOME is set; set CELL_CACHE to a directory of your own"
+        );
+    }
     let done = match cell_run::install::install(&plan, tc, &cell.os, &cell.arch, &cache) {
         Ok(d) => d,
         Err(e) => {
@@ -39,6 +45,16 @@ pub fn run(args: &InstallArgs, cli: &Cli) -> anyhow::Result<Exit> {
             });
         }
     };
+    if let Some(why) = &done.replaced {
+        eprintln!(
+            "{}",
+            cell_schema::escape::terminal(&format!(
+                "the cached tree of {} ({}) differs from its manifest: {why}; removed and installed again",
+                tc.name,
+                done.dir.display()
+            ))
+        );
+    }
     if cli.format == Format::Json {
         let v = serde_json::json!({
             "toolchain": tc.name,
