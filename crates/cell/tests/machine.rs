@@ -1,7 +1,8 @@
 //! Nothing on the machine is believed because of where it lies, through the binary: a
 //! toolchain tree planted in the cache by another user (or where the cache used to fall back
 //! to, `$TMPDIR/cell-cache`) never runs; a tree of ours changed after its install is named and
-//! installed again; an untouched one is used without a download.
+//! installed again; an untouched one is used without a download; and a CPU lock dir that is a
+//! link is not followed, the job timing without the lock and saying why in results.json.
 
 mod common;
 
@@ -384,4 +385,44 @@ fn an_untouched_cached_tree_is_used_without_a_download() {
     assert_eq!(release.downloads(), 1, "one download for all three");
     let job = read_json(&out.join("results.json"));
     assert_eq!(job["subject"]["sha256"], release.digest());
+}
+
+/// Regression: the CPU lock dir was trusted whoever owned it and its lock files opened
+/// `O_CREAT` through links, so a link planted as `/tmp/cell-cpus` made a root job create files
+/// in a root-only directory. Now the link is not followed, nothing is created, and the job
+/// times without the lock with the reason in results.json and RESULTS.md.
+#[test]
+fn a_lock_dir_that_is_a_symlink_is_not_followed_and_the_reason_is_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = project(tmp.path(), VERSIONS, "");
+    let private = tmp.path().join("root-only");
+    std::fs::create_dir(&private).unwrap();
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let link = tmp.path().join("cell-cpus");
+    std::os::unix::fs::symlink(&private, &link).unwrap();
+    let out = tmp.path().join("job");
+    cell()
+        .env("CELL_CPU_LOCKS", &link)
+        .args(["run", "-q", "--cell", "local", "--toolchain", "clang"])
+        .arg("--root")
+        .arg(&root)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read_dir(&private).unwrap().count(),
+        0,
+        "a lock file was created through the link"
+    );
+    let timing = &read_json(&out.join("results.json"))["machine"]["timing"];
+    let why = timing["lock_error"].as_str().unwrap_or_default();
+    assert_eq!(
+        why,
+        format!("lock dir {}: a symbolic link, not followed", link.display()),
+        "{timing}"
+    );
+    assert_eq!(timing["shared"], true, "{timing}");
+    let md = std::fs::read_to_string(out.join("RESULTS.md")).unwrap();
+    assert!(md.contains(&format!("no lock: {why}")), "{md}");
 }
