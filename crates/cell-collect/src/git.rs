@@ -60,6 +60,18 @@ pub enum GitError {
         /// Tries made.
         tries: u32,
     },
+    /// A lock file of git's own (`.git/index.lock`, a ref's `.lock`) is there: another git is
+    /// running in the checkout, or one crashed and left it.
+    #[error(
+        "{what} failed: {} exists: another git process is running in this checkout (wait for it to finish), or one stopped without removing it (if no git is running, remove the file) and try again",
+        path.display()
+    )]
+    GitLocked {
+        /// What was being done.
+        what: String,
+        /// git's lock file.
+        path: PathBuf,
+    },
     /// The checkout's collect lock cannot be taken.
     #[error(transparent)]
     Lock(#[from] crate::lock::LockError),
@@ -71,6 +83,17 @@ struct Failure {
 }
 
 impl Failure {
+    /// The lock file of git's own that made it fail: its message names it on the first line
+    /// (`Unable to create '<path>.lock': File exists.`) and ends on advice that does not.
+    fn held_lock(&self) -> Option<PathBuf> {
+        let rest = self.stderr.split("Unable to create '").nth(1)?;
+        let (path, _) = rest.split_once("': File exists")?;
+        let path = PathBuf::from(path);
+        path.extension()
+            .is_some_and(|e| e == "lock")
+            .then_some(path)
+    }
+
     fn last_line(&self) -> String {
         let line = self.stderr.lines().rev().find(|l| !l.trim().is_empty());
         cell_schema::escape::without_userinfo(&cell_schema::escape::one_line(
@@ -100,9 +123,15 @@ fn run_git(repo: &Path, args: &[&str], env: &[(String, String)]) -> Result<Strin
 }
 
 fn git(repo: &Path, what: &str, args: &[&str]) -> Result<String, GitError> {
-    run_git(repo, args, &[]).map_err(|f| GitError::Step {
-        what: what.to_owned(),
-        detail: f.last_line(),
+    run_git(repo, args, &[]).map_err(|f| match f.held_lock() {
+        Some(path) => GitError::GitLocked {
+            what: what.to_owned(),
+            path,
+        },
+        None => GitError::Step {
+            what: what.to_owned(),
+            detail: f.last_line(),
+        },
     })
 }
 
@@ -334,6 +363,12 @@ fn rebase(repo: &Path, branch: &str) -> Result<(), GitError> {
     args.extend(["rebase", "--quiet", "FETCH_HEAD"].map(String::from));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     run_git(repo, &args, &[]).map(|_| ()).map_err(|f| {
+        if let Some(path) = f.held_lock() {
+            return GitError::GitLocked {
+                what: "rebasing onto the remote".into(),
+                path,
+            };
+        }
         let _ = run_git(repo, &["rebase", "--abort"], &[]);
         GitError::Conflict {
             branch: branch.to_owned(),

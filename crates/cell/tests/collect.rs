@@ -870,6 +870,42 @@ fn six_concurrent_collects_of_one_run_leave_one_winner_and_five_named_refusals()
     );
 }
 
+/// Regression: `cell commit` with a `.git/index.lock` left by another git said only "remove
+/// the file manually to continue", naming no file. Now it names the lock file and says what to
+/// do, exit 2, and nothing is committed.
+#[test]
+fn a_held_index_lock_is_named_with_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = local_run(tmp.path());
+    let jobs = tmp.path().join("jobs");
+    copy_jobs(&local.jobs, &jobs, |_| 1);
+    let repo = tmp.path().join("repo");
+    new_repo(&repo);
+    from_dir_cmd(&repo, &jobs).assert().success();
+    let index_lock = repo.join(".git").join("index.lock");
+    std::fs::write(&index_lock, "").unwrap();
+    let log = git(&repo, &["log", "--format=%s"]);
+    cell()
+        .current_dir(&repo)
+        .args(["commit", &format!("results/2026-12-01-{RUN}")])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(format!(
+            "{} exists: another git process is running in this checkout",
+            index_lock.display()
+        )))
+        .stderr(predicates::str::contains(
+            "if no git is running, remove the file",
+        ));
+    assert_eq!(git(&repo, &["log", "--format=%s"]), log);
+    std::fs::remove_file(&index_lock).unwrap();
+    cell()
+        .current_dir(&repo)
+        .args(["commit", &format!("results/2026-12-01-{RUN}")])
+        .assert()
+        .success();
+}
+
 /// Two collects in one checkout: the second waits for the first (a lock in the git dir) and
 /// says so, writing nothing until it has the lock.
 #[test]
