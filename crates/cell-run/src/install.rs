@@ -4,6 +4,7 @@
 //! into a cache keyed by that digest, so a second job or a second local run finds it there.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use cell_fetch::{Expected, FetchError, FetchRequest, Timeouts, UnpackOptions};
 use cell_model::{Plan, TarballSource, Toolchain};
@@ -126,16 +127,17 @@ fn expected_digest(
     tc: &Toolchain,
     src: &TarballSource,
     timeouts: Timeouts,
+    deadline: Duration,
 ) -> Result<Sha256, InstallError> {
     let published = match &src.checksum_url {
         Some(url) => Some(
-            cell_fetch::published_digest(url, &src.asset, timeouts).map_err(|source| {
-                InstallError::Fetch {
+            cell_fetch::published_digest(url, &src.asset, timeouts, deadline).map_err(
+                |source| InstallError::Fetch {
                     toolchain: tc.name.to_string(),
                     url: cell_schema::escape::without_userinfo(url),
                     source,
-                }
-            })?,
+                },
+            )?,
         ),
         None => None,
     };
@@ -169,7 +171,8 @@ pub fn install(
             source,
         })?;
     let timeouts = Timeouts::default();
-    let sha256 = expected_digest(tc, &src, timeouts)?;
+    let deadline = Duration::from_secs(plan.settings.fetch_timeout_s);
+    let sha256 = expected_digest(tc, &src, timeouts, deadline)?;
     let root = cache.join("toolchains");
     let dir = root.join(sha256.to_string());
     let cache_err = |path: &Path| {
@@ -182,6 +185,8 @@ pub fn install(
     std::fs::create_dir_all(&root).map_err(cache_err(&root))?;
     let partial = root.join(format!(".{sha256}.partial-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&partial);
+    // Removed on SIGTERM/SIGINT until it is renamed into place (or removed here).
+    let _partial = cell_fetch::cleanup::register(&partial);
     let caps = &plan.settings.unpack;
     let mut last = None;
     for url in &src.urls {
@@ -191,6 +196,7 @@ pub fn install(
                 ..unpack_options(caps)
             },
             timeouts,
+            deadline,
             ..FetchRequest::new(url.clone(), Expected::Digest(sha256.clone()), &partial)
         };
         match cell_fetch::fetch(&req) {
