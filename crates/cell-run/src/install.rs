@@ -6,6 +6,7 @@
 //! manifest); one that differs from its manifest is removed and installed again.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use cell_fetch::{Expected, FetchError, FetchRequest, Timeouts, UnpackOptions};
 use cell_model::{Plan, TarballSource, Toolchain};
@@ -116,16 +117,17 @@ fn expected_digest(
     tc: &Toolchain,
     src: &TarballSource,
     timeouts: Timeouts,
+    deadline: Duration,
 ) -> Result<Sha256, InstallError> {
     let published = match &src.checksum_url {
         Some(url) => Some(
-            cell_fetch::published_digest(url, &src.asset, timeouts).map_err(|source| {
-                InstallError::Fetch {
+            cell_fetch::published_digest(url, &src.asset, timeouts, deadline).map_err(
+                |source| InstallError::Fetch {
                     toolchain: tc.name.to_string(),
                     url: cell_schema::escape::without_userinfo(url),
                     source,
-                }
-            })?,
+                },
+            )?,
         ),
         None => None,
     };
@@ -159,7 +161,8 @@ pub fn install(
             source,
         })?;
     let timeouts = Timeouts::default();
-    let sha256 = expected_digest(tc, &src, timeouts)?;
+    let deadline = Duration::from_secs(plan.settings.fetch_timeout_s);
+    let sha256 = expected_digest(tc, &src, timeouts, deadline)?;
     let root = cache.toolchains()?;
     let dir = root.join(sha256.to_string());
     let replaced = match cache.open_tree(&dir, &sha256)? {
@@ -172,7 +175,9 @@ pub fn install(
     };
     let partial = root.join(format!(".{sha256}.partial-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&partial);
-    let url = download(plan, tc, &src, &sha256, &partial, timeouts)?;
+    // Removed on SIGTERM/SIGINT until it is renamed into place (or removed here).
+    let _partial = cell_fetch::cleanup::register(&partial);
+    let url = download(plan, tc, &src, &sha256, &partial, (timeouts, deadline))?;
     let placed = manifest::seal(&partial, &url, &sha256)
         .map(|_| ())
         .and_then(|()| place(cache, &partial, &dir, &sha256));
@@ -191,7 +196,7 @@ fn download(
     src: &TarballSource,
     sha256: &Sha256,
     partial: &Path,
-    timeouts: Timeouts,
+    (timeouts, deadline): (Timeouts, Duration),
 ) -> Result<String, InstallError> {
     let mut last = None;
     for url in &src.urls {
@@ -201,6 +206,7 @@ fn download(
                 ..unpack_options(&plan.settings.unpack)
             },
             timeouts,
+            deadline,
             ..FetchRequest::new(url.clone(), Expected::Digest(sha256.clone()), partial)
         };
         match cell_fetch::fetch(&req) {

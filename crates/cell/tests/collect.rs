@@ -666,7 +666,9 @@ fn a_re_run_replaces_an_older_attempt_and_an_older_one_never_replaces_a_newer() 
         .arg("--commit")
         .assert()
         .success()
-        .stderr(predicates::str::contains("replaced"));
+        .stderr(predicates::str::contains(
+            "it held attempt 1, this collect attempt 2",
+        ));
     assert_eq!(
         job_attempts(&dir, &local.cell_id),
         [("clang".into(), 1), ("gcc".into(), 2)]
@@ -689,6 +691,219 @@ fn a_re_run_replaces_an_older_attempt_and_an_older_one_never_replaces_a_newer() 
     );
     assert_eq!(git(&repo, &["log", "--format=%s"]), log);
     assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+}
+
+/// Sets the CPU model every job under `jobs` records: other content of
+/// the same jobs, as a second runner of the same attempt would have written.
+fn retag_cpu(jobs: &Path, model: &str) {
+    for dir in std::fs::read_dir(jobs).unwrap() {
+        let path = dir.unwrap().path().join("results.json");
+        let mut v = read_json(&path);
+        v["machine"]["cpu_model"] = serde_json::Value::from(model);
+        std::fs::write(&path, serde_json::to_string(&v).unwrap()).unwrap();
+    }
+}
+
+/// Regression: `cell collect 600 --from-dir A`, then `--from-dir B` of the same attempt with
+/// other content, printed "replaced (an earlier attempt's content)" (not true) and replaced
+/// A's run dir without `--replace`. Now that is exit 2 naming the run dir, both attempts and
+/// B, with A's dir byte for byte as it was; A again is a no-op; `--replace` still replaces.
+#[test]
+fn the_same_attempt_with_other_content_never_replaces_a_run_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = local_run(tmp.path());
+    let (a, b) = (tmp.path().join("A"), tmp.path().join("B"));
+    copy_jobs(&local.jobs, &a, |_| 1);
+    copy_jobs(&local.jobs, &b, |_| 1);
+    retag_cpu(&b, "another runner's CPU");
+    // Outside any git checkout: the results dir's own lock, no commit.
+    let plain = tmp.path().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    let dir = plain.join("results").join(format!("2026-12-01-{RUN}"));
+
+    from_dir_cmd(&plain, &a)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("wrote results/"));
+    let before = files(&dir);
+    from_dir_cmd(&plain, &b)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(format!(
+            "results/2026-12-01-{RUN}: holds attempt 1 ("
+        )))
+        .stderr(predicates::str::contains(
+            "and this collect has attempt 1 too (",
+        ))
+        .stderr(predicates::str::contains("nothing was changed"))
+        .stderr(predicates::str::contains(format!(
+            "this collect read --from-dir {}",
+            b.display()
+        )))
+        .stderr(predicates::str::contains("replaced").not());
+    assert_eq!(files(&dir), before, "the old dir is intact, byte for byte");
+
+    from_dir_cmd(&plain, &a)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("unchanged (identical content"));
+    assert_eq!(files(&dir), before);
+
+    from_dir_cmd(&plain, &b)
+        .arg("--replace")
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(format!(
+            "replaced results/2026-12-01-{RUN} with other content (--replace)"
+        )));
+    let merged = read_json(&dir.join(&local.cell_id).join("results.json"));
+    assert!(merged.to_string().contains("another runner's CPU"));
+    assert_eq!(
+        cell_testkit::names(&plain.join("results")),
+        [".cell-collect.lock".to_owned(), format!("2026-12-01-{RUN}")],
+        "no stage and no old dir left beside it"
+    );
+}
+
+/// Regression: six concurrent collects of one run outside a git checkout each checked the
+/// run dir, then swapped theirs in: the last writer won. Now they hold the results dir's lock
+/// across the check and the swap: six collects of attempt 2 (each with other content) over
+/// attempt 1's dir end with one replacement and five refusals naming the attempt, and the dir
+/// is exactly what the winner alone writes.
+#[test]
+fn six_concurrent_collects_of_one_run_leave_one_winner_and_five_named_refusals() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = local_run(tmp.path());
+    let plain = tmp.path().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    let first = tmp.path().join("a1");
+    copy_jobs(&local.jobs, &first, |_| 1);
+    from_dir_cmd(&plain, &first).assert().success();
+
+    let sources: Vec<PathBuf> = (0..6)
+        .map(|i| {
+            let src = tmp.path().join(format!("a2-{i}"));
+            copy_jobs(&local.jobs, &src, |_| 2);
+            retag_cpu(&src, &format!("runner {i}"));
+            src
+        })
+        .collect();
+    // Another collect, as far as the six can tell, holds the lock while they start: all six
+    // queue at it, then race for it the moment it is free.
+    let lock_path = plain.join("results").join(".cell-collect.lock");
+    let mut lock = std::fs::File::create(&lock_path).unwrap();
+    std::io::Write::write_all(&mut lock, format!("{}\n", std::process::id()).as_bytes()).unwrap();
+    lock.lock().unwrap();
+    let stderr_of = |i: usize| tmp.path().join(format!("stderr-{i}"));
+    let children: Vec<_> = sources
+        .iter()
+        .enumerate()
+        .map(|(i, src)| {
+            std::process::Command::new(assert_cmd::cargo::cargo_bin("cell"))
+                .current_dir(&plain)
+                .args(["collect", &RUN.to_string(), "--from-dir"])
+                .arg(src)
+                .args(["--results", "results", "--date", "2026-12-01"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::fs::File::create(stderr_of(i)).unwrap())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let waiting = format!(
+        "waiting for another cell collect (pid {}) of this results dir to finish (lock results/.cell-collect.lock)",
+        std::process::id()
+    );
+    let queued = (0..600).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        (0..6).all(|i| {
+            std::fs::read_to_string(stderr_of(i))
+                .unwrap()
+                .contains(&waiting)
+        })
+    });
+    assert!(queued, "{}", std::fs::read_to_string(stderr_of(0)).unwrap());
+    lock.unlock().unwrap();
+    let outcomes: Vec<(Option<i32>, String)> = children
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut c)| {
+            let status = c.wait().unwrap();
+            (
+                status.code(),
+                std::fs::read_to_string(stderr_of(i)).unwrap(),
+            )
+        })
+        .collect();
+    let winners: Vec<usize> = (0..6).filter(|&i| outcomes[i].0 == Some(0)).collect();
+    assert_eq!(winners.len(), 1, "{outcomes:#?}");
+    let winner = winners[0];
+    assert!(
+        outcomes[winner]
+            .1
+            .contains("it held attempt 1, this collect attempt 2"),
+        "{outcomes:#?}"
+    );
+    for (i, (code, stderr)) in outcomes.iter().enumerate() {
+        if i != winner {
+            assert_eq!(*code, Some(2), "{stderr}");
+            assert!(
+                stderr.contains("holds attempt 2 (") && stderr.contains("nothing was changed"),
+                "{stderr}"
+            );
+        }
+    }
+    // What the winner alone writes, collected into a results dir of its own.
+    let alone = tmp.path().join("alone");
+    std::fs::create_dir_all(&alone).unwrap();
+    from_dir_cmd(&alone, &sources[winner]).assert().success();
+    let name = format!("2026-12-01-{RUN}");
+    assert_same_files(
+        &plain.join("results").join(&name),
+        &alone.join("results").join(&name),
+        "the run dir after the race",
+    );
+    assert_eq!(
+        cell_testkit::names(&plain.join("results")),
+        [".cell-collect.lock".to_owned(), name],
+        "no stage and no old dir left beside it"
+    );
+}
+
+/// Regression: `cell commit` with a `.git/index.lock` left by another git said only "remove
+/// the file manually to continue", naming no file. Now it names the lock file and says what to
+/// do, exit 2, and nothing is committed.
+#[test]
+fn a_held_index_lock_is_named_with_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = local_run(tmp.path());
+    let jobs = tmp.path().join("jobs");
+    copy_jobs(&local.jobs, &jobs, |_| 1);
+    let repo = tmp.path().join("repo");
+    new_repo(&repo);
+    from_dir_cmd(&repo, &jobs).assert().success();
+    let index_lock = repo.join(".git").join("index.lock");
+    std::fs::write(&index_lock, "").unwrap();
+    let log = git(&repo, &["log", "--format=%s"]);
+    cell()
+        .current_dir(&repo)
+        .args(["commit", &format!("results/2026-12-01-{RUN}")])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(format!(
+            "{} exists: another git process is running in this checkout",
+            index_lock.display()
+        )))
+        .stderr(predicates::str::contains(
+            "if no git is running, remove the file",
+        ));
+    assert_eq!(git(&repo, &["log", "--format=%s"]), log);
+    std::fs::remove_file(&index_lock).unwrap();
+    cell()
+        .current_dir(&repo)
+        .args(["commit", &format!("results/2026-12-01-{RUN}")])
+        .assert()
+        .success();
 }
 
 /// Two collects in one checkout: the second waits for the first (a lock in the git dir) and

@@ -17,12 +17,20 @@ pub struct InstallArgs {
     /// A toolchain installed from a tarball.
     #[arg(long)]
     pub toolchain: String,
+    /// Give up on each download (the checksum file, the tarball from one URL) after this many
+    /// seconds in all (exit 2, naming the URL; nothing is left in the cache). Default:
+    /// `FETCH_TIMEOUT_S` of versions.env.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: Option<u64>,
 }
 
 /// Exit 0 installed or found in the cache, 1 a digest that is not the release's (nothing
 /// unpacked), 2 anything else.
 pub fn run(args: &InstallArgs, cli: &Cli) -> anyhow::Result<Exit> {
-    let plan = super::load_plan(cli)?;
+    let mut plan = super::load_plan(cli)?;
+    if let Some(s) = args.timeout {
+        plan.settings.fetch_timeout_s = s;
+    }
     let cell = plan.cell(&args.cell).map_err(anyhow::Error::msg)?;
     let tc = plan
         .toolchain(&args.toolchain)
