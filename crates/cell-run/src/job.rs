@@ -985,7 +985,7 @@ fn tooth(
     let phase = plan.settings.tooth_phase.clone();
     let ratio = match (slow, fast) {
         (Some(s), Some(f)) => protocol::ratio_ci(
-            &protocol::ratio_of_ratios(&outcome.runs, outcome.warmup, s, f, &phase, clock),
+            &protocol::ratio_of_ratios(outcome, s, f, &phase, clock),
             plan.settings.ci_level,
         ),
         _ => None,

@@ -19,6 +19,8 @@ const SHA: &str = "328faa0536e6fef19753d9d91dc96a9931694ce3";
 
 /// A `cell local` run of the tiny project (clang + gcc): its merged run dir and its job dirs.
 struct Local {
+    /// The project the run was timed in: collect checks the artifacts against its config.
+    root: PathBuf,
     run_dir: PathBuf,
     jobs: Vec<PathBuf>,
     cell_id: String,
@@ -62,6 +64,7 @@ fn local_run(tmp: &Path) -> Local {
     jobs.sort();
     let cell_id = format!("{}-{}-local", std::env::consts::OS, std::env::consts::ARCH);
     Local {
+        root,
         run_dir: run,
         jobs,
         cell_id,
@@ -265,9 +268,11 @@ fn bare_origin(dir: &Path) -> PathBuf {
     bare
 }
 
-fn collect_cmd(gh: &GitHub, repo: &Path) -> assert_cmd::Command {
+/// `cell collect` of the stand-in's run in `repo`, checked against the project at `root`.
+fn collect_cmd(gh: &GitHub, repo: &Path, root: &Path) -> assert_cmd::Command {
     let mut c = cell();
     c.current_dir(repo)
+        .env("CELL_ROOT", root)
         .env("GITHUB_API_URL", gh.api.base())
         .env("GITHUB_TOKEN", TOKEN)
         .env_remove("GH_TOKEN")
@@ -328,7 +333,7 @@ fn collects_a_run_through_the_api_equal_to_the_local_merge_and_idempotently() {
     let repo = tmp.path().join("repo");
     new_repo(&repo);
 
-    let first = collect_cmd(&gh, &repo)
+    let first = collect_cmd(&gh, &repo, &local.root)
         .args(["--commit", "-v"])
         .assert()
         .success();
@@ -382,7 +387,7 @@ fn collects_a_run_through_the_api_equal_to_the_local_merge_and_idempotently() {
 
     // Again: byte-identical files, no second commit.
     let before = files(&repo.join("results"));
-    collect_cmd(&gh, &repo)
+    collect_cmd(&gh, &repo, &local.root)
         .args(["--commit"])
         .assert()
         .success()
@@ -429,6 +434,7 @@ fn collects_a_run_through_the_api_equal_to_the_local_merge_and_idempotently() {
     for layout in ["per-artifact", "merged"] {
         let results = tmp.path().join(format!("from-{layout}"));
         cell()
+            .env("CELL_ROOT", &local.root)
             .args(["collect", &RUN.to_string(), "--from-dir"])
             .arg(dl.join(layout))
             .arg("--results")
@@ -453,7 +459,7 @@ fn a_digest_mismatch_or_an_expired_artifact_fails_naming_it_and_is_written_as_pa
     let mut bad = artifacts_of(&local);
     bad[1].digest = Some(format!("sha256:{}", "0".repeat(64)));
     let gh = start(bad, job_names(&local), when.clone(), vec![]);
-    collect_cmd(&gh, &repo)
+    collect_cmd(&gh, &repo, &local.root)
         .arg("--complete")
         .assert()
         .code(1)
@@ -479,7 +485,7 @@ fn a_digest_mismatch_or_an_expired_artifact_fails_naming_it_and_is_written_as_pa
         .to_str()
         .unwrap()
         .to_owned();
-    collect_cmd(&gh, &repo)
+    collect_cmd(&gh, &repo, &local.root)
         .arg("--complete")
         .assert()
         .code(1)
@@ -496,7 +502,7 @@ fn a_digest_mismatch_or_an_expired_artifact_fails_naming_it_and_is_written_as_pa
 
     // By default the rest is written, marked partial, listing what is missing. An expired
     // artifact of a job that passed trips nothing: exit 0, the gap named.
-    collect_cmd(&gh, &repo)
+    collect_cmd(&gh, &repo, &local.root)
         .assert()
         .success()
         .stderr(predicates::str::contains("partial run"))
@@ -518,7 +524,8 @@ fn a_digest_mismatch_or_an_expired_artifact_fails_naming_it_and_is_written_as_pa
 fn without_a_token_the_api_refusal_is_an_infrastructure_error() {
     let tmp = tempfile::tempdir().unwrap();
     let gh = start(vec![], vec![], "2026-01-01T00:00:00Z".into(), vec![]);
-    let mut c = collect_cmd(&gh, tmp.path());
+    let root = project(tmp.path(), VERSIONS, &GCC_TOML);
+    let mut c = collect_cmd(&gh, tmp.path(), &root);
     c.env_remove("GITHUB_TOKEN")
         .assert()
         .code(2)
@@ -563,6 +570,7 @@ fn two_collectors_pushing_different_runs_race_and_both_land() {
         children.push(
             std::process::Command::new(bin)
                 .current_dir(&clone)
+                .env("CELL_ROOT", &local.root)
                 .args(["collect", &run.to_string(), "--from-dir"])
                 .arg(&jobs)
                 .args(["--results", "results", "--commit", "--push"])
@@ -657,12 +665,17 @@ fn a_re_run_replaces_an_older_attempt_and_an_older_one_never_replaces_a_newer() 
     new_repo(&repo);
     let dir = repo.join("results").join(format!("2026-12-01-{RUN}"));
 
-    from_dir_cmd(&repo, &a1).arg("--commit").assert().success();
+    from_dir_cmd(&repo, &a1)
+        .env("CELL_ROOT", &local.root)
+        .arg("--commit")
+        .assert()
+        .success();
     assert_eq!(
         job_attempts(&dir, &local.cell_id),
         [("clang".into(), 1), ("gcc".into(), 1)]
     );
     from_dir_cmd(&repo, &a2)
+        .env("CELL_ROOT", &local.root)
         .arg("--commit")
         .assert()
         .success()
@@ -680,6 +693,7 @@ fn a_re_run_replaces_an_older_attempt_and_an_older_one_never_replaces_a_newer() 
 
     // Attempt 1 again (a late, slow collect): refused, nothing changed, nothing committed.
     from_dir_cmd(&repo, &a1)
+        .env("CELL_ROOT", &local.root)
         .arg("--commit")
         .assert()
         .code(2)
@@ -922,6 +936,7 @@ fn a_second_collect_in_one_checkout_waits_for_the_first() {
     let stderr = tmp.path().join("stderr");
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cell"))
         .current_dir(&repo)
+        .env("CELL_ROOT", &local.root)
         .args(["collect", &RUN.to_string(), "--from-dir"])
         .arg(&jobs)
         .args(["--results", "results", "--date", "2026-12-01", "--commit"])
@@ -974,7 +989,10 @@ fn cell_commit_commits_as_the_actions_bot_and_pushes_without_persisting_a_token(
     // No identity anywhere: as on a fresh runner.
     let home = tmp.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
-    from_dir_cmd(&clone, &jobs).assert().success();
+    from_dir_cmd(&clone, &jobs)
+        .env("CELL_ROOT", &local.root)
+        .assert()
+        .success();
     let run_dir = format!("results/2026-12-01-{RUN}");
     std::fs::write(clone.join(&run_dir).join("gate.json"), "{}\n").unwrap();
     cell()
@@ -1094,6 +1112,7 @@ fn results_go_to_their_own_branch_created_on_first_use() {
             }));
         cell()
             .current_dir(&clone)
+            .env("CELL_ROOT", &local.root)
             .args(["collect", &RUN.to_string(), "--from-dir"])
             .arg(&jobs)
             .args(["--results", ".cell-results/results", "--date", dates])
@@ -1154,9 +1173,11 @@ fn a_stalled_api_ends_at_the_deadline_naming_the_request() {
             Response::json(200, &empty_jobs).stalled(5),
         ),
     ]);
+    let root = project(tmp.path(), VERSIONS, &GCC_TOML);
     let started = std::time::Instant::now();
     cell()
         .current_dir(tmp.path())
+        .env("CELL_ROOT", &root)
         .env("GITHUB_API_URL", api.base())
         .env("GITHUB_TOKEN", TOKEN)
         .env_remove("GH_TOKEN")
@@ -1221,7 +1242,7 @@ fn a_job_that_failed_in_the_latest_attempt_drops_its_older_result() {
             Response::json(200, &jobs),
         )],
     );
-    collect_cmd(&gh, &repo)
+    collect_cmd(&gh, &repo, &local.root)
         .assert()
         .code(1)
         .stderr(predicates::str::contains("left no result (failure)"))
@@ -1307,6 +1328,7 @@ fn a_name_inside_a_results_file_cannot_write_outside_results() {
         let before = all_files(tmp.path());
         // The name is refused where the file is read: a named failure of that job.
         from_dir_cmd(&repo, &jobs)
+            .env("CELL_ROOT", &local.root)
             .assert()
             .code(1)
             .stderr(predicates::str::contains("plain/results.json"))
@@ -1360,6 +1382,7 @@ fn one_artifact_cannot_replace_another_jobs_results() {
     let repo = tmp.path().join("repo");
     new_repo(&repo);
     from_dir_cmd(&repo, &jobs)
+        .env("CELL_ROOT", &local.root)
         .assert()
         .code(1)
         .stderr(predicates::str::contains("nested in each other"))
@@ -1393,6 +1416,7 @@ fn an_unreadable_results_file_makes_the_run_partial_naming_the_job() {
             "not a cell results file"
         };
         from_dir_cmd(&repo, &jobs)
+            .env("CELL_ROOT", &local.root)
             .assert()
             .code(1)
             .stderr(predicates::str::contains(expect))
@@ -1452,7 +1476,10 @@ fn credentials_inside_urls_are_never_printed() {
     let local = local_run(tmp.path());
     let jobs = tmp.path().join("jobs");
     copy_jobs(&local.jobs, &jobs, |_| 1);
-    from_dir_cmd(&repo, &jobs).assert().success();
+    from_dir_cmd(&repo, &jobs)
+        .env("CELL_ROOT", &local.root)
+        .assert()
+        .success();
     let out = cell()
         .current_dir(&repo)
         .args(["commit", &format!("results/2026-12-01-{RUN}"), "--push"])
@@ -1474,7 +1501,14 @@ fn the_artifact_caps_of_versions_env_refuse_an_artifact_by_name() {
     let when = started_at(&local);
     let repo = tmp.path().join("repo");
     new_repo(&repo);
-    std::fs::write(repo.join("versions.env"), "ARTIFACT_MAX_ENTRIES=1\n").unwrap();
+    // The project's config with the cap changed: collect reads both from --root.
+    cell_testkit::copy_dir(&local.root, &repo);
+    let versions = std::fs::read_to_string(local.root.join("versions.env")).unwrap();
+    std::fs::write(
+        repo.join("versions.env"),
+        format!("{versions}ARTIFACT_MAX_ENTRIES=1\n"),
+    )
+    .unwrap();
     let gh = start(artifacts_of(&local), job_names(&local), when, vec![]);
     let name0 = local.jobs[0]
         .file_name()
@@ -1482,14 +1516,18 @@ fn the_artifact_caps_of_versions_env_refuse_an_artifact_by_name() {
         .to_str()
         .unwrap()
         .to_owned();
-    collect_cmd(&gh, &repo)
+    collect_cmd(&gh, &repo, &repo)
         .arg("--complete")
         .assert()
         .code(1)
         .stderr(predicates::str::contains(format!("artifact `{name0}`")))
         .stderr(predicates::str::contains("entries"));
-    std::fs::write(repo.join("versions.env"), "ARTIFACT_MAX_ENTRIES=x\n").unwrap();
-    collect_cmd(&gh, &repo)
+    std::fs::write(
+        repo.join("versions.env"),
+        format!("ARTIFACT_MAX_ENTRIES=x\n{versions}"),
+    )
+    .unwrap();
+    collect_cmd(&gh, &repo, &repo)
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
@@ -1513,7 +1551,7 @@ fn a_cell_whose_every_job_failed_is_written_and_says_so() {
     let gh = start(artifacts_of(&local), jobs, when.clone(), vec![]);
     let repo = tmp.path().join("repo");
     new_repo(&repo);
-    collect_cmd(&gh, &repo)
+    collect_cmd(&gh, &repo, &local.root)
         .assert()
         .code(1)
         .stderr(predicates::str::contains(

@@ -67,6 +67,10 @@ pub struct CollectArgs {
     /// the request that was still waiting).
     #[arg(long, value_name = "SECONDS", default_value_t = 900)]
     pub timeout: u64,
+    /// Check every job's figures and answers with the configuration of this commit (the run's
+    /// own, as `cell gate --config-rev`), not the checkout's.
+    #[arg(long, value_name = "REV")]
+    pub config_rev: Option<String>,
     /// Seconds a request may receive nothing before it is retried (tests shorten it).
     #[arg(long, hide = true, value_name = "SECONDS", default_value_t = 60)]
     pub idle_timeout: u64,
@@ -119,10 +123,18 @@ pub fn run(args: &CollectArgs, cli: &Cli) -> anyhow::Result<Exit> {
             repo: repo(args)?,
         }
     };
+    let scratch = tempfile::tempdir().context("creating a scratch directory")?;
+    let plan = match &args.config_rev {
+        Some(rev) => super::load_plan_at(cli, rev, scratch.path())?,
+        None => super::load_plan(cli).context(
+            "collect checks every job's figures and answers against the project's configuration: run it in the project's checkout, or pass --root",
+        )?,
+    };
     let opts = Options {
         allow_partial: !args.complete,
         date: args.date.clone(),
-        unpack: artifact_caps(cli)?,
+        unpack: cell_run::install::unpack_options(&plan.settings.artifact_unpack),
+        config: cell_verdict::GateConfig::from_plan(&plan, None, [])?,
     };
     let collected = match collect(run_id, &source, &opts) {
         Ok(c) => c,
@@ -162,17 +174,6 @@ pub fn run(args: &CollectArgs, cli: &Cli) -> anyhow::Result<Exit> {
     }
     print_cells(&collected, &dir, cli);
     Ok(exit_of(&collected, cli))
-}
-
-/// The `ARTIFACT_*` caps of the project's versions.env; its defaults where there is none.
-fn artifact_caps(cli: &Cli) -> anyhow::Result<cell_fetch::UnpackOptions> {
-    let path = cli.root.join(cell_model::VERSIONS_ENV);
-    if !path.is_file() {
-        return Ok(Options::artifact_caps());
-    }
-    let env = cell_model::VersionsEnv::load(&path)?;
-    let caps = cell_model::Settings::from_env(&env)?.artifact_unpack;
-    Ok(cell_run::install::unpack_options(&caps))
 }
 
 /// The git work tree the results directory is in, if any.
