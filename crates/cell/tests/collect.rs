@@ -629,9 +629,10 @@ fn copy_jobs(src: &[PathBuf], dst: &Path, attempt_of: impl Fn(&str) -> u32) {
     }
 }
 
-fn from_dir_cmd(repo: &Path, jobs: &Path) -> assert_cmd::Command {
+fn from_dir_cmd(repo: &Path, jobs: &Path, root: &Path) -> assert_cmd::Command {
     let mut c = cell();
     c.current_dir(repo)
+        .env("CELL_ROOT", root)
         .args(["collect", &RUN.to_string(), "--from-dir"]);
     c.arg(jobs)
         .args(["--results", "results", "--date", "2026-12-01"]);
@@ -665,8 +666,7 @@ fn a_re_run_replaces_an_older_attempt_and_an_older_one_never_replaces_a_newer() 
     new_repo(&repo);
     let dir = repo.join("results").join(format!("2026-12-01-{RUN}"));
 
-    from_dir_cmd(&repo, &a1)
-        .env("CELL_ROOT", &local.root)
+    from_dir_cmd(&repo, &a1, &local.root)
         .arg("--commit")
         .assert()
         .success();
@@ -674,8 +674,7 @@ fn a_re_run_replaces_an_older_attempt_and_an_older_one_never_replaces_a_newer() 
         job_attempts(&dir, &local.cell_id),
         [("clang".into(), 1), ("gcc".into(), 1)]
     );
-    from_dir_cmd(&repo, &a2)
-        .env("CELL_ROOT", &local.root)
+    from_dir_cmd(&repo, &a2, &local.root)
         .arg("--commit")
         .assert()
         .success()
@@ -692,8 +691,7 @@ fn a_re_run_replaces_an_older_attempt_and_an_older_one_never_replaces_a_newer() 
     assert_eq!(log.lines().count(), 3, "{log}");
 
     // Attempt 1 again (a late, slow collect): refused, nothing changed, nothing committed.
-    from_dir_cmd(&repo, &a1)
-        .env("CELL_ROOT", &local.root)
+    from_dir_cmd(&repo, &a1, &local.root)
         .arg("--commit")
         .assert()
         .code(2)
@@ -735,12 +733,12 @@ fn the_same_attempt_with_other_content_never_replaces_a_run_dir() {
     std::fs::create_dir_all(&plain).unwrap();
     let dir = plain.join("results").join(format!("2026-12-01-{RUN}"));
 
-    from_dir_cmd(&plain, &a)
+    from_dir_cmd(&plain, &a, &local.root)
         .assert()
         .success()
         .stderr(predicates::str::contains("wrote results/"));
     let before = files(&dir);
-    from_dir_cmd(&plain, &b)
+    from_dir_cmd(&plain, &b, &local.root)
         .assert()
         .code(2)
         .stderr(predicates::str::contains(format!(
@@ -757,13 +755,13 @@ fn the_same_attempt_with_other_content_never_replaces_a_run_dir() {
         .stderr(predicates::str::contains("replaced").not());
     assert_eq!(files(&dir), before, "the old dir is intact, byte for byte");
 
-    from_dir_cmd(&plain, &a)
+    from_dir_cmd(&plain, &a, &local.root)
         .assert()
         .success()
         .stderr(predicates::str::contains("unchanged (identical content"));
     assert_eq!(files(&dir), before);
 
-    from_dir_cmd(&plain, &b)
+    from_dir_cmd(&plain, &b, &local.root)
         .arg("--replace")
         .assert()
         .success()
@@ -792,7 +790,7 @@ fn six_concurrent_collects_of_one_run_leave_one_winner_and_five_named_refusals()
     std::fs::create_dir_all(&plain).unwrap();
     let first = tmp.path().join("a1");
     copy_jobs(&local.jobs, &first, |_| 1);
-    from_dir_cmd(&plain, &first).assert().success();
+    from_dir_cmd(&plain, &first, &local.root).assert().success();
 
     let sources: Vec<PathBuf> = (0..6)
         .map(|i| {
@@ -815,6 +813,7 @@ fn six_concurrent_collects_of_one_run_leave_one_winner_and_five_named_refusals()
         .map(|(i, src)| {
             std::process::Command::new(assert_cmd::cargo::cargo_bin("cell"))
                 .current_dir(&plain)
+                .env("CELL_ROOT", &local.root)
                 .args(["collect", &RUN.to_string(), "--from-dir"])
                 .arg(src)
                 .args(["--results", "results", "--date", "2026-12-01"])
@@ -870,7 +869,9 @@ fn six_concurrent_collects_of_one_run_leave_one_winner_and_five_named_refusals()
     // What the winner alone writes, collected into a results dir of its own.
     let alone = tmp.path().join("alone");
     std::fs::create_dir_all(&alone).unwrap();
-    from_dir_cmd(&alone, &sources[winner]).assert().success();
+    from_dir_cmd(&alone, &sources[winner], &local.root)
+        .assert()
+        .success();
     let name = format!("2026-12-01-{RUN}");
     assert_same_files(
         &plain.join("results").join(&name),
@@ -895,7 +896,7 @@ fn a_held_index_lock_is_named_with_what_to_do() {
     copy_jobs(&local.jobs, &jobs, |_| 1);
     let repo = tmp.path().join("repo");
     new_repo(&repo);
-    from_dir_cmd(&repo, &jobs).assert().success();
+    from_dir_cmd(&repo, &jobs, &local.root).assert().success();
     let index_lock = repo.join(".git").join("index.lock");
     std::fs::write(&index_lock, "").unwrap();
     let log = git(&repo, &["log", "--format=%s"]);
@@ -989,10 +990,7 @@ fn cell_commit_commits_as_the_actions_bot_and_pushes_without_persisting_a_token(
     // No identity anywhere: as on a fresh runner.
     let home = tmp.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
-    from_dir_cmd(&clone, &jobs)
-        .env("CELL_ROOT", &local.root)
-        .assert()
-        .success();
+    from_dir_cmd(&clone, &jobs, &local.root).assert().success();
     let run_dir = format!("results/2026-12-01-{RUN}");
     std::fs::write(clone.join(&run_dir).join("gate.json"), "{}\n").unwrap();
     cell()
@@ -1327,8 +1325,7 @@ fn a_name_inside_a_results_file_cannot_write_outside_results() {
         new_repo(&repo);
         let before = all_files(tmp.path());
         // The name is refused where the file is read: a named failure of that job.
-        from_dir_cmd(&repo, &jobs)
-            .env("CELL_ROOT", &local.root)
+        from_dir_cmd(&repo, &jobs, &local.root)
             .assert()
             .code(1)
             .stderr(predicates::str::contains("plain/results.json"))
@@ -1381,8 +1378,7 @@ fn one_artifact_cannot_replace_another_jobs_results() {
     std::fs::copy(clang.join("results.json"), liar.join("results.json")).unwrap();
     let repo = tmp.path().join("repo");
     new_repo(&repo);
-    from_dir_cmd(&repo, &jobs)
-        .env("CELL_ROOT", &local.root)
+    from_dir_cmd(&repo, &jobs, &local.root)
         .assert()
         .code(1)
         .stderr(predicates::str::contains("nested in each other"))
@@ -1415,8 +1411,7 @@ fn an_unreadable_results_file_makes_the_run_partial_naming_the_job() {
         } else {
             "not a cell results file"
         };
-        from_dir_cmd(&repo, &jobs)
-            .env("CELL_ROOT", &local.root)
+        from_dir_cmd(&repo, &jobs, &local.root)
             .assert()
             .code(1)
             .stderr(predicates::str::contains(expect))
@@ -1476,10 +1471,7 @@ fn credentials_inside_urls_are_never_printed() {
     let local = local_run(tmp.path());
     let jobs = tmp.path().join("jobs");
     copy_jobs(&local.jobs, &jobs, |_| 1);
-    from_dir_cmd(&repo, &jobs)
-        .env("CELL_ROOT", &local.root)
-        .assert()
-        .success();
+    from_dir_cmd(&repo, &jobs, &local.root).assert().success();
     let out = cell()
         .current_dir(&repo)
         .args(["commit", &format!("results/2026-12-01-{RUN}"), "--push"])
