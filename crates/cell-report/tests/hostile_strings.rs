@@ -499,6 +499,18 @@ fn a_machine_line_with_markup_is_escaped_in_the_job_results_md() {
     assert_markdown_safe("job RESULTS.md", &cell_report::job_markdown(&j));
 }
 
+/// `protocol.clock_chosen` (issue 24) and `mode_chosen` are free text of the job's file.
+#[test]
+fn why_a_clock_or_protocol_was_chosen_with_markup_is_escaped_in_the_job_results_md() {
+    let j = job(|v| {
+        v["protocol"]["clock_chosen"] = json!(hostile());
+        v["protocol"]["mode_chosen"] = json!(hostile());
+    });
+    let md = cell_report::job_markdown(&j);
+    assert_markdown_safe("job RESULTS.md", &md);
+    assert_eq!(md.matches("alert(1)").count(), 2, "both printed:\n{md}");
+}
+
 #[test]
 fn a_version_with_markup_is_escaped_in_the_job_results_md() {
     let j = job(|v| hostile_versions(&mut v["versions"]));

@@ -211,17 +211,18 @@ pub fn calibration(cal: &Calibration, file_cell: &CellId) -> Vec<Problem> {
     }
     if crate::time::parse_utc(&cal.measured_at).is_none() {
         out.push(Problem(format!(
-            "measured_at `{}` is no UTC time",
+            "measured_at `{}` is no time (a calendar day, a time of day and its zone)",
             crate::escape::one_line(&cal.measured_at.chars().take(64).collect::<String>())
         )));
     }
+    // Each figure is named by its path in the file, which is what a reader fixes or removes.
     let protocols =
-        std::iter::once(("sequential", &cal.phases)).chain(cal.duet.as_ref().map(|d| ("duet", d)));
-    for (protocol, phases) in protocols {
+        std::iter::once(("phases", &cal.phases)).chain(cal.duet.as_ref().map(|d| ("duet", d)));
+    for (section, phases) in protocols {
         for (phase, clocks) in phases {
             for (clock, n) in clocks {
-                let what = format!("{phase} ({} time, {protocol})", clock.name());
-                noise(&what, n, cal.rounds, &mut out);
+                let at = format!("{section}.{phase}.{}", clock.name());
+                noise(&at, n, cal.rounds, &mut out);
             }
         }
     }
@@ -233,32 +234,33 @@ pub fn calibration(cal: &Calibration, file_cell: &CellId) -> Vec<Problem> {
     out
 }
 
-/// One phase and clock of a calibration: a possible ratio over at most `rounds` ratios, a
-/// coverage that is a probability, a half-width and a MAD within bounds.
-fn noise(what: &str, n: &Noise, rounds: u32, out: &mut Vec<Problem>) {
-    ratio(&format!("control ratio on {what}"), &n.ratio, out);
+/// One phase and clock of a calibration, at path `at` in the file: a possible ratio over at
+/// most `rounds` ratios, a coverage that is a probability, a half-width and a MAD within
+/// bounds.
+fn noise(at: &str, n: &Noise, rounds: u32, out: &mut Vec<Problem>) {
+    ratio(&format!("{at}.ratio"), &n.ratio, out);
     if n.ratio.n == 0 || n.ratio.n > rounds {
         out.push(Problem(format!(
-            "control ratio on {what} is of {} ratios in {rounds} rounds (impossible)",
+            "{at}.ratio.n is {}: none, or more ratios than the file's {rounds} rounds (impossible)",
             n.ratio.n
         )));
     }
     // 0 is what one ratio covers (a duet of two rounds), 1 what rounding makes of many.
     if !(0.0..=1.0).contains(&n.ratio.level) {
         out.push(Problem(format!(
-            "coverage level on {what} is {}: a probability, from 0 to 1",
+            "{at}.ratio.level is {}: a coverage is from 0 to 1",
             figure(n.ratio.level)
         )));
     }
-    for (name, v) in [("half-width", n.half_width), ("MAD", n.mad)] {
+    for (name, v) in [("half_width", n.half_width), ("mad", n.mad)] {
         if !(v.is_finite() && v >= 0.0) {
             out.push(Problem(format!(
-                "{name} on {what} is {} (impossible)",
+                "{at}.{name} is {}: negative or not finite (impossible)",
                 figure(v)
             )));
         } else if v > MAX_CALIBRATION_NOISE {
             out.push(Problem(format!(
-                "{name} on {what} is {}, beyond ±{}%: no A/A noise of identical binaries is",
+                "{at}.{name} is {}, beyond {MAX_CALIBRATION_NOISE} (±{}%): no A/A noise of identical binaries is that wide",
                 figure(v),
                 MAX_CALIBRATION_NOISE * 100.0
             )));

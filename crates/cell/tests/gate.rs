@@ -489,3 +489,166 @@ fn a_corrupt_file_in_history_is_a_notice_unless_it_is_the_baseline() {
             .and(predicate::str::contains(reason.as_str())),
     );
 }
+
+/// This machine's cell id, as `cell local` names it.
+fn local_cell_id() -> String {
+    format!("{}-{}-local", std::env::consts::OS, std::env::consts::ARCH)
+}
+
+/// A calibration `cell calibrate` wrote (recorded on a two-CPU VM), as this machine's cell's:
+/// mix's CPU noise ±20%, wider than TOLERANCE/2 (so a usable file shows in the gate), and the
+/// wall clock the quieter (so `CLOCK=auto` takes it from a usable file).
+fn noisy_calibration() -> serde_json::Value {
+    let mut cal = read_json(&cell_testkit::fixtures().join("calibration/linux-x86_64-local.json"));
+    cal["cell"]["id"] = local_cell_id().into();
+    cal["cell"]["os"] = std::env::consts::OS.into();
+    cal["cell"]["arch"] = std::env::consts::ARCH.into();
+    cal["phases"]["mix"]["cpu"]["half_width"] = serde_json::json!(0.2);
+    cal["quieter_clock"] = "wall".into();
+    cal
+}
+
+/// Each calibration file `cell calibrate` cannot write that was used before issue 24 (a
+/// negative half-width silenced the noise notice, `1e308` printed `±inf%`), what the notice
+/// names, and the file's text.
+fn bad_calibrations() -> Vec<(&'static str, &'static str, String)> {
+    type Edit = fn(&mut serde_json::Value);
+    let edits: [(&str, &str, Edit); 6] = [
+        (
+            "a negative half-width",
+            "phases.mix.cpu.half_width is -0.2: negative or not finite",
+            |c| c["phases"]["mix"]["cpu"]["half_width"] = serde_json::json!(-0.2),
+        ),
+        (
+            "lo above hi",
+            "phases.mix.cpu.ratio is 0.9998 with interval [1.5, 0.5]: lo ≤ median ≤ hi does not hold",
+            |c| {
+                c["phases"]["mix"]["cpu"]["ratio"]["lo"] = serde_json::json!(1.5);
+                c["phases"]["mix"]["cpu"]["ratio"]["hi"] = serde_json::json!(0.5);
+            },
+        ),
+        (
+            "a level of 7",
+            "phases.mix.cpu.ratio.level is 7: a coverage is from 0 to 1",
+            |c| c["phases"]["mix"]["cpu"]["ratio"]["level"] = serde_json::json!(7),
+        ),
+        (
+            "another cell's id",
+            "cell.id is `freebsd-riscv64-local`, not the cell",
+            |c| c["cell"]["id"] = "freebsd-riscv64-local".into(),
+        ),
+        (
+            "no rounds",
+            "rounds is 0: cell calibrate measures at least 2",
+            |c| c["rounds"] = serde_json::json!(0),
+        ),
+        (
+            "a half-width of 1e308",
+            "phases.mix.cpu.half_width is 1e308, beyond 10 (±1000%)",
+            |c| c["phases"]["mix"]["cpu"]["half_width"] = serde_json::json!(1e308),
+        ),
+    ];
+    let mut out: Vec<_> = edits
+        .into_iter()
+        .map(|(what, why, edit)| {
+            let mut cal = noisy_calibration();
+            edit(&mut cal);
+            (what, why, serde_json::to_string_pretty(&cal).unwrap())
+        })
+        .collect();
+    out.push((
+        "a file that does not parse",
+        "not a calibration file (",
+        "{\"schema_version\": 1, \"kind\": \"calibration\",".to_owned(),
+    ));
+    out
+}
+
+/// Writes `text` as this machine's cell's calibration under `root`.
+fn write_calibration(root: &Path, text: &str) -> String {
+    let rel = format!("cell/calibration/{}.json", local_cell_id());
+    std::fs::create_dir_all(root.join("cell/calibration")).unwrap();
+    std::fs::write(root.join(&rel), text).unwrap();
+    rel
+}
+
+/// Issue 24: a calibration file was believed whatever it held (a negative half-width
+/// silenced the gate's noise notice, `1e308` printed `±inf%`, another cell's file spoke for
+/// this one), and one that did not parse stopped the gate with exit 2.
+#[test]
+fn the_gate_ignores_a_calibration_cell_calibrate_cannot_write_with_a_notice_naming_the_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = project(tmp.path(), VERSIONS, "");
+    let run = local(&root, &tmp.path().join("scratch"), &timings(1));
+    let none = tmp.path().join("none");
+    // The same file, usable, shows the machine's noise: the line the bad ones must not.
+    write_calibration(
+        &root,
+        &serde_json::to_string_pretty(&noisy_calibration()).unwrap(),
+    );
+    let text = stdout(&gate(&root, &run, &none).success());
+    assert!(
+        text.contains("this machine's A/A noise on mix (cpu time) is ±20.00%"),
+        "{text}"
+    );
+    for (what, why, file) in bad_calibrations() {
+        let rel = write_calibration(&root, &file);
+        let text = stdout(&gate(&root, &run, &none).success());
+        let notice = format!("{rel} is ignored: {why}");
+        assert!(text.contains(&notice), "{what}: no `{notice}` in\n{text}");
+        assert!(text.contains("rerun cell calibrate"), "{what}:\n{text}");
+        assert!(
+            !text.contains("this machine's A/A noise"),
+            "{what}: the file was used\n{text}"
+        );
+    }
+}
+
+/// Issue 24: `CLOCK=auto` and `PROTOCOL=auto` took their choice from any calibration file,
+/// and said nothing when they could not read one.
+#[test]
+fn clock_and_protocol_auto_take_the_defaults_past_an_ignored_calibration_and_record_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = project(tmp.path(), &format!("{VERSIONS}CLOCK=auto\n"), "");
+    let scratch = tmp.path().join("scratch");
+    let protocol = |run: &Path| {
+        read_json(&cell_testkit::first_dir(run).join("results.json"))["jobs"]["clang"]["protocol"]
+            .clone()
+    };
+    // A usable file: the calibration's quieter clock, and why.
+    write_calibration(
+        &root,
+        &serde_json::to_string_pretty(&noisy_calibration()).unwrap(),
+    );
+    let p = protocol(&local(&root, &scratch, &timings(1)));
+    assert_eq!(p["default_clock"], "wall", "{p}");
+    assert_eq!(
+        p["clock_chosen"], "CLOCK=auto: wall, the quieter in this cell's calibration",
+        "{p}"
+    );
+    for (what, why, file) in bad_calibrations() {
+        let rel = write_calibration(&root, &file);
+        let (out, run) = common::scripted_local(&root, &scratch, &timings(1), &[]);
+        let notice = format!("{rel} is ignored: {why}");
+        let p = protocol(&run);
+        assert_eq!(p["default_clock"], "cpu", "{what}: {p}");
+        let clock = p["clock_chosen"].as_str().unwrap();
+        assert!(
+            clock.starts_with(&format!("CLOCK=auto: cpu, {notice}")),
+            "{what}: {clock}"
+        );
+        assert_eq!(p["mode"].as_str().unwrap_or("sequential"), "sequential");
+        let mode = p["mode_chosen"].as_str().unwrap();
+        assert!(
+            mode.starts_with(&format!("PROTOCOL=auto: sequential, {notice}")),
+            "{what}: {mode}"
+        );
+        // cell local judges its run and says so too.
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(&notice), "{what}: cell local said\n{text}");
+        assert!(
+            !text.contains("this machine's A/A noise"),
+            "{what}:\n{text}"
+        );
+    }
+}
