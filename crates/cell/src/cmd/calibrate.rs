@@ -14,7 +14,9 @@ use crate::progress::Progress;
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
     /// Measured rounds of reference against control.
-    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(2..))]
+    // The fewest a calibration file may hold: a file with fewer is one this never wrote.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32)
+        .range(i64::from(cell_schema::validate::MIN_CALIBRATION_ROUNDS)..))]
     pub rounds: u32,
     /// Where to write the result (default: cell/calibration/<cell-id>.json under --root,
     /// which `cell gate` reads).
