@@ -27,6 +27,9 @@ pub struct Installed {
     pub url: String,
     /// Whether it came from the cache.
     pub cached: bool,
+    /// Files and links the tarball's `strip` left out (none on a cache hit: nothing was
+    /// unpacked).
+    pub dropped: cell_fetch::Dropped,
 }
 
 /// Why a tarball could not be installed.
@@ -177,7 +180,7 @@ pub fn install(
         move |source| InstallError::Cache { path, source }
     };
     if let Some(url) = cached_url(&dir) {
-        return Ok(found(dir, src, sha256, url, true));
+        return Ok(found(dir, src, sha256, url, None));
     }
     std::fs::create_dir_all(&root).map_err(cache_err(&root))?;
     let partial = root.join(format!(".{sha256}.partial-{}", std::process::id()));
@@ -209,7 +212,7 @@ pub fn install(
                         });
                     }
                 }
-                return Ok(found(dir, src, sha256, done.url, false));
+                return Ok(found(dir, src, sha256, done.url, Some(done.dropped)));
             }
             // Other bytes than the release's: no other URL is tried.
             Err(e) if e.is_integrity() => {
@@ -242,7 +245,7 @@ fn found(
     source: TarballSource,
     sha256: Sha256,
     url: String,
-    cached: bool,
+    unpacked: Option<cell_fetch::Dropped>,
 ) -> Installed {
     let bin = if dir.join("bin").is_dir() {
         dir.join("bin")
@@ -255,7 +258,8 @@ fn found(
         source,
         sha256,
         url,
-        cached,
+        cached: unpacked.is_none(),
+        dropped: unpacked.unwrap_or_default(),
     }
 }
 
