@@ -405,7 +405,7 @@ fn cell(t: &Trial<'_>, params: &Params, options: &EngineOptions) -> Result<Verdi
 /// The candidate's (unit 1) per-round ratios on `clock`: `protocol::ratios` for the clocks
 /// `cell_schema::Clock` has, the same pairing on the recorded samples for system time.
 pub fn clock_ratios(out: &Outcome, phase: &Phase, clock: ClockKind) -> Vec<f64> {
-    let theirs = |c| protocol::ratios(&out.runs, out.warmup, 1, phase, c);
+    let theirs = |c| protocol::ratios(&out.runs, out.warmup, 1, phase, c, out.mode);
     match clock {
         ClockKind::Cpu => theirs(Clock::Cpu),
         ClockKind::Wall => theirs(Clock::Wall),
@@ -495,7 +495,7 @@ mod tests {
             (Clock::Wall, |s| s.wall_s),
             (Clock::User, |s| s.user_s),
         ] {
-            let theirs = protocol::ratios(&out.runs, out.warmup, 1, &phase, clock);
+            let theirs = protocol::ratios(&out.runs, out.warmup, 1, &phase, clock, out.mode);
             assert_eq!(theirs.len(), 6);
             assert_eq!(
                 paired_ratios(&out.runs, out.warmup, &phase, pick),

@@ -36,6 +36,9 @@ pub struct Options {
     pub date: Option<String>,
     /// Caps on unpacking each artifact (`ARTIFACT_*` in versions.env).
     pub unpack: cell_fetch::UnpackOptions,
+    /// The configuration every job's figures and answers are recomputed and checked with (the
+    /// run's own commit's, in the workflow).
+    pub config: cell_verdict::GateConfig,
 }
 
 impl Options {
@@ -134,6 +137,7 @@ pub fn collect(
         Source::Dir(dir) => from_dir(run_id, dir, opts.date.as_deref())?,
     };
     refuse_scripted(&jobs)?;
+    let jobs = recomputed(jobs, &opts.config);
     if !record.missing.is_empty() && !opts.allow_partial {
         return Err(CollectError::Missing(record.missing.clone()));
     }
@@ -169,6 +173,23 @@ fn refuse_scripted(jobs: &[JobInput]) -> Result<(), CollectError> {
     } else {
         Err(CollectError::Scripted(scripted))
     }
+}
+
+/// The samples are the record: every workload job as its samples give it
+/// ([`cell_verdict::recompute::job`]), a job whose stated figures disagree failed by name.
+fn recomputed(jobs: Vec<JobInput>, config: &cell_verdict::GateConfig) -> Vec<JobInput> {
+    jobs.into_iter()
+        .map(|j| match j.result {
+            AnyJob::Workload(w) => JobInput {
+                result: AnyJob::Workload(Box::new(cell_verdict::recompute::job(&w, config).value)),
+                attempt: j.attempt,
+            },
+            other => JobInput {
+                result: other,
+                attempt: j.attempt,
+            },
+        })
+        .collect()
 }
 
 /// What a source yields before the merge.

@@ -3,19 +3,18 @@
 //! a time per checkout: a lock file in the git dir. The push alone gets a token, through the
 //! environment of that one git process, never in `.git/config` or on a command line.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use cell_stats::SplitMix64;
+
+pub use crate::lock::Lock;
 
 /// The author of results commits when the checkout has no identity: the Actions bot.
 const BOT_NAME: &str = "github-actions[bot]";
 /// Its address (the bot's user id, so GitHub links the commits to it).
 const BOT_EMAIL: &str = "41898282+github-actions[bot]@users.noreply.github.com";
-/// How long a collect waits for another one in the same checkout.
-const LOCK_WAIT: Duration = Duration::from_mins(10);
 
 /// A git step that failed, said in words; git's own last line is kept as the detail.
 #[derive(Debug, thiserror::Error)]
@@ -61,12 +60,21 @@ pub enum GitError {
         /// Tries made.
         tries: u32,
     },
-    /// Another collect holds the checkout's lock past the wait.
-    #[error("{}: another cell collect held this checkout's lock for {} s; try again when it is done", path.display(), LOCK_WAIT.as_secs())]
-    Locked {
-        /// The lock file.
+    /// A lock file of git's own (`.git/index.lock`, a ref's `.lock`) is there: another git is
+    /// running in the checkout, or one crashed and left it.
+    #[error(
+        "{what} failed: {} exists: another git process is running in this checkout (wait for it to finish), or one stopped without removing it (if no git is running, remove the file) and try again",
+        path.display()
+    )]
+    GitLocked {
+        /// What was being done.
+        what: String,
+        /// git's lock file.
         path: PathBuf,
     },
+    /// The checkout's collect lock cannot be taken.
+    #[error(transparent)]
+    Lock(#[from] crate::lock::LockError),
 }
 
 /// How one git call ended.
@@ -75,6 +83,17 @@ struct Failure {
 }
 
 impl Failure {
+    /// The lock file of git's own that made it fail: its message names it on the first line
+    /// (`Unable to create '<path>.lock': File exists.`) and ends on advice that does not.
+    fn held_lock(&self) -> Option<PathBuf> {
+        let rest = self.stderr.split("Unable to create '").nth(1)?;
+        let (path, _) = rest.split_once("': File exists")?;
+        let path = PathBuf::from(path);
+        path.extension()
+            .is_some_and(|e| e == "lock")
+            .then_some(path)
+    }
+
     fn last_line(&self) -> String {
         let line = self.stderr.lines().rev().find(|l| !l.trim().is_empty());
         cell_schema::escape::without_userinfo(&cell_schema::escape::one_line(
@@ -104,9 +123,15 @@ fn run_git(repo: &Path, args: &[&str], env: &[(String, String)]) -> Result<Strin
 }
 
 fn git(repo: &Path, what: &str, args: &[&str]) -> Result<String, GitError> {
-    run_git(repo, args, &[]).map_err(|f| GitError::Step {
-        what: what.to_owned(),
-        detail: f.last_line(),
+    run_git(repo, args, &[]).map_err(|f| match f.held_lock() {
+        Some(path) => GitError::GitLocked {
+            what: what.to_owned(),
+            path,
+        },
+        None => GitError::Step {
+            what: what.to_owned(),
+            detail: f.last_line(),
+        },
     })
 }
 
@@ -139,47 +164,16 @@ pub fn head_state(path: &Path) -> Option<(String, bool)> {
     Some((sha.to_ascii_lowercase(), !status.trim().is_empty()))
 }
 
-/// Held while a collect writes, commits and pushes in a checkout; released when dropped.
-#[derive(Debug)]
-pub struct Lock {
-    _file: File,
-}
-
-/// Takes the checkout's collect lock (`<git dir>/cell-collect.lock`), waiting for another
-/// collect in the same checkout up to ten minutes and saying so.
+/// Takes the checkout's collect lock (`<git dir>/cell-collect.lock`, see [`crate::lock`]),
+/// waiting for another collect in the same checkout and saying so.
 pub fn lock(repo: &Path) -> Result<Lock, GitError> {
     let common = git(
         repo,
         "finding the git dir",
         &["rev-parse", "--git-common-dir"],
     )?;
-    let dir = repo.join(common);
-    let path = dir.join("cell-collect.lock");
-    let file = File::create(&path).map_err(|e| GitError::Step {
-        what: format!("creating {}", path.display()),
-        detail: e.to_string(),
-    })?;
-    let start = Instant::now();
-    let mut said = false;
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(Lock { _file: file }),
-            Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_WAIT => {
-                if !said {
-                    eprintln!("waiting for another cell collect in this checkout to finish");
-                    said = true;
-                }
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            Err(std::fs::TryLockError::WouldBlock) => return Err(GitError::Locked { path }),
-            Err(std::fs::TryLockError::Error(e)) => {
-                return Err(GitError::Step {
-                    what: format!("locking {}", path.display()),
-                    detail: e.to_string(),
-                });
-            }
-        }
-    }
+    let path = repo.join(common).join("cell-collect.lock");
+    Ok(crate::lock::acquire(&path, "in this checkout")?)
 }
 
 /// `-c user.name=… -c user.email=…` of the Actions bot when the checkout has no identity.
@@ -369,6 +363,12 @@ fn rebase(repo: &Path, branch: &str) -> Result<(), GitError> {
     args.extend(["rebase", "--quiet", "FETCH_HEAD"].map(String::from));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     run_git(repo, &args, &[]).map(|_| ()).map_err(|f| {
+        if let Some(path) = f.held_lock() {
+            return GitError::GitLocked {
+                what: "rebasing onto the remote".into(),
+                path,
+            };
+        }
         let _ = run_git(repo, &["rebase", "--abort"], &[]);
         GitError::Conflict {
             branch: branch.to_owned(),

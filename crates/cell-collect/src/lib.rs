@@ -5,6 +5,7 @@
 pub mod collect;
 pub mod git;
 pub mod github;
+pub mod lock;
 pub mod merge;
 
 pub use collect::{CollectError, Collected, Options, Source, collect};

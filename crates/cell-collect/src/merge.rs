@@ -216,6 +216,12 @@ fn merge_workload(g: &mut Gathered, j: cell_schema::JobResult, attempt: u32) {
         return;
     };
     let control = j.rows.get(&j.protocol.control).cloned();
+    let tooth_rows = j
+        .rows
+        .iter()
+        .filter(|(_, r)| r.role == Role::Tooth)
+        .map(|(n, r)| (n.clone(), r.clone()))
+        .collect();
     g.skipped.extend(j.skipped.iter().cloned());
     g.jobs_s.insert(tc.clone(), j.cost.total_s);
     g.facts.insert(tc.clone(), j.facts());
@@ -231,6 +237,7 @@ fn merge_workload(g: &mut Gathered, j: cell_schema::JobResult, attempt: u32) {
             protocol: j.protocol,
             reference,
             control,
+            tooth_rows,
             tooth: j.tooth,
             contention: j.contention,
             verdict: j.verdict,

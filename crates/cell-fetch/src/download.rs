@@ -1,8 +1,9 @@
 //! HTTP(S) downloads: redirects followed, size capped, streamed to a temporary file while hashed,
-//! with the connect and idle timeouts of [`Timeouts`].
+//! with the connect and idle timeouts of [`Timeouts`] and a deadline for the whole download.
 
 use std::io::Write as _;
 use std::path::Path;
+use std::time::Duration;
 
 use cell_schema::Sha256;
 use tempfile::NamedTempFile;
@@ -91,6 +92,8 @@ pub(super) struct Downloaded {
     pub(super) sha256: Sha256,
     /// How many bytes.
     pub(super) bytes: u64,
+    /// The file is removed on a stopping signal while this lives.
+    _registered: crate::cleanup::Registered,
 }
 
 /// Streams `url` into a temporary file in `dir`, hashing as it goes; stops past `max_bytes`.
@@ -110,11 +113,16 @@ pub(super) async fn to_temp_file(
     if response.content_length().is_some_and(|len| len > max_bytes) {
         return Err(too_large());
     }
-    let file = tempfile::Builder::new()
-        .prefix(".cell-fetch-")
-        .suffix(".part")
-        .tempfile_in(dir)
-        .map_err(|e| FetchError::io("creating a temporary file in", dir, e))?;
+    let (file, registered) = crate::cleanup::create(
+        || {
+            tempfile::Builder::new()
+                .prefix(".cell-fetch-")
+                .suffix(".part")
+                .tempfile_in(dir)
+        },
+        NamedTempFile::path,
+    )
+    .map_err(|e| FetchError::io("creating a temporary file in", dir, e))?;
     let path = file.path().to_owned();
     let mut out = HashingWriter::new(file, max_bytes);
     while let Some(piece) = chunk(&mut response, timeouts, url).await? {
@@ -131,5 +139,27 @@ pub(super) async fn to_temp_file(
         file,
         sha256,
         bytes,
+        _registered: registered,
     })
+}
+
+/// Runs `work` (one request to `url` and the read of its body) within `deadline`. Past it the
+/// work is dropped, its temporary file with it, and the error names the URL and the deadline:
+/// a server trickling a byte now and then never trips the idle timeout, but trips this.
+pub(super) async fn within<T>(
+    deadline: Duration,
+    url: &str,
+    work: impl Future<Output = Result<T, FetchError>>,
+) -> Result<T, FetchError> {
+    tokio::time::timeout(deadline, work)
+        .await
+        .unwrap_or_else(|_| {
+            Err(FetchError::TimedOut {
+                url: redact(url),
+                what: format!(
+                    "not done within its deadline of {} s (FETCH_TIMEOUT_S in versions.env, or --timeout)",
+                    deadline.as_secs_f64()
+                ),
+            })
+        })
 }

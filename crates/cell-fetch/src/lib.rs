@@ -4,8 +4,11 @@
 //! The download streams into a temporary file next to the destination while it is hashed, and
 //! stops past a size cap. A digest mismatch leaves the destination exactly as it was. The
 //! archive is unpacked by [`unpack`], which refuses entries that would write outside the
-//! destination and moves the result into place with one rename.
+//! destination and moves the result into place with one rename. Each download has a deadline
+//! besides its connect and idle timeouts, and its temporary paths are registered in
+//! [`cleanup`] while they exist, so a process stopped by a signal removes them.
 
+pub mod cleanup;
 mod digest_file;
 mod download;
 mod error;
@@ -17,6 +20,7 @@ mod url;
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use cell_schema::Sha256;
 
@@ -32,6 +36,9 @@ pub use self::unpack::{
 
 /// The default cap on the download size: 2 GiB.
 pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
+/// The default deadline of one download (the request and its whole body): the
+/// `FETCH_TIMEOUT_S` default of `versions.env`, for callers that read none.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_mins(10);
 
 /// Where the expected digest comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,6 +64,8 @@ pub struct FetchRequest {
     pub unpack: UnpackOptions,
     /// Connect and idle-read timeouts of every request.
     pub timeouts: Timeouts,
+    /// How long each download (the digest file's, the archive's) may take in all.
+    pub deadline: Duration,
 }
 
 impl FetchRequest {
@@ -69,6 +78,7 @@ impl FetchRequest {
             max_bytes: DEFAULT_MAX_BYTES,
             unpack: UnpackOptions::default(),
             timeouts: Timeouts::default(),
+            deadline: DEFAULT_DEADLINE,
         }
     }
 }
@@ -131,11 +141,12 @@ pub fn fetch(req: &FetchRequest) -> Result<Fetched, FetchError> {
 
 /// The digest a published checksum file (`sha256sum` format, or BSD `SHA256 (NAME) = HEX`)
 /// gives for `archive_name`: `HEX`, `HEX  NAME` and `HEX *NAME` lines; anything else is
-/// refused by line.
+/// refused by line. The download has `deadline` in all.
 pub fn published_digest(
     url: &str,
     archive_name: &str,
     timeouts: Timeouts,
+    deadline: Duration,
 ) -> Result<Sha256, FetchError> {
     if !url::is_http(url) {
         return Err(FetchError::Usage(format!(
@@ -146,7 +157,8 @@ pub fn published_digest(
     let runtime = http::runtime().map_err(|e| FetchError::Client(e.to_string()))?;
     runtime.block_on(async {
         let client = download::client(timeouts)?;
-        digest_file::fetch_expected(&client, timeouts, url, archive_name).await
+        let digest = digest_file::fetch_expected(&client, timeouts, url, archive_name);
+        download::within(deadline, url, digest).await
     })
 }
 
@@ -159,12 +171,13 @@ async fn verified_download(
     let expected = match &req.expected {
         Expected::Digest(d) => d.clone(),
         Expected::DigestUrl(u) => {
-            digest_file::fetch_expected(&client, req.timeouts, u, name).await?
+            let digest = digest_file::fetch_expected(&client, req.timeouts, u, name);
+            download::within(req.deadline, u, digest).await?
         }
     };
     let dir = download_dir(&req.into);
-    let downloaded =
-        download::to_temp_file(&client, req.timeouts, &req.url, req.max_bytes, &dir).await?;
+    let archive = download::to_temp_file(&client, req.timeouts, &req.url, req.max_bytes, &dir);
+    let downloaded = download::within(req.deadline, &req.url, archive).await?;
     if downloaded.sha256 != expected {
         return Err(FetchError::Mismatch {
             url: url::redact(&req.url),

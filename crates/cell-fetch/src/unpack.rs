@@ -154,10 +154,15 @@ fn unpack_next_to(
     parent: &Path,
     opts: &UnpackOptions,
 ) -> Result<Unpacked, FetchError> {
-    let staging = tempfile::Builder::new()
-        .prefix(".cell-unpack-")
-        .tempdir_in(parent)
-        .map_err(|e| FetchError::io("creating a temporary directory in", parent, e))?;
+    let (staging, _registered) = crate::cleanup::create(
+        || {
+            tempfile::Builder::new()
+                .prefix(".cell-unpack-")
+                .tempdir_in(parent)
+        },
+        tempfile::TempDir::path,
+    )
+    .map_err(|e| FetchError::io("creating a temporary directory in", parent, e))?;
     let root = staging.path().join("root");
     fs::create_dir(&root).map_err(|e| FetchError::io("creating", &root, e))?;
 
@@ -478,6 +483,8 @@ impl<'a> Extractor<'a> {
     }
 
     fn count(&mut self) -> Result<(), FetchError> {
+        // A stopping process removes the stage: no entry may start writing into it after.
+        crate::cleanup::checkpoint();
         self.seen += 1;
         if self.seen > self.opts.max_entries {
             return Err(FetchError::TooManyEntries {

@@ -162,6 +162,11 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
         "entries a job's artifact may hold at most",
     ),
     (
+        "FETCH_TIMEOUT_S",
+        "600",
+        "seconds one download (a toolchain tarball, its checksum file, `cell fetch`) may take in all, however steadily bytes arrive; 1 to 86400",
+    ),
+    (
         "BASELINE",
         "",
         "run (<date>-<run-id>) the gate compares against; empty: the newest committed run",
@@ -236,6 +241,8 @@ pub struct Settings {
     pub unpack: UnpackCaps,
     /// Caps on unpacking a job's artifact in `cell collect` (`ARTIFACT_*`).
     pub artifact_unpack: UnpackCaps,
+    /// `FETCH_TIMEOUT_S`: the deadline of one download, seconds.
+    pub fetch_timeout_s: u64,
     tooth_min: f64,
     tooth_min_arch: Vec<(String, f64)>,
     clock: Option<Clock>,
@@ -285,6 +292,7 @@ impl Settings {
             http_other_cpu_max: t.http_other_cpu_max,
             unpack: keys.caps("UNPACK")?,
             artifact_unpack: keys.caps("ARTIFACT")?,
+            fetch_timeout_s: keys.fetch_timeout()?,
             tooth_min,
             tooth_min_arch: overrides.tooth_min_arch,
             clock,
@@ -433,6 +441,19 @@ impl<'a> Keys<'a> {
             n => Err(self.error_at(
                 "BUILD_REPS",
                 format!("BUILD_REPS={n} builds every row {n} times: write at most 20"),
+            )),
+        }
+    }
+
+    /// `FETCH_TIMEOUT_S`: whole seconds from 1 to a day. A job's `timeout-minutes` is at
+    /// least 45 (`cell-plan`), so the default of 10 minutes stops a trickling download with
+    /// its own message, leaving the job time for its other URLs and its timing.
+    fn fetch_timeout(&self) -> Result<u64, ConfigError> {
+        match self.positive("FETCH_TIMEOUT_S")? {
+            n @ 1..=86_400 => Ok(n),
+            n => Err(self.error_at(
+                "FETCH_TIMEOUT_S",
+                format!("FETCH_TIMEOUT_S={n} lets a download run past a day: write at most 86400"),
             )),
         }
     }
@@ -770,6 +791,20 @@ mod tests {
             e.contains("ROWS_PER_REFERENCE=1001 is out of range: write at most 1000"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn fetch_timeout_is_whole_seconds_from_one_to_a_day() {
+        assert_eq!(settings("").unwrap().fetch_timeout_s, 600);
+        assert_eq!(settings("FETCH_TIMEOUT_S=2\n").unwrap().fetch_timeout_s, 2);
+        for (bad, says) in [
+            ("0", "FETCH_TIMEOUT_S=0 allows nothing"),
+            ("86401", "write at most 86400"),
+            ("1.5", "is not a whole number"),
+        ] {
+            let e = settings(&format!("FETCH_TIMEOUT_S={bad}\n")).unwrap_err();
+            assert!(e.starts_with("versions.env:1: ") && e.contains(says), "{e}");
+        }
     }
 
     #[test]

@@ -297,7 +297,7 @@ fn collect_steps(results_branch: Option<&str>) -> Vec<Step> {
     let mut collect = match results_branch {
         None => Step::run(
             "collect the run's artifacts into results/",
-            &["cell collect \"$RUN_ID\" --outputs \"$GITHUB_OUTPUT\""],
+            &["cell collect \"$RUN_ID\" --config-rev \"$RUN_SHA\" --outputs \"$GITHUB_OUTPUT\""],
         ),
         Some(branch) => {
             steps.push(
@@ -312,7 +312,7 @@ fn collect_steps(results_branch: Option<&str>) -> Vec<Step> {
             );
             Step::run(
                 format!("collect the run's artifacts into results/ of {branch}"),
-                &["cell collect \"$RUN_ID\" --results \"$RESULTS_CHECKOUT/results\" --outputs \"$GITHUB_OUTPUT\""],
+                &["cell collect \"$RUN_ID\" --config-rev \"$RUN_SHA\" --results \"$RESULTS_CHECKOUT/results\" --outputs \"$GITHUB_OUTPUT\""],
             )
             .env("RESULTS_CHECKOUT", RESULTS_CHECKOUT)
         }
@@ -323,7 +323,8 @@ fn collect_steps(results_branch: Option<&str>) -> Vec<Step> {
         .continue_on_error()
         .env("GITHUB_TOKEN", expr("github.token"))
         .env("RUN_ID", expr("github.run_id"))
-        .comment("Writes what it got: missing or failed jobs make the run partial, listed in run.json. Exit 1 (a job failed) must not stop the gate and the commit; the last step fails the job."),
+        .env("RUN_SHA", expr("github.sha"))
+        .comment("Writes what it got: missing or failed jobs make the run partial, listed in run.json; every job's figures recomputed from its samples and its answers checked with the run's own commit's configuration. Exit 1 (a job failed) must not stop the gate and the commit; the last step fails the job."),
     );
     steps.push(
         Step::run(

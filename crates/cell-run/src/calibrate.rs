@@ -213,7 +213,7 @@ fn summarize(
             phases
                 .iter()
                 .map(|p| {
-                    let rs = protocol::ratios(&o.runs, o.warmup, 1, p, verdict_clock);
+                    let rs = protocol::ratios(&o.runs, o.warmup, 1, p, verdict_clock, o.mode);
                     cell_stats::projected_rel_half_width(&rs, n, level)
                 })
                 .sum()
@@ -239,7 +239,7 @@ fn noise(
     for p in phases {
         let mut clocks = BTreeMap::new();
         for (clock, total) in &mut totals {
-            let rs = protocol::ratios(&outcome.runs, outcome.warmup, 1, p, *clock);
+            let rs = protocol::ratios(&outcome.runs, outcome.warmup, 1, p, *clock, outcome.mode);
             let Some(ratio) = protocol::ratio_ci(&rs, level) else {
                 continue;
             };

@@ -6,10 +6,23 @@
 //! leaves a CPU locked (std opens files close-on-exec, so no timed child inherits a lock and
 //! outlives it holding one). Locking never fails a job: when the lock dir cannot be used, timing
 //! goes on without the lock and the results say so.
+//!
+//! Nothing in the lock dir is believed because of its name. The dir must be a real directory
+//! (never a link) owned by this user or root, and writable by nobody else unless it is root's
+//! and sticky, like `/tmp`: then several users share it. Lock files are opened read-only
+//! (`flock` needs no more), relative to the checked directory, without following a link and
+//! without waiting on a fifo, then must be regular files with one link; in a dir of this user
+//! or root alone they must be this user's or root's too, in a root-owned sticky dir anyone's
+//! (another user's runner service made it; all it can do is hold its lock). Anything else is
+//! refused by name, and the lease times without locks with the reason recorded.
 
-use std::fs::{File, OpenOptions, Permissions, TryLockError};
+use std::ffi::CString;
+use std::fs::{File, Metadata, OpenOptions, Permissions, TryLockError};
 use std::io;
-use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
+use std::os::unix::fs::{
+    DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _,
+};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -199,36 +212,139 @@ impl Lease {
     }
 }
 
-/// Creates the lock dir when it is missing, world-writable with the sticky bit (like /tmp)
-/// so that two users' jobs share it, and opens one lock file per CPU of `order`.
+/// Opens the lock dir (creating it when missing) and one lock file per CPU of `order`, each
+/// checked as the module says.
 fn open_locks(dir: &Path, order: &[u32]) -> io::Result<Vec<File>> {
-    if let Some(parent) = dir.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    match std::fs::create_dir(dir) {
-        // The umask trimmed the mode mkdir was given; set it whole.
-        Ok(()) => std::fs::set_permissions(dir, Permissions::from_mode(0o1777))?,
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(e),
-    }
+    let dir = open_dir(dir)?;
+    let shared = check_dir(&dir.metadata()?)?;
     order
         .iter()
-        .map(|c| open_lock(&dir.join(format!("cpu{c}.lock"))))
+        .map(|c| open_lock(&dir, &format!("cpu{c}.lock"), shared))
         .collect()
 }
 
-/// Opens (creating) a lock file for writing, else read-only: another user's file in a
-/// sticky dir may not be writable (nor opened with `O_CREAT` under `fs.protected_regular`),
-/// and `flock` works on a read-only descriptor all the same.
-fn open_lock(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
+/// The mode a new lock dir gets: root's is shared by every user, as `/tmp` is (root-owned
+/// and sticky, so nobody removes or replaces another's file); anyone else's is theirs alone,
+/// since a sticky dir of a user other than root is still that user's to empty.
+fn new_dir_mode() -> u32 {
+    if crate::cache::euid() == 0 {
+        0o1777
+    } else {
+        0o755
+    }
+}
+
+/// The lock dir, created when missing, opened without following a link.
+fn open_dir(dir: &Path) -> io::Result<File> {
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let created = match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => true,
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => false,
+        Err(e) => return Err(e),
+    };
+    let file = OpenOptions::new()
         .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o666)
-        .open(path)
-        .or_else(|first| File::open(path).map_err(|_| first))
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(dir)
+        .map_err(|e| match e.raw_os_error() {
+            // Linux says ENOTDIR for a link with O_DIRECTORY, others ELOOP: say which it is.
+            Some(libc::ELOOP | libc::ENOTDIR) => io::Error::other(
+                if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+                    "a symbolic link, not followed"
+                } else {
+                    "not a directory"
+                },
+            ),
+            _ => e,
+        })?;
+    if created {
+        // The umask trimmed the mode mkdir was given; set it whole, on what was opened.
+        file.set_permissions(Permissions::from_mode(new_dir_mode()))?;
+    }
+    Ok(file)
+}
+
+/// Whether the opened lock dir may be used, and whether it is shared (root's and sticky).
+fn check_dir(meta: &Metadata) -> io::Result<bool> {
+    let (me, uid, mode) = (crate::cache::euid(), meta.uid(), meta.mode() & 0o7777);
+    if uid != me && uid != 0 {
+        return Err(io::Error::other(format!(
+            "owned by uid {uid}, not by this user (uid {me}) or root (mode {mode:04o})"
+        )));
+    }
+    if mode & 0o022 == 0 {
+        return Ok(false);
+    }
+    if uid == 0 && mode & 0o1000 != 0 {
+        return Ok(true);
+    }
+    Err(io::Error::other(format!(
+        "writable by others (mode {mode:04o}) without being root's and sticky"
+    )))
+}
+
+/// Opens `name` in `dir` read-only, creating it when missing, never through a link, and
+/// checks what was opened.
+fn open_lock(dir: &File, name: &str, shared: bool) -> io::Result<File> {
+    const OPEN: libc::c_int =
+        libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
+    let file = match open_at(dir, name, OPEN, 0) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            match open_at(dir, name, OPEN | libc::O_CREAT | libc::O_EXCL, 0o644) {
+                // Readable by every user of a shared dir whatever the umask.
+                Ok(f) => f.set_permissions(Permissions::from_mode(0o644)).map(|()| f),
+                // Another process created it first.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => open_at(dir, name, OPEN, 0),
+                Err(e) => Err(e),
+            }
+        }
+        other => other,
+    }
+    .map_err(|e| match e.raw_os_error() {
+        Some(libc::ELOOP) => io::Error::other(format!("{name}: a symbolic link, not followed")),
+        _ => io::Error::new(e.kind(), format!("{name}: {e}")),
+    })?;
+    check_lock(&file.metadata()?, shared)
+        .map_err(|why| io::Error::other(format!("{name}: {why}")))?;
+    Ok(file)
+}
+
+/// Why an opened lock file may not be used, if it may not.
+fn check_lock(meta: &Metadata, shared: bool) -> Result<(), String> {
+    let (me, uid) = (crate::cache::euid(), meta.uid());
+    if !meta.is_file() {
+        let t = meta.file_type();
+        return Err(if t.is_dir() {
+            "a directory, not a lock file".to_owned()
+        } else {
+            "not a regular file (a fifo, socket or device)".to_owned()
+        });
+    }
+    if meta.nlink() != 1 {
+        return Err(format!("a hard link ({} links)", meta.nlink()));
+    }
+    if !shared && uid != me && uid != 0 {
+        return Err(format!(
+            "owned by uid {uid}, not by this user (uid {me}) or root, in a dir that is not shared"
+        ));
+    }
+    Ok(())
+}
+
+/// `openat(2)`: `name` relative to the open directory `dir`, so the directory checked is the
+/// one used even if its path is changed meanwhile.
+fn open_at(dir: &File, name: &str, flags: libc::c_int, mode: libc::mode_t) -> io::Result<File> {
+    let c = CString::new(name).map_err(io::Error::other)?;
+    // SAFETY: `dir` is an open descriptor and `c` a NUL-terminated string, both alive for the
+    // call; the mode is passed promoted to an unsigned int, as the variadic call expects.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags, libc::c_uint::from(mode)) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a non-negative result is a new descriptor nothing else owns.
+    Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
 }
 
 /// One pass over `files` in preference order, locking free ones until `want` are held;
@@ -384,14 +500,27 @@ mod tests {
     }
 
     #[test]
-    fn a_new_lock_dir_is_world_writable_and_sticky() {
+    fn a_new_lock_dir_is_shared_when_root_makes_it_and_private_otherwise() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("deep").join("cpus");
         let l = Lease::take(&dir, &[0, 1], 1, NOW);
         assert!(l.lock_error().is_none(), "{l:?}");
         let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
-        assert_eq!(mode & 0o7777, 0o1777);
-        assert!(dir.join("cpu1.lock").is_file() && dir.join("cpu0.lock").is_file());
+        let want = if crate::cache::euid() == 0 {
+            0o1777
+        } else {
+            0o755
+        };
+        assert_eq!(mode & 0o7777, want);
+        for f in ["cpu1.lock", "cpu0.lock"] {
+            let meta = std::fs::symlink_metadata(dir.join(f)).unwrap();
+            assert!(meta.is_file(), "{f}");
+            assert_eq!(
+                meta.mode() & 0o777,
+                0o644,
+                "{f}: readable by the dir's other users"
+            );
+        }
     }
 
     #[test]
@@ -425,5 +554,127 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let l = Lease::take(dir.path(), &[], 1, Duration::from_mins(1));
         assert!(l.cpus().is_empty() && !l.shared() && l.lock_error().is_none());
+    }
+
+    /// A lease that had to time without locks: the reason, which names `dir` and has `want`.
+    fn refused(dir: &Path, want: &str) -> String {
+        let l = Lease::take(dir, &[0, 1], 1, Duration::from_mins(1));
+        assert!(l.shared() && l.cpus() == [1], "{l:?}");
+        let why = l.record().lock_error.expect("the reason is recorded");
+        assert!(
+            why.contains(&dir.display().to_string()) && why.contains(want),
+            "{why}"
+        );
+        why
+    }
+
+    /// Tests run as root here; ownership cases need it to hand a file to `nobody`.
+    fn as_root() -> bool {
+        let root = crate::cache::euid() == 0;
+        if !root {
+            println!("skipped: only root can give a file to another user");
+        }
+        root
+    }
+
+    const NOBODY: u32 = 65534;
+
+    /// Regression: a lock dir that was a link to a root-only directory was followed, and a
+    /// root job created its lock files there.
+    #[test]
+    fn a_lock_dir_that_is_a_symlink_is_not_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let private = tmp.path().join("root-only");
+        std::fs::create_dir(&private).unwrap();
+        std::fs::set_permissions(&private, Permissions::from_mode(0o700)).unwrap();
+        let link = tmp.path().join("cell-cpus");
+        std::os::unix::fs::symlink(&private, &link).unwrap();
+        refused(&link, "a symbolic link, not followed");
+        assert_eq!(
+            std::fs::read_dir(&private).unwrap().count(),
+            0,
+            "nothing created there"
+        );
+    }
+
+    /// Regression: `/tmp/cell-cpus` made by another user was used as it was.
+    #[test]
+    fn a_lock_dir_of_another_user_or_writable_by_others_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("cell-cpus");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, Permissions::from_mode(0o777)).unwrap();
+        refused(&dir, "writable by others (mode 0777)");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        // Sticky is not enough when the dir is not root's.
+        if crate::cache::euid() != 0 {
+            std::fs::set_permissions(&dir, Permissions::from_mode(0o1777)).unwrap();
+            refused(&dir, "without being root's and sticky");
+        }
+        if as_root() {
+            std::fs::set_permissions(&dir, Permissions::from_mode(0o755)).unwrap();
+            std::os::unix::fs::chown(&dir, Some(NOBODY), Some(NOBODY)).unwrap();
+            refused(&dir, "owned by uid 65534");
+            assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        }
+    }
+
+    /// Regression: `cpuN.lock` was opened `O_CREAT` through a link, creating its target.
+    #[test]
+    fn a_lock_file_that_is_a_symlink_is_not_followed_and_creates_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let private = tmp.path().join("root-only");
+        std::fs::create_dir(&private).unwrap();
+        std::fs::set_permissions(&private, Permissions::from_mode(0o700)).unwrap();
+        let dir = tmp.path().join("locks");
+        std::fs::create_dir(&dir).unwrap();
+        let target = private.join("planted");
+        std::os::unix::fs::symlink(&target, dir.join("cpu1.lock")).unwrap();
+        refused(&dir, "cpu1.lock: a symbolic link, not followed");
+        assert!(!target.exists(), "the link's target was created");
+        // A link to a file that exists is not followed either.
+        std::fs::write(&target, "keep").unwrap();
+        refused(&dir, "cpu1.lock: a symbolic link");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+    }
+
+    #[test]
+    fn a_fifo_a_directory_or_a_hard_link_in_a_lock_files_place_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fifo = tmp.path().join("fifo");
+        std::fs::create_dir(&fifo).unwrap();
+        let path =
+            std::ffi::CString::new(fifo.join("cpu1.lock").as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path alive for the call.
+        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o644) }, 0);
+        refused(&fifo, "cpu1.lock: not a regular file");
+        let dir = tmp.path().join("dir");
+        std::fs::create_dir_all(dir.join("cpu1.lock")).unwrap();
+        refused(&dir, "cpu1.lock: a directory");
+        let linked = tmp.path().join("linked");
+        std::fs::create_dir(&linked).unwrap();
+        std::fs::write(tmp.path().join("elsewhere"), "").unwrap();
+        std::fs::hard_link(tmp.path().join("elsewhere"), linked.join("cpu1.lock")).unwrap();
+        refused(&linked, "cpu1.lock: a hard link (2 links)");
+    }
+
+    /// Who may own a lock file: in a dir of this user's alone, this user or root; in a
+    /// root-owned sticky dir shared by several users' services, anyone.
+    #[test]
+    fn another_users_lock_file_is_used_only_in_a_shared_dir() {
+        if !as_root() {
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("locks");
+        std::fs::create_dir(&dir).unwrap();
+        let theirs = dir.join("cpu1.lock");
+        std::fs::write(&theirs, "").unwrap();
+        std::os::unix::fs::chown(&theirs, Some(NOBODY), Some(NOBODY)).unwrap();
+        refused(&dir, "cpu1.lock: owned by uid 65534");
+        std::fs::set_permissions(&dir, Permissions::from_mode(0o1777)).unwrap();
+        let l = Lease::take(&dir, &[0, 1], 1, NOW);
+        assert!(l.lock_error().is_none() && !l.shared(), "{l:?}");
+        assert_eq!(l.cpus(), [1]);
     }
 }

@@ -2,15 +2,17 @@
 //! the release's published checksum file, or both, which must agree), then the archive is
 //! downloaded from the mirrors or the URL, verified before anything is unpacked, and unpacked
 //! into a cache keyed by that digest, so a second job or a second local run finds it there.
+//! A tree found there is used only once [`Cache`] has checked it (its owner, its mode, its
+//! manifest); one that differs from its manifest is removed and installed again.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use cell_fetch::{Expected, FetchError, FetchRequest, Timeouts, UnpackOptions};
 use cell_model::{Plan, TarballSource, Toolchain};
 use cell_schema::{Sha256, Subject, ToolName, ToolVersion};
 
-/// The marker written into a cached tree once it is whole.
-const MARKER: &str = ".cell-installed.json";
+use crate::cache::{Cache, CacheError, Tree, io_at, manifest};
 
 /// A tarball installed (or found in the cache) and verified.
 #[derive(Clone, Debug)]
@@ -30,6 +32,9 @@ pub struct Installed {
     /// Files and links the tarball's `strip` left out (none on a cache hit: nothing was
     /// unpacked).
     pub dropped: cell_fetch::Dropped,
+    /// Why the tree found in the cache was removed and this one installed in its place (it
+    /// differed from its manifest, or had none).
+    pub replaced: Option<String>,
 }
 
 /// Why a tarball could not be installed.
@@ -67,14 +72,9 @@ pub enum InstallError {
         /// The last failure (a digest mismatch stops at once; an unreachable URL passes on).
         source: FetchError,
     },
-    /// The cache directory.
-    #[error("the toolchain cache {}: {source}", path.display())]
-    Cache {
-        /// The directory.
-        path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
-    },
+    /// The cache: a directory or tree others could have written to, or a disk error.
+    #[error(transparent)]
+    Cache(#[from] CacheError),
 }
 
 impl InstallError {
@@ -84,8 +84,14 @@ impl InstallError {
             Self::Config { toolchain, .. }
             | Self::Disagree { toolchain, .. }
             | Self::Fetch { toolchain, .. } => Some(toolchain),
-            Self::Cache { .. } => None,
+            Self::Cache(_) => None,
         }
+    }
+
+    /// A cache or tree someone else could have written to: nothing of it ran (exit 2, and
+    /// never a toolchain merely missing).
+    pub fn is_untrusted(&self) -> bool {
+        matches!(self, Self::Cache(CacheError::Untrusted { .. }))
     }
 
     /// A digest that is not the release's (exit 1), as opposed to a network or disk failure.
@@ -109,36 +115,22 @@ pub fn unpack_options(caps: &cell_model::UnpackCaps) -> UnpackOptions {
     }
 }
 
-/// Where verified trees are kept: `CELL_CACHE`, else `$RUNNER_TEMP/cell-cache` on a runner,
-/// else `$XDG_CACHE_HOME/cell`, else `~/.cache/cell`.
-pub fn cache_dir() -> PathBuf {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    var("CELL_CACHE")
-        .or_else(|| var("RUNNER_TEMP").map(|t| t.join("cell-cache")))
-        .or_else(|| var("XDG_CACHE_HOME").map(|c| c.join("cell")))
-        .or_else(|| var("HOME").map(|h| h.join(".cache").join("cell")))
-        .unwrap_or_else(|| std::env::temp_dir().join("cell-cache"))
-}
-
 /// The digest to expect, from the pin, the published checksum file, or both.
 fn expected_digest(
     tc: &Toolchain,
     src: &TarballSource,
     timeouts: Timeouts,
+    deadline: Duration,
 ) -> Result<Sha256, InstallError> {
     let published = match &src.checksum_url {
         Some(url) => Some(
-            cell_fetch::published_digest(url, &src.asset, timeouts).map_err(|source| {
-                InstallError::Fetch {
+            cell_fetch::published_digest(url, &src.asset, timeouts, deadline).map_err(
+                |source| InstallError::Fetch {
                     toolchain: tc.name.to_string(),
                     url: cell_schema::escape::without_userinfo(url),
                     source,
-                }
-            })?,
+                },
+            )?,
         ),
         None => None,
     };
@@ -157,13 +149,13 @@ fn expected_digest(
     }
 }
 
-/// Installs `tc` for `os`/`arch` under `cache`, or finds it there.
+/// Installs `tc` for `os`/`arch` under `cache`, or finds it there and checks it.
 pub fn install(
     plan: &Plan,
     tc: &Toolchain,
     os: &str,
     arch: &str,
-    cache: &Path,
+    cache: &Cache,
 ) -> Result<Installed, InstallError> {
     let src = plan
         .tarball_source(tc, os, arch)
@@ -172,48 +164,56 @@ pub fn install(
             source,
         })?;
     let timeouts = Timeouts::default();
-    let sha256 = expected_digest(tc, &src, timeouts)?;
-    let root = cache.join("toolchains");
+    let deadline = Duration::from_secs(plan.settings.fetch_timeout_s);
+    let sha256 = expected_digest(tc, &src, timeouts, deadline)?;
+    let root = cache.toolchains()?;
     let dir = root.join(sha256.to_string());
-    let cache_err = |path: &Path| {
-        let path = path.to_owned();
-        move |source| InstallError::Cache { path, source }
+    let replaced = match cache.open_tree(&dir, &sha256)? {
+        Tree::Holds { url } => return Ok(found(dir, src, sha256, url, None, None)),
+        Tree::Missing => None,
+        Tree::Differs(why) => {
+            crate::cache::discard(&dir)?;
+            Some(why)
+        }
     };
-    if let Some(url) = cached_url(&dir) {
-        return Ok(found(dir, src, sha256, url, None));
-    }
-    std::fs::create_dir_all(&root).map_err(cache_err(&root))?;
     let partial = root.join(format!(".{sha256}.partial-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&partial);
-    let caps = &plan.settings.unpack;
+    // Removed on SIGTERM/SIGINT until it is renamed into place (or removed here).
+    let _partial = cell_fetch::cleanup::register(&partial);
+    let (url, dropped) = download(plan, tc, &src, &sha256, &partial, (timeouts, deadline))?;
+    let placed = manifest::seal(&partial, &url, &sha256)
+        .map(|_| ())
+        .and_then(|()| place(cache, &partial, &dir, &sha256));
+    // Gone when it was renamed into place; whatever is left otherwise.
+    let _ = std::fs::remove_dir_all(&partial);
+    placed?;
+    cache.remember(&dir, &url);
+    Ok(found(dir, src, sha256, url, Some(dropped), replaced))
+}
+
+/// Fetches the tarball from the first URL that serves it, verified and unpacked into
+/// `partial`: the URL it came from, and what the tarball's `strip` left out.
+fn download(
+    plan: &Plan,
+    tc: &Toolchain,
+    src: &TarballSource,
+    sha256: &Sha256,
+    partial: &Path,
+    (timeouts, deadline): (Timeouts, Duration),
+) -> Result<(String, cell_fetch::Dropped), InstallError> {
     let mut last = None;
     for url in &src.urls {
         let req = FetchRequest {
             unpack: UnpackOptions {
                 strip_components: usize::try_from(src.strip).unwrap_or(usize::MAX),
-                ..unpack_options(caps)
+                ..unpack_options(&plan.settings.unpack)
             },
             timeouts,
-            ..FetchRequest::new(url.clone(), Expected::Digest(sha256.clone()), &partial)
+            deadline,
+            ..FetchRequest::new(url.clone(), Expected::Digest(sha256.clone()), partial)
         };
         match cell_fetch::fetch(&req) {
-            Ok(done) => {
-                let marker = serde_json::json!({ "url": done.url, "sha256": sha256.to_string() });
-                std::fs::write(partial.join(MARKER), cell_schema::to_json(&marker))
-                    .map_err(cache_err(&partial))?;
-                if let Err(e) = std::fs::rename(&partial, &dir) {
-                    let _ = std::fs::remove_dir_all(&partial);
-                    // Another job may have finished the same digest first: theirs is as good;
-                    // anything else in its place is not a tree to time.
-                    if cached_url(&dir).is_none() {
-                        return Err(InstallError::Cache {
-                            path: dir,
-                            source: e,
-                        });
-                    }
-                }
-                return Ok(found(dir, src, sha256, done.url, Some(done.dropped)));
-            }
+            Ok(done) => return Ok((done.url, done.dropped)),
             // Other bytes than the release's: no other URL is tried.
             Err(e) if e.is_integrity() => {
                 return Err(InstallError::Fetch {
@@ -233,11 +233,17 @@ pub fn install(
     })
 }
 
-/// The URL a complete cached tree was fetched from, when `dir` is one.
-fn cached_url(dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join(MARKER)).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    Some(v["url"].as_str()?.to_owned())
+/// Renames the sealed `partial` tree into place.
+fn place(cache: &Cache, partial: &Path, dir: &Path, sha256: &Sha256) -> Result<(), CacheError> {
+    match std::fs::rename(partial, dir) {
+        Ok(()) => Ok(()),
+        // Another job may have finished the same digest first: theirs is as good once it is
+        // checked; anything else in its place is not a tree to time.
+        Err(e) => match cache.open_tree(dir, sha256)? {
+            Tree::Holds { .. } => Ok(()),
+            Tree::Missing | Tree::Differs(_) => Err(io_at(dir)(e)),
+        },
+    }
 }
 
 fn found(
@@ -246,6 +252,7 @@ fn found(
     sha256: Sha256,
     url: String,
     unpacked: Option<cell_fetch::Dropped>,
+    replaced: Option<String>,
 ) -> Installed {
     let bin = if dir.join("bin").is_dir() {
         dir.join("bin")
@@ -260,6 +267,7 @@ fn found(
         url,
         cached: unpacked.is_none(),
         dropped: unpacked.unwrap_or_default(),
+        replaced,
     }
 }
 

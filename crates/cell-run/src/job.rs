@@ -33,8 +33,8 @@ pub struct JobOptions {
     pub seed: u64,
     /// Timings from a file instead of timed processes (the test suite's executor).
     pub scripted: Option<ScriptedTimings>,
-    /// Where verified tarball trees are cached ([`crate::install::cache_dir`]).
-    pub cache: PathBuf,
+    /// Where verified tarball trees are cached, and which this process has checked.
+    pub cache: crate::cache::Cache,
     /// Install a tarball toolchain even when its tools are on PATH (a workflow job: the
     /// pinned release, never what the image happens to carry). The release under test is
     /// always installed.
@@ -55,6 +55,15 @@ pub enum Event {
     },
     /// A round finished.
     Round(protocol::RoundDone),
+    /// A cached tree differed from its manifest: it was removed and installed again.
+    Reinstalled {
+        /// The toolchain.
+        toolchain: ToolchainName,
+        /// The tree that was removed.
+        dir: PathBuf,
+        /// How it differed.
+        why: String,
+    },
 }
 
 /// A job that could not run at all (exit 2).
@@ -114,7 +123,7 @@ pub fn run_job(
     let out =
         std::path::absolute(&opts.out).map_err(io(format!("resolving {}", opts.out.display())))?;
     // Installs and verifies first: a tarball that is not the release's leaves nothing behind.
-    let probed = probe(plan, &cell, &tc, opts)?;
+    let probed = probe(plan, &cell, &tc, opts, on)?;
     let bin_dir = out.join("build").join("bin");
     std::fs::create_dir_all(&bin_dir).map_err(io(format!("creating {}", bin_dir.display())))?;
     let installed = installed_sizes(plan, &tc, &probed);
@@ -171,6 +180,7 @@ fn probe_toolchain(
     cell: &Cell,
     tc: &Toolchain,
     opts: &JobOptions,
+    on: &mut dyn FnMut(Event),
 ) -> Result<
     (
         Result<Probed, tools::Missing>,
@@ -188,12 +198,25 @@ fn probe_toolchain(
         return Ok((Ok(p), None));
     }
     let installed = crate::install::install(plan, tc, &cell.os, &cell.arch, &opts.cache)?;
+    if let Some(why) = &installed.replaced {
+        on(Event::Reinstalled {
+            toolchain: tc.name.clone(),
+            dir: installed.dir.clone(),
+            why: why.clone(),
+        });
+    }
     Ok((tools::probe_in(tc, Some(&installed.bin)), Some(installed)))
 }
 
-fn probe(plan: &Plan, cell: &Cell, tc: &Toolchain, opts: &JobOptions) -> Result<Probes, JobError> {
+fn probe(
+    plan: &Plan,
+    cell: &Cell,
+    tc: &Toolchain,
+    opts: &JobOptions,
+    on: &mut dyn FnMut(Event),
+) -> Result<Probes, JobError> {
     let ref_tc = plan.reference_toolchain();
-    let (reference, ref_install) = probe_toolchain(plan, cell, ref_tc, opts)?;
+    let (reference, ref_install) = probe_toolchain(plan, cell, ref_tc, opts, on)?;
     let reference = reference.map_err(|missing| JobError::ReferenceMissing {
         row: plan.reference().name.clone(),
         missing,
@@ -201,7 +224,7 @@ fn probe(plan: &Plan, cell: &Cell, tc: &Toolchain, opts: &JobOptions) -> Result<
     let (job, job_install) = if tc.name == ref_tc.name {
         (Ok(reference.clone()), ref_install.clone())
     } else {
-        probe_toolchain(plan, cell, tc, opts)?
+        probe_toolchain(plan, cell, tc, opts, on)?
     };
     let subject = match plan.subject() {
         None => None,
@@ -213,7 +236,7 @@ fn probe(plan: &Plan, cell: &Cell, tc: &Toolchain, opts: &JobOptions) -> Result<
             ref_install.map(|i| crate::install::subject_record(s, &i, &reference.versions))
         }
         Some(s) => {
-            let (probed, installed) = probe_toolchain(plan, cell, s, opts)?;
+            let (probed, installed) = probe_toolchain(plan, cell, s, opts, on)?;
             installed.map(|i| {
                 let versions = probed.map(|p| p.versions).unwrap_or_default();
                 crate::install::subject_record(s, &i, &versions)
@@ -962,7 +985,7 @@ fn tooth(
     let phase = plan.settings.tooth_phase.clone();
     let ratio = match (slow, fast) {
         (Some(s), Some(f)) => protocol::ratio_ci(
-            &protocol::ratio_of_ratios(&outcome.runs, outcome.warmup, s, f, &phase, clock),
+            &protocol::ratio_of_ratios(outcome, s, f, &phase, clock),
             plan.settings.ci_level,
         ),
         _ => None,

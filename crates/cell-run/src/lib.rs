@@ -3,6 +3,7 @@
 //! binary renders it and writes the job dir.
 
 pub mod build;
+pub mod cache;
 pub mod calibrate;
 pub mod capture;
 pub mod code_size;

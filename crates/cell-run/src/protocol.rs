@@ -6,15 +6,13 @@
 //! The protocol is written against the [`Executor`] trait so it can be driven by scripted
 //! timings in tests; the real executor is [`crate::timing::Engine`].
 
-use std::collections::BTreeMap;
 use std::time::Instant;
 
 use cell_schema::{
-    Clock, ClockStats, Phase, Printed, ProtocolMode, RatioCi, Ratios, Run, Stopped, Summary,
-    round_ratio, round_time,
+    Clock, ClockStats, Phase, Printed, ProtocolMode, Ratios, Run, Stopped, as_written,
 };
-use cell_stats::{SplitMix64, median, median_ci, shuffle, summary};
-use cell_verdict::{FutilityRule, Projection};
+use cell_stats::{SplitMix64, median_ci, shuffle};
+use cell_verdict::{FutilityRule, Projection, figures};
 
 /// One measurement as an executor reports it.
 #[derive(Clone, Debug, PartialEq)]
@@ -120,10 +118,9 @@ pub struct Recorded {
     pub seq: u32,
     /// What the executor measured.
     pub sample: Sample,
-    /// The reference run it pairs with (seq), for non-reference units.
+    /// The reference run it pairs with (seq), for non-reference units. (In a duet, the CPU a
+    /// row sat on alternates with the round's parity: the figures read it from the round.)
     pub paired_with: Option<u32>,
-    /// In a duet, which of the two CPUs it ran on (0: the first); `None` when sequential.
-    pub slot: Option<u8>,
 }
 
 /// Everything the protocol recorded.
@@ -137,6 +134,8 @@ pub struct Outcome {
     pub stopped: Stopped,
     /// Warm-up rounds.
     pub warmup: u32,
+    /// How the runs were paired: sequential or duet.
+    pub mode: ProtocolMode,
     /// The widest interval's projection when the rounds stopped by futility: its unit, phase
     /// and clock.
     pub futility: Option<(usize, Phase, Clock, Projection)>,
@@ -226,6 +225,7 @@ pub fn run(
         measured_rounds: round.saturating_sub(params.warmup),
         stopped,
         warmup: params.warmup,
+        mode: params.mode,
         futility,
     }
 }
@@ -239,12 +239,7 @@ struct RoundCtx<'a> {
 }
 
 impl RoundCtx<'_> {
-    fn record(
-        &mut self,
-        (unit, seq, slot): (usize, u32, Option<u8>),
-        sample: Sample,
-        paired_with: Option<u32>,
-    ) {
+    fn record(&mut self, (unit, seq): (usize, u32), sample: Sample, paired_with: Option<u32>) {
         self.dead[unit] |= sample.timed_out;
         self.runs.push(Recorded {
             unit,
@@ -253,7 +248,6 @@ impl RoundCtx<'_> {
             seq,
             sample,
             paired_with,
-            slot,
         });
     }
 
@@ -271,7 +265,7 @@ impl RoundCtx<'_> {
                 continue;
             }
             let sample = exec.run(unit, self.phase);
-            self.record((unit, seq, None), sample, paired);
+            self.record((unit, seq), sample, paired);
         }
     }
 
@@ -295,9 +289,8 @@ impl RoundCtx<'_> {
             } else {
                 exec.run_pair(0, unit, self.phase)
             };
-            let row_slot = u8::from(!row_first);
-            self.record((0, seq, Some(1 - row_slot)), reference, None);
-            self.record((unit, seq + 1, Some(row_slot)), row, Some(seq));
+            self.record((0, seq), reference, None);
+            self.record((unit, seq + 1), row, Some(seq));
             seq += 2;
         }
     }
@@ -344,98 +337,52 @@ fn order(rows: &[usize], k: u32, rng: &mut SplitMix64) -> Vec<Slot> {
     out
 }
 
-/// Per-round ratios of `unit` on `phase` against its paired reference run, on `clock`.
+/// The runs of `unit` on `phase` in wire form, every time as the record holds it (whole
+/// microseconds): the figures are computed from exactly what the job writes, so `cell collect`
+/// recomputes them to the bit.
+pub fn wire_runs(runs: &[Recorded], warmup: u32, unit: usize, phase: &Phase) -> Vec<Run> {
+    runs.iter()
+        .filter(|r| r.unit == unit && &r.phase == phase)
+        .map(|r| Run {
+            round: r.round,
+            seq: r.seq,
+            warmup: r.round < warmup,
+            wall_s: as_written(r.sample.wall_s),
+            cpu_s: as_written(r.sample.cpu_s),
+            user_s: Some(as_written(r.sample.user_s)),
+            sys_s: Some(as_written(r.sample.sys_s)),
+            steal_s: r.sample.steal_s.map(as_written),
+            maxrss_kib: r.sample.maxrss_kib,
+            ok: r.sample.ok,
+            paired_with: r.paired_with,
+        })
+        .collect()
+}
+
+/// Per-round ratios of `unit` on `phase` against its paired reference run, on `clock`
+/// ([`figures::ratios`]).
 pub fn ratios(
     runs: &[Recorded],
     warmup: u32,
     unit: usize,
     phase: &Phase,
     clock: Clock,
+    mode: ProtocolMode,
 ) -> Vec<f64> {
-    ratios_by_round(runs, warmup, unit, phase, clock)
-        .into_iter()
-        .map(|(_, r)| r)
-        .collect()
-}
-
-fn ratios_by_round(
-    runs: &[Recorded],
-    warmup: u32,
-    unit: usize,
-    phase: &Phase,
-    clock: Clock,
-) -> Vec<(u32, f64)> {
-    let pick = |s: &Sample| on_clock(s, clock);
-    // The reference runs of this phase by (round, seq), once, rather than a scan per run:
-    // the adaptive budget asks for every unit's ratios after every round.
-    let references: BTreeMap<(u32, u32), &Sample> = runs
-        .iter()
-        .filter(|x| x.unit == 0 && &x.phase == phase)
-        .map(|x| ((x.round, x.seq), &x.sample))
-        .collect();
-    let per_round: Vec<(u32, f64, Option<u8>)> = runs
-        .iter()
-        .filter(|r| r.unit == unit && &r.phase == phase && r.round >= warmup)
-        .filter_map(|r| {
-            let reference = references.get(&(r.round, r.paired_with?))?;
-            let denom = pick(reference);
-            (denom > 0.0).then(|| (r.round, pick(&r.sample) / denom, r.slot))
-        })
-        .collect();
-    if per_round.iter().all(|r| r.2.is_none()) {
-        return per_round.into_iter().map(|(k, r, _)| (k, r)).collect();
-    }
-    combine_swapped(per_round)
-}
-
-/// A duet's row alternates CPUs from round to round, so its ratio alternates between `r·k`
-/// and `r/k` when one CPU is `k` times faster: a median of those would not cancel `k`. Each
-/// two consecutive rounds, one on each CPU, become one ratio, their geometric mean, which
-/// cancels `k` exactly; a round whose partner is missing (a time cap after an odd round, a
-/// run that failed) is left out.
-fn combine_swapped(per_round: Vec<(u32, f64, Option<u8>)>) -> Vec<(u32, f64)> {
-    let mut out = Vec::with_capacity(per_round.len() / 2);
-    let mut it = per_round.into_iter().peekable();
-    while let Some((round, a, slot)) = it.next() {
-        if let Some(&(_, b, other)) = it.peek()
-            && other != slot
-        {
-            it.next();
-            out.push((round, (a * b).sqrt()));
-        }
-    }
-    out
+    figures::ratios(
+        &wire_runs(runs, warmup, unit, phase),
+        &wire_runs(runs, warmup, 0, phase),
+        clock,
+        mode,
+    )
 }
 
 /// Per-round ratio of two units' ratios (`a/ref ÷ b/ref`) in the same rounds: the tooth when
-/// its fast row is not the reference.
-pub fn ratio_of_ratios(
-    runs: &[Recorded],
-    warmup: u32,
-    a: usize,
-    b: usize,
-    phase: &Phase,
-    clock: Clock,
-) -> Vec<f64> {
-    if b == 0 {
-        return ratios(runs, warmup, a, phase, clock);
-    }
-    let rb: BTreeMap<u32, f64> = ratios_by_round(runs, warmup, b, phase, clock)
-        .into_iter()
-        .collect();
-    ratios_by_round(runs, warmup, a, phase, clock)
-        .into_iter()
-        .filter_map(|(round, x)| rb.get(&round).map(|y| x / y))
-        .collect()
-}
-
-/// What `clock` reads of a sample.
-fn on_clock(s: &Sample, clock: Clock) -> f64 {
-    match clock {
-        Clock::Cpu => s.cpu_s,
-        Clock::Wall => s.wall_s,
-        Clock::User => s.user_s,
-    }
+/// its fast row is not the reference ([`figures::ratio_of_ratios`]).
+pub fn ratio_of_ratios(out: &Outcome, a: usize, b: usize, phase: &Phase, clock: Clock) -> Vec<f64> {
+    let wire = |u| wire_runs(&out.runs, out.warmup, u, phase);
+    let fast = (b != 0).then(|| wire(b));
+    figures::ratio_of_ratios(&wire(a), fast.as_deref(), &wire(0), clock, out.mode)
 }
 
 /// An interval the verdict needs: its unit, phase and clock.
@@ -464,7 +411,10 @@ fn futile(
         .flat_map(|u| {
             units[u].phases.iter().map(move |p| {
                 let clock = units[u].clock;
-                ((u, p, clock), ratios(runs, params.warmup, u, p, clock))
+                (
+                    (u, p, clock),
+                    ratios(runs, params.warmup, u, p, clock, params.mode),
+                )
             })
         })
         .collect();
@@ -475,26 +425,13 @@ fn futile(
 fn converged(units: &[Unit], runs: &[Recorded], params: &Params, dead: &[bool]) -> bool {
     (1..units.len()).filter(|&u| !dead[u]).all(|u| {
         units[u].phases.iter().all(|p| {
-            let rs = ratios(runs, params.warmup, u, p, units[u].clock);
+            let rs = ratios(runs, params.warmup, u, p, units[u].clock, params.mode);
             rs.is_empty() || median_ci(&rs, params.ci_level).rel_half_width() <= params.ci_target
         })
     })
 }
 
-/// A ratio CI in wire form (rounded).
-pub fn ratio_ci(xs: &[f64], level: f64) -> Option<RatioCi> {
-    if xs.is_empty() {
-        return None;
-    }
-    let ci = median_ci(xs, level);
-    Some(RatioCi {
-        n: u32::try_from(ci.n).unwrap_or(u32::MAX),
-        median: round_ratio(ci.median),
-        lo: round_ratio(ci.lo),
-        hi: round_ratio(ci.hi),
-        level: round_ratio(ci.level),
-    })
-}
+pub use figures::ratio_ci;
 
 /// The wire form of one unit on one phase: runs, stats, ratios, contention.
 pub struct PhaseFigures {
@@ -516,89 +453,28 @@ pub struct PhaseFigures {
     pub printed: Option<Printed>,
 }
 
-/// Computes the figures of `unit` on `phase`. The user clock's summary and ratio are computed
-/// only when `user` (a row of the job is judged on it): elsewhere nothing reads them and the
-/// samples hold every user time. The system time's summary is never written: nothing judges
-/// by it, and its column of the samples holds it whole.
+/// Computes the figures of `unit` on `phase` from its runs as written
+/// ([`figures::phase_figures`]). The user clock's summary and ratio are computed only when
+/// `user` (a row of the job is judged on it): elsewhere nothing reads them and the samples hold
+/// every user time.
 pub fn figures(out: &Outcome, unit: usize, phase: &Phase, level: f64, user: bool) -> PhaseFigures {
-    let mine: Vec<&Recorded> = out
+    let runs = wire_runs(&out.runs, out.warmup, unit, phase);
+    let reference = (unit != 0).then(|| wire_runs(&out.runs, out.warmup, 0, phase));
+    let f = figures::phase_figures(&runs, reference.as_deref(), out.mode, level, user);
+    let first_wrong = out
         .runs
         .iter()
         .filter(|r| r.unit == unit && &r.phase == phase)
-        .collect();
-    let runs: Vec<Run> = mine
-        .iter()
-        .map(|r| Run {
-            round: r.round,
-            seq: r.seq,
-            warmup: r.round < out.warmup,
-            wall_s: round_time(r.sample.wall_s),
-            cpu_s: round_time(r.sample.cpu_s),
-            user_s: Some(round_time(r.sample.user_s)),
-            sys_s: Some(round_time(r.sample.sys_s)),
-            steal_s: r.sample.steal_s.map(round_time),
-            maxrss_kib: r.sample.maxrss_kib,
-            ok: r.sample.ok,
-            paired_with: r.paired_with,
-        })
-        .collect();
-    let measured: Vec<&Recorded> = mine
-        .iter()
-        .copied()
-        .filter(|r| r.round >= out.warmup)
-        .collect();
-    let wall: Vec<f64> = measured.iter().map(|r| r.sample.wall_s).collect();
-    let cpu: Vec<f64> = measured.iter().map(|r| r.sample.cpu_s).collect();
-    let user_times: Vec<f64> = measured.iter().map(|r| r.sample.user_s).collect();
-    let stats = (!measured.is_empty()).then(|| ClockStats {
-        cpu: wire_summary(&cpu),
-        wall: wire_summary(&wall),
-        user: user.then(|| wire_summary(&user_times)),
-        sys: None,
-    });
-    let ratio = if unit == 0 {
-        let ones = vec![1.0; measured.len()];
-        ratio_ci(&ones, level).map(|r| Ratios {
-            cpu: r.clone(),
-            wall: r.clone(),
-            user: user.then_some(r),
-        })
-    } else {
-        let on = |clock| ratio_ci(&ratios(&out.runs, out.warmup, unit, phase, clock), level);
-        let (c, w) = (on(Clock::Cpu), on(Clock::Wall));
-        c.zip(w).map(|(cpu, wall)| Ratios {
-            cpu,
-            wall,
-            user: if user { on(Clock::User) } else { None },
-        })
-    };
-    let contentions: Vec<f64> = measured
-        .iter()
-        .filter(|r| r.sample.cpu_s > 0.0)
-        .map(|r| r.sample.wall_s / r.sample.cpu_s)
-        .collect();
-    let contention = (!contentions.is_empty()).then(|| round_ratio(median(&contentions)));
-    let first_wrong = mine.iter().find(|r| r.sample.wrong.is_some());
+        .find(|r| r.sample.wrong.is_some());
     PhaseFigures {
+        contentions: figures::contentions(&runs),
         runs,
-        stats,
-        ratio,
-        contention,
-        contentions,
-        all_ok: mine.iter().all(|r| r.sample.ok),
+        stats: f.stats,
+        ratio: f.ratio,
+        contention: f.contention,
+        all_ok: f.all_ok,
         wrong: first_wrong.and_then(|r| r.sample.wrong.clone()),
         printed: first_wrong.and_then(|r| r.sample.printed.clone()),
-    }
-}
-
-fn wire_summary(xs: &[f64]) -> Summary {
-    let s = summary(xs);
-    Summary {
-        n: u32::try_from(s.n).unwrap_or(u32::MAX),
-        min: round_time(s.min),
-        median: round_time(s.median),
-        max: round_time(s.max),
-        mad: round_time(s.mad),
     }
 }
 
@@ -687,7 +563,7 @@ mod tests {
             }
         }
         // exact ratios without jitter
-        let rs = ratios(&out.runs, 1, 4, &Phase::from("mix"), Clock::Cpu);
+        let rs = ratios(&out.runs, 1, 4, &Phase::from("mix"), Clock::Cpu, out.mode);
         assert_eq!(rs.len(), 4);
         assert!(rs.iter().all(|r| (r - 3.0).abs() < 1e-12));
     }
@@ -811,7 +687,7 @@ mod tests {
                 .expect("its reference run");
             assert_eq!(reference.seq + 1, r.seq);
         }
-        let rs = ratios(&out.runs, 1, 2, &Phase::from("mix"), Clock::Cpu);
+        let rs = ratios(&out.runs, 1, 2, &Phase::from("mix"), Clock::Cpu, out.mode);
         assert!(rs.iter().all(|r| (r - 2.0).abs() < 1e-12));
     }
 

@@ -31,7 +31,7 @@ pub use imported::{
     ImportedMachine, ImportedPhase, ImportedRow, ImportedSkipped, ImportedSoakKind,
     ImportedSoakRun, ImportedSoakServer, ImportedTool, ImportedTooth, PrintedVersion,
 };
-pub use samples::Samples;
+pub use samples::{Samples, as_written};
 pub use suite::{
     CellHttpServer, CellSoakServer, CellSuiteServer, Combo, Drift, HttpJobResult, HttpKind,
     HttpMode, HttpRequestSpec, HttpRun, HttpServerResult, HttpSettings, HttpShape, HttpSuite,
@@ -910,6 +910,17 @@ pub struct Verdict {
     pub inconclusive: Vec<Phase>,
 }
 
+impl Status {
+    /// `ok`, `noisy` or `failed`, as written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Noisy => "noisy",
+            Self::Failed => "failed",
+        }
+    }
+}
+
 impl Verdict {
     /// A verdict with no phase lists (the suites', a merged cell's).
     pub fn new(status: Status, reasons: Vec<String>) -> Self {
@@ -1085,6 +1096,11 @@ pub struct JobSummary {
     pub reference: RowResult,
     /// The job's A/A control row.
     pub control: Option<RowResult>,
+    /// The rows the job timed for its tooth alone (the tooth's slow row, when it is not a row
+    /// of the job's own toolchain), with their samples: the tooth and the job's contention are
+    /// recomputed from them. Absent in cells merged before they were kept.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tooth_rows: BTreeMap<RowName, RowResult>,
     /// The job's tooth.
     pub tooth: Option<Tooth>,
     /// The job's contention.

@@ -114,6 +114,13 @@ fn seconds(us: u64) -> f64 {
     us as f64 / 1e6
 }
 
+/// A time as the record holds it, whole microseconds: what a reader of the written file gets
+/// back, to the bit. A job computes its figures from times so written, so a figure recomputed
+/// from its file is the figure it wrote.
+pub fn as_written(seconds_: f64) -> f64 {
+    seconds(micros(seconds_))
+}
+
 impl Samples {
     /// The columns of `runs`.
     pub fn of(runs: &[Run]) -> Self {

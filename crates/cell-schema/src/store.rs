@@ -348,6 +348,22 @@ pub enum StoreError {
     /// with `.`): nothing was written.
     #[error("`{}`: a name in this path is not one safe segment ([A-Za-z0-9._-], not starting with `.`); nothing was written", crate::escape::one_line(.0))]
     BadName(String),
+    /// The same attempt of the run is there with other content: collecting one attempt again
+    /// must give the same bytes, and only a strictly later attempt replaces it.
+    #[error(
+        "{}: holds attempt {attempt} ({there}), and this collect has attempt {attempt} too ({here}) with other content: nothing was changed. Only a later attempt of the run replaces it; if what is there is wrong, pass --replace to overwrite it",
+        path.display()
+    )]
+    SameAttempt {
+        /// The run dir.
+        path: PathBuf,
+        /// The attempt both hold.
+        attempt: u32,
+        /// The jobs and attempts the run dir holds.
+        there: String,
+        /// The jobs and attempts this collect has.
+        here: String,
+    },
     /// A later attempt of the run is already there: an older one never replaces it.
     #[error(
         "{}: holds {newer}, newer than what this collect has; nothing was changed (a later attempt's collect already wrote it)",
@@ -366,9 +382,11 @@ pub enum StoreError {
 pub enum Replace {
     /// Never (`cell local`, and `cell collect` by default): different content is an error.
     Never,
-    /// When every job the old dir holds is in the new one from an attempt at least as new:
-    /// a re-run's collect replaces what an earlier attempt wrote, never the reverse.
-    IfNotOlder,
+    /// When the new run is a strictly later attempt than the old dir's and every job the old
+    /// dir holds is in the new one from an attempt at least as new: a re-run's collect
+    /// replaces what an earlier attempt wrote, never the reverse, and never the same attempt
+    /// with other content ([`StoreError::SameAttempt`]).
+    IfNewer,
     /// Always (`cell collect --replace`).
     Always,
 }
@@ -530,7 +548,15 @@ pub enum Written {
     New,
     /// It existed with the same bytes: nothing was written.
     Unchanged,
-    /// It existed with other content and `replace` swapped it.
+    /// It held attempt `old` of the run, and this strictly later attempt `new` replaced it
+    /// ([`Replace::IfNewer`]).
+    Superseded {
+        /// The attempt it held.
+        old: u32,
+        /// The attempt that replaced it.
+        new: u32,
+    },
+    /// It existed with other content and [`Replace::Always`] swapped it.
     Replaced,
 }
 
@@ -585,6 +611,8 @@ pub fn check_run_dir(results: &Path, run: &RunDir<'_>) -> Result<Written, StoreE
 /// Writes `results/<name>/` through a staging sibling and a rename: readers never see half
 /// of it; identical content is a no-op ([`Written::Unchanged`]); different content needs
 /// `replace`. `gate.json` is the gate's, written beside the run afterwards, and not compared.
+/// The check and the swap are one step only for a caller that excludes other writers of
+/// `results` (`cell collect` holds a lock for it).
 pub fn write_run_dir(
     results: &Path,
     run: &RunDir<'_>,
@@ -602,11 +630,11 @@ pub fn write_run_dir(
         if same_tree(stage.path(), &dest, &[GATE_JSON]).map_err(io_at(&dest))? {
             return Ok(Written::Unchanged);
         }
-        match replace {
+        let written = match replace {
             Replace::Never => return Err(StoreError::Exists(dest)),
-            Replace::IfNotOlder => not_older(run, &dest)?,
-            Replace::Always => {}
-        }
+            Replace::IfNewer => supersedes(run, &dest)?,
+            Replace::Always => Written::Replaced,
+        };
         let old = results.join(format!(".{name}.old-{}", std::process::id()));
         std::fs::rename(&dest, &old).map_err(io_at(&dest))?;
         // The gate's verdict was about the old content: it does not carry over.
@@ -618,15 +646,15 @@ pub fn write_run_dir(
             return Err(io_at(&dest)(e));
         }
         std::fs::remove_dir_all(&old).map_err(io_at(&old))?;
-        return Ok(Written::Replaced);
+        return Ok(written);
     }
     std::fs::rename(stage.keep(), &dest).map_err(io_at(&dest))?;
     Ok(Written::New)
 }
 
-/// Every (cell, job) of the run dir at `dest` with the attempt that wrote it, against `run`:
-/// an error naming those `run` lacks or has from an older attempt.
-fn not_older(run: &RunDir<'_>, dest: &Path) -> Result<(), StoreError> {
+/// Whether `run` may replace the run dir at `dest`: every (cell, job) there is in `run` from
+/// an attempt at least as new, and `run` is a strictly later attempt of the run.
+fn supersedes(run: &RunDir<'_>, dest: &Path) -> Result<Written, StoreError> {
     let old = load_run(dest)?;
     let mut newer = Vec::new();
     for (cell, result) in &old.cells {
@@ -638,13 +666,51 @@ fn not_older(run: &RunDir<'_>, dest: &Path) -> Result<(), StoreError> {
             }
         }
     }
-    if newer.is_empty() {
-        return Ok(());
+    let there = attempt_of(old.record.as_ref(), old.cells.values());
+    let here = attempt_of(run.record, run.cells.iter().map(|c| c.result));
+    if here < there {
+        newer.push(format!("attempt {there} of the run"));
     }
-    Err(StoreError::Newer {
-        path: dest.to_owned(),
-        newer: newer.join(", "),
+    if !newer.is_empty() {
+        return Err(StoreError::Newer {
+            path: dest.to_owned(),
+            newer: newer.join(", "),
+        });
+    }
+    if here == there {
+        return Err(StoreError::SameAttempt {
+            path: dest.to_owned(),
+            attempt: here,
+            there: jobs_line(old.cells.values()),
+            here: jobs_line(run.cells.iter().map(|c| c.result)),
+        });
+    }
+    Ok(Written::Superseded {
+        old: there,
+        new: here,
     })
+}
+
+/// A run's attempt: its record's, else the newest of its jobs' (0 when nothing says).
+fn attempt_of<'a>(record: Option<&RunRecord>, cells: impl Iterator<Item = &'a CellResult>) -> u32 {
+    let jobs = cells.flat_map(|c| c.jobs.values().map(|j| j.attempt)).max();
+    record.and_then(|r| r.run.attempt).or(jobs).unwrap_or(0)
+}
+
+/// `<cell> <job> a<attempt>, …`: which attempt of each job a run holds.
+fn jobs_line<'a>(cells: impl Iterator<Item = &'a CellResult>) -> String {
+    let jobs: Vec<String> = cells
+        .flat_map(|c| {
+            c.jobs
+                .iter()
+                .map(|(job, s)| format!("{} {job} a{}", c.cell.id, s.attempt))
+        })
+        .collect();
+    if jobs.is_empty() {
+        "no jobs".to_owned()
+    } else {
+        jobs.join(", ")
+    }
 }
 
 /// Same files with the same bytes, recursively; top-level names in `ignore` do not count.

@@ -6,8 +6,9 @@
 //! test can assert what was and was not sent. Responses come from a handler closure or a route
 //! table; one-shot overrides ([`Server::once`]) put a fault in front of a path. The faults are
 //! the ones a GitHub or download client must survive: any status, a redirect, `retry-after`
-//! and rate-limit headers, a delay before answering, a body that stalls midway, a body shorter
-//! than its content-length, and a connection closed without a response.
+//! and rate-limit headers, a delay before answering, a body that stalls midway, a body that
+//! trickles in a byte at a time, a body shorter than its content-length, and a connection
+//! closed without a response.
 //!
 //! Requests are read by `content-length` only (no chunked uploads): what the clients under test
 //! send. The server stops accepting when it is dropped; a test keeps it alive as long as a
@@ -52,6 +53,9 @@ pub enum Fault {
     /// The full body's content-length and its first `n` bytes, then nothing more until the
     /// client hangs up (or ten minutes pass).
     Stall(usize),
+    /// The full body's content-length, then the body one byte at a time with this pause
+    /// before each: never silent for long enough to trip an idle timeout, never done soon.
+    Trickle(Duration),
     /// The request is read, then the connection closes without a byte of response.
     HangUp,
 }
@@ -155,6 +159,12 @@ impl Response {
     #[must_use]
     pub fn truncated(self, sent: usize) -> Self {
         self.fault(Fault::Truncate(sent))
+    }
+
+    /// [`Fault::Trickle`]: one byte of the body every `every`.
+    #[must_use]
+    pub fn trickled(self, every: Duration) -> Self {
+        self.fault(Fault::Trickle(every))
     }
 
     /// [`Fault::Stall`]: the first `sent` bytes, then silence on an open connection.
@@ -321,6 +331,15 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
             stream.set_read_timeout(Some(Duration::from_mins(10)))?;
             let mut sink = [0u8; 512];
             while reader.read(&mut sink)? > 0 {}
+            Ok(())
+        }
+        Some(Fault::Trickle(every)) => {
+            // Ends early when the client hangs up: the next write fails.
+            for byte in body {
+                std::thread::sleep(every);
+                stream.write_all(std::slice::from_ref(byte))?;
+                stream.flush()?;
+            }
             Ok(())
         }
         _ => {
@@ -544,6 +563,32 @@ mod tests {
         let out = String::from_utf8(out).unwrap();
         assert!(out.contains("content-length: 10\r\n"), "{out}");
         assert!(out.ends_with("\r\n\r\n012345"), "{out}");
+    }
+
+    #[test]
+    fn trickled_sends_one_byte_at_a_time() {
+        let server =
+            Server::start(|_| Response::ok("0123456789").trickled(Duration::from_millis(300)));
+        let mut s = TcpStream::connect(("127.0.0.1", server.port())).unwrap();
+        s.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        // What arrives in the first 1.5 s; the whole body takes at least 3 s.
+        let start = Instant::now();
+        let mut out = Vec::new();
+        let mut buf = [0u8; 64];
+        while start.elapsed() < Duration::from_millis(1500) {
+            match s.read(&mut buf) {
+                Ok(0) => panic!("closed before the body was sent"),
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+                Err(_) => {}
+            }
+        }
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.contains("content-length: 10\r\n"), "{out}");
+        let body = out.split("\r\n\r\n").nth(1).unwrap();
+        assert!(!body.is_empty() && body.len() < 10, "{body:?}");
+        assert!("0123456789".starts_with(body), "{body:?}");
     }
 
     #[test]

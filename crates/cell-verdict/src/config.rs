@@ -24,6 +24,8 @@ pub struct GateConfig {
     pub settings: Settings,
     /// `[soak]`'s drift rule and `fail_on_drift`, when the repository has a soak suite.
     pub soak: Option<SoakConfig>,
+    /// `[expect]`: the answer every row must print on each phase.
+    pub expect: BTreeMap<Phase, String>,
     /// Rows each toolchain is expected to produce.
     pub rows: BTreeMap<ToolchainName, Vec<RowName>>,
     /// Pinned digests: `versions.env` keys holding a SHA-256 and their values.
@@ -82,6 +84,7 @@ impl GateConfig {
             ),
             settings: s.clone(),
             soak: plan.soak.as_ref().map(|d| d.config.clone()),
+            expect: plan.expect.clone(),
             rows: plan
                 .toolchains
                 .values()

@@ -16,8 +16,8 @@ use cell_schema::{
     GateVerdict, JobSummary, Phase, RatioCi, RowName, RowResult, SCHEMA_VERSION,
 };
 
-use crate::GateConfig;
 use crate::rules::{NoisyControl, ToothMissed, band, contended, three_way};
+use crate::{GateConfig, recompute};
 
 /// A gate that could not run (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -169,7 +169,23 @@ pub fn gate(
                 .filter_map(|(h, n)| h.cells.get(id).map(|c| (n.as_str(), c)))
                 .collect()
         };
+        // The samples are the record: the run's figures are judged as its samples give them,
+        // and a stated one that disagrees fails the run.
+        let now = recompute::cell(cell, config);
+        let cell = &now.value;
         let mut g = gate_one_cell(cell, &older, config, run.missing());
+        g.failures.extend(
+            recompute::summarize(&now.disagreements)
+                .into_iter()
+                .map(|d| format!("figures: a stated figure disagrees with its samples: {d}")),
+        );
+        for (tc, j) in &cell.jobs {
+            g.failures.extend(
+                recompute::collected_disagreements(&j.verdict)
+                    .map(|r| format!("figures: job {tc}'s artifact, when collected: {r}")),
+            );
+        }
+        g.notices.extend(now.notes);
         g.failures.extend(subject_failures(cell, &digests, config));
         g.notices.extend(subject_notices(cell));
         cells.push(g);
@@ -296,7 +312,24 @@ fn gate_cell(
                 verdicts: Vec::new(),
             };
         }
-        Baseline::Measured(base_name, base) => {
+        Baseline::Measured(base_name, stated) => {
+            // The baseline too is judged by its samples; a stated figure of it that disagrees
+            // is named, never believed.
+            let recomputed = recompute::cell(stated, config);
+            notices.extend(
+                recompute::summarize(&recomputed.disagreements)
+                    .into_iter()
+                    .map(|d| {
+                        format!("baseline {base_name}: a stated figure disagrees with its samples (judged on the samples): {d}")
+                    }),
+            );
+            notices.extend(
+                recomputed
+                    .notes
+                    .iter()
+                    .map(|n| format!("baseline {base_name}: {n}")),
+            );
+            let base = &recomputed.value;
             notices.extend(baseline_notices(cell, base_name, base, config));
             notices.extend(footprint_notices(cell, base));
             notices.extend(instruction_notices(cell, base_name, base));
@@ -832,7 +865,7 @@ fn imported_notices(
     imp: &cell_schema::Imported,
 ) -> Vec<String> {
     let mut out = vec![format!(
-        "baseline {base_name} is imported ({}): {}; each row is compared on this run's wall clock against its point ratio, with the band only",
+        "baseline {base_name} is imported ({}): {}; its figures are the other tool's, with no samples to recompute them from (exempt from recomputing); each row is compared on this run's wall clock against its point ratio, with the band only",
         imp.source.path, imp.method.summary
     )];
     let (new, old) = row_phases(cell, imp);

@@ -9,9 +9,11 @@
 //! too: a judgement of the intervals, which the timing loop only asks for.
 
 mod config;
+pub mod figures;
 mod futility;
 mod gate;
 mod job;
+pub mod recompute;
 pub mod rules;
 mod suite;
 mod walk;

@@ -7,6 +7,7 @@ mod clock;
 mod cmd;
 mod exit;
 mod progress;
+mod signals;
 
 use std::process::ExitCode;
 
@@ -14,6 +15,9 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
+    if let Err(e) = signals::install() {
+        eprintln!("warning: SIGTERM and SIGINT will not remove temporary files: {e}");
+    }
     match cmd::dispatch(&cli) {
         Ok(code) => code.into(),
         Err(err) => {

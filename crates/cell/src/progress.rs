@@ -39,6 +39,25 @@ impl Progress {
 
     /// Shows one event.
     pub fn event(&mut self, e: &Event) {
+        // A cached tree that was not what its install left is said even under -q.
+        if let Event::Reinstalled {
+            toolchain,
+            dir,
+            why,
+        } = e
+        {
+            let line = format!(
+                "[{}] the cached tree of {toolchain} ({}) differs from its manifest: {why}; removed and installed again",
+                self.job,
+                dir.display()
+            );
+            let line = cell_schema::escape::terminal(&line);
+            match &self.bar {
+                Some(b) => b.println(line),
+                None => eprintln!("{line}"),
+            }
+            return;
+        }
         if self.quiet {
             return;
         }
@@ -66,6 +85,7 @@ impl Progress {
                     eprintln!("[{}] round {}/{}", self.job, r.done, r.planned);
                 }
             }
+            (Event::Reinstalled { .. }, _) => {}
         }
     }
 

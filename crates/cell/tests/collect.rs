@@ -19,6 +19,8 @@ const SHA: &str = "328faa0536e6fef19753d9d91dc96a9931694ce3";
 
 /// A `cell local` run of the tiny project (clang + gcc): its merged run dir and its job dirs.
 struct Local {
+    /// The project the run was timed in: collect checks the artifacts against its config.
+    root: PathBuf,
     run_dir: PathBuf,
     jobs: Vec<PathBuf>,
     cell_id: String,
@@ -62,6 +64,7 @@ fn local_run(tmp: &Path) -> Local {
     jobs.sort();
     let cell_id = format!("{}-{}-local", std::env::consts::OS, std::env::consts::ARCH);
     Local {
+        root,
         run_dir: run,
         jobs,
         cell_id,
@@ -265,9 +268,11 @@ fn bare_origin(dir: &Path) -> PathBuf {
     bare
 }
 
-fn collect_cmd(gh: &GitHub, repo: &Path) -> assert_cmd::Command {
+/// `cell collect` of the stand-in's run in `repo`, checked against the project at `root`.
+fn collect_cmd(gh: &GitHub, repo: &Path, root: &Path) -> assert_cmd::Command {
     let mut c = cell();
     c.current_dir(repo)
+        .env("CELL_ROOT", root)
         .env("GITHUB_API_URL", gh.api.base())
         .env("GITHUB_TOKEN", TOKEN)
         .env_remove("GH_TOKEN")
@@ -328,7 +333,7 @@ fn collects_a_run_through_the_api_equal_to_the_local_merge_and_idempotently() {
     let repo = tmp.path().join("repo");
     new_repo(&repo);
 
-    let first = collect_cmd(&gh, &repo)
+    let first = collect_cmd(&gh, &repo, &local.root)
         .args(["--commit", "-v"])
         .assert()
         .success();
@@ -382,7 +387,7 @@ fn collects_a_run_through_the_api_equal_to_the_local_merge_and_idempotently() {
 
     // Again: byte-identical files, no second commit.
     let before = files(&repo.join("results"));
-    collect_cmd(&gh, &repo)
+    collect_cmd(&gh, &repo, &local.root)
         .args(["--commit"])
         .assert()
         .success()
@@ -429,6 +434,7 @@ fn collects_a_run_through_the_api_equal_to_the_local_merge_and_idempotently() {
     for layout in ["per-artifact", "merged"] {
         let results = tmp.path().join(format!("from-{layout}"));
         cell()
+            .env("CELL_ROOT", &local.root)
             .args(["collect", &RUN.to_string(), "--from-dir"])
             .arg(dl.join(layout))
             .arg("--results")
@@ -453,7 +459,7 @@ fn a_digest_mismatch_or_an_expired_artifact_fails_naming_it_and_is_written_as_pa
     let mut bad = artifacts_of(&local);
     bad[1].digest = Some(format!("sha256:{}", "0".repeat(64)));
     let gh = start(bad, job_names(&local), when.clone(), vec![]);
-    collect_cmd(&gh, &repo)
+    collect_cmd(&gh, &repo, &local.root)
         .arg("--complete")
         .assert()
         .code(1)
@@ -479,7 +485,7 @@ fn a_digest_mismatch_or_an_expired_artifact_fails_naming_it_and_is_written_as_pa
         .to_str()
         .unwrap()
         .to_owned();
-    collect_cmd(&gh, &repo)
+    collect_cmd(&gh, &repo, &local.root)
         .arg("--complete")
         .assert()
         .code(1)
@@ -496,7 +502,7 @@ fn a_digest_mismatch_or_an_expired_artifact_fails_naming_it_and_is_written_as_pa
 
     // By default the rest is written, marked partial, listing what is missing. An expired
     // artifact of a job that passed trips nothing: exit 0, the gap named.
-    collect_cmd(&gh, &repo)
+    collect_cmd(&gh, &repo, &local.root)
         .assert()
         .success()
         .stderr(predicates::str::contains("partial run"))
@@ -518,7 +524,8 @@ fn a_digest_mismatch_or_an_expired_artifact_fails_naming_it_and_is_written_as_pa
 fn without_a_token_the_api_refusal_is_an_infrastructure_error() {
     let tmp = tempfile::tempdir().unwrap();
     let gh = start(vec![], vec![], "2026-01-01T00:00:00Z".into(), vec![]);
-    let mut c = collect_cmd(&gh, tmp.path());
+    let root = project(tmp.path(), VERSIONS, &GCC_TOML);
+    let mut c = collect_cmd(&gh, tmp.path(), &root);
     c.env_remove("GITHUB_TOKEN")
         .assert()
         .code(2)
@@ -563,6 +570,7 @@ fn two_collectors_pushing_different_runs_race_and_both_land() {
         children.push(
             std::process::Command::new(bin)
                 .current_dir(&clone)
+                .env("CELL_ROOT", &local.root)
                 .args(["collect", &run.to_string(), "--from-dir"])
                 .arg(&jobs)
                 .args(["--results", "results", "--commit", "--push"])
@@ -621,9 +629,10 @@ fn copy_jobs(src: &[PathBuf], dst: &Path, attempt_of: impl Fn(&str) -> u32) {
     }
 }
 
-fn from_dir_cmd(repo: &Path, jobs: &Path) -> assert_cmd::Command {
+fn from_dir_cmd(repo: &Path, jobs: &Path, root: &Path) -> assert_cmd::Command {
     let mut c = cell();
     c.current_dir(repo)
+        .env("CELL_ROOT", root)
         .args(["collect", &RUN.to_string(), "--from-dir"]);
     c.arg(jobs)
         .args(["--results", "results", "--date", "2026-12-01"]);
@@ -657,16 +666,21 @@ fn a_re_run_replaces_an_older_attempt_and_an_older_one_never_replaces_a_newer() 
     new_repo(&repo);
     let dir = repo.join("results").join(format!("2026-12-01-{RUN}"));
 
-    from_dir_cmd(&repo, &a1).arg("--commit").assert().success();
+    from_dir_cmd(&repo, &a1, &local.root)
+        .arg("--commit")
+        .assert()
+        .success();
     assert_eq!(
         job_attempts(&dir, &local.cell_id),
         [("clang".into(), 1), ("gcc".into(), 1)]
     );
-    from_dir_cmd(&repo, &a2)
+    from_dir_cmd(&repo, &a2, &local.root)
         .arg("--commit")
         .assert()
         .success()
-        .stderr(predicates::str::contains("replaced"));
+        .stderr(predicates::str::contains(
+            "it held attempt 1, this collect attempt 2",
+        ));
     assert_eq!(
         job_attempts(&dir, &local.cell_id),
         [("clang".into(), 1), ("gcc".into(), 2)]
@@ -677,7 +691,7 @@ fn a_re_run_replaces_an_older_attempt_and_an_older_one_never_replaces_a_newer() 
     assert_eq!(log.lines().count(), 3, "{log}");
 
     // Attempt 1 again (a late, slow collect): refused, nothing changed, nothing committed.
-    from_dir_cmd(&repo, &a1)
+    from_dir_cmd(&repo, &a1, &local.root)
         .arg("--commit")
         .assert()
         .code(2)
@@ -689,6 +703,222 @@ fn a_re_run_replaces_an_older_attempt_and_an_older_one_never_replaces_a_newer() 
     );
     assert_eq!(git(&repo, &["log", "--format=%s"]), log);
     assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+}
+
+/// Sets the CPU model every job under `jobs` records: other content of
+/// the same jobs, as a second runner of the same attempt would have written.
+fn retag_cpu(jobs: &Path, model: &str) {
+    for dir in std::fs::read_dir(jobs).unwrap() {
+        let path = dir.unwrap().path().join("results.json");
+        let mut v = read_json(&path);
+        v["machine"]["cpu_model"] = serde_json::Value::from(model);
+        std::fs::write(&path, serde_json::to_string(&v).unwrap()).unwrap();
+    }
+}
+
+/// Regression: `cell collect 600 --from-dir A`, then `--from-dir B` of the same attempt with
+/// other content, printed "replaced (an earlier attempt's content)" (not true) and replaced
+/// A's run dir without `--replace`. Now that is exit 2 naming the run dir, both attempts and
+/// B, with A's dir byte for byte as it was; A again is a no-op; `--replace` still replaces.
+#[test]
+fn the_same_attempt_with_other_content_never_replaces_a_run_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = local_run(tmp.path());
+    let (a, b) = (tmp.path().join("A"), tmp.path().join("B"));
+    copy_jobs(&local.jobs, &a, |_| 1);
+    copy_jobs(&local.jobs, &b, |_| 1);
+    retag_cpu(&b, "another runner's CPU");
+    // Outside any git checkout: the results dir's own lock, no commit.
+    let plain = tmp.path().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    let dir = plain.join("results").join(format!("2026-12-01-{RUN}"));
+
+    from_dir_cmd(&plain, &a, &local.root)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("wrote results/"));
+    let before = files(&dir);
+    from_dir_cmd(&plain, &b, &local.root)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(format!(
+            "results/2026-12-01-{RUN}: holds attempt 1 ("
+        )))
+        .stderr(predicates::str::contains(
+            "and this collect has attempt 1 too (",
+        ))
+        .stderr(predicates::str::contains("nothing was changed"))
+        .stderr(predicates::str::contains(format!(
+            "this collect read --from-dir {}",
+            b.display()
+        )))
+        .stderr(predicates::str::contains("replaced").not());
+    assert_eq!(files(&dir), before, "the old dir is intact, byte for byte");
+
+    from_dir_cmd(&plain, &a, &local.root)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("unchanged (identical content"));
+    assert_eq!(files(&dir), before);
+
+    from_dir_cmd(&plain, &b, &local.root)
+        .arg("--replace")
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(format!(
+            "replaced results/2026-12-01-{RUN} with other content (--replace)"
+        )));
+    let merged = read_json(&dir.join(&local.cell_id).join("results.json"));
+    assert!(merged.to_string().contains("another runner's CPU"));
+    assert_eq!(
+        cell_testkit::names(&plain.join("results")),
+        [".cell-collect.lock".to_owned(), format!("2026-12-01-{RUN}")],
+        "no stage and no old dir left beside it"
+    );
+}
+
+/// Regression: six concurrent collects of one run outside a git checkout each checked the
+/// run dir, then swapped theirs in: the last writer won. Now they hold the results dir's lock
+/// across the check and the swap: six collects of attempt 2 (each with other content) over
+/// attempt 1's dir end with one replacement and five refusals naming the attempt, and the dir
+/// is exactly what the winner alone writes.
+#[test]
+fn six_concurrent_collects_of_one_run_leave_one_winner_and_five_named_refusals() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = local_run(tmp.path());
+    let plain = tmp.path().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    let first = tmp.path().join("a1");
+    copy_jobs(&local.jobs, &first, |_| 1);
+    from_dir_cmd(&plain, &first, &local.root).assert().success();
+
+    let sources: Vec<PathBuf> = (0..6)
+        .map(|i| {
+            let src = tmp.path().join(format!("a2-{i}"));
+            copy_jobs(&local.jobs, &src, |_| 2);
+            retag_cpu(&src, &format!("runner {i}"));
+            src
+        })
+        .collect();
+    // Another collect, as far as the six can tell, holds the lock while they start: all six
+    // queue at it, then race for it the moment it is free.
+    let lock_path = plain.join("results").join(".cell-collect.lock");
+    let mut lock = std::fs::File::create(&lock_path).unwrap();
+    std::io::Write::write_all(&mut lock, format!("{}\n", std::process::id()).as_bytes()).unwrap();
+    lock.lock().unwrap();
+    let stderr_of = |i: usize| tmp.path().join(format!("stderr-{i}"));
+    let children: Vec<_> = sources
+        .iter()
+        .enumerate()
+        .map(|(i, src)| {
+            std::process::Command::new(assert_cmd::cargo::cargo_bin("cell"))
+                .current_dir(&plain)
+                .env("CELL_ROOT", &local.root)
+                .args(["collect", &RUN.to_string(), "--from-dir"])
+                .arg(src)
+                .args(["--results", "results", "--date", "2026-12-01"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::fs::File::create(stderr_of(i)).unwrap())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let waiting = format!(
+        "waiting for another cell collect (pid {}) of this results dir to finish (lock results/.cell-collect.lock)",
+        std::process::id()
+    );
+    let queued = (0..600).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        (0..6).all(|i| {
+            std::fs::read_to_string(stderr_of(i))
+                .unwrap()
+                .contains(&waiting)
+        })
+    });
+    assert!(queued, "{}", std::fs::read_to_string(stderr_of(0)).unwrap());
+    lock.unlock().unwrap();
+    let outcomes: Vec<(Option<i32>, String)> = children
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut c)| {
+            let status = c.wait().unwrap();
+            (
+                status.code(),
+                std::fs::read_to_string(stderr_of(i)).unwrap(),
+            )
+        })
+        .collect();
+    let winners: Vec<usize> = (0..6).filter(|&i| outcomes[i].0 == Some(0)).collect();
+    assert_eq!(winners.len(), 1, "{outcomes:#?}");
+    let winner = winners[0];
+    assert!(
+        outcomes[winner]
+            .1
+            .contains("it held attempt 1, this collect attempt 2"),
+        "{outcomes:#?}"
+    );
+    for (i, (code, stderr)) in outcomes.iter().enumerate() {
+        if i != winner {
+            assert_eq!(*code, Some(2), "{stderr}");
+            assert!(
+                stderr.contains("holds attempt 2 (") && stderr.contains("nothing was changed"),
+                "{stderr}"
+            );
+        }
+    }
+    // What the winner alone writes, collected into a results dir of its own.
+    let alone = tmp.path().join("alone");
+    std::fs::create_dir_all(&alone).unwrap();
+    from_dir_cmd(&alone, &sources[winner], &local.root)
+        .assert()
+        .success();
+    let name = format!("2026-12-01-{RUN}");
+    assert_same_files(
+        &plain.join("results").join(&name),
+        &alone.join("results").join(&name),
+        "the run dir after the race",
+    );
+    assert_eq!(
+        cell_testkit::names(&plain.join("results")),
+        [".cell-collect.lock".to_owned(), name],
+        "no stage and no old dir left beside it"
+    );
+}
+
+/// Regression: `cell commit` with a `.git/index.lock` left by another git said only "remove
+/// the file manually to continue", naming no file. Now it names the lock file and says what to
+/// do, exit 2, and nothing is committed.
+#[test]
+fn a_held_index_lock_is_named_with_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = local_run(tmp.path());
+    let jobs = tmp.path().join("jobs");
+    copy_jobs(&local.jobs, &jobs, |_| 1);
+    let repo = tmp.path().join("repo");
+    new_repo(&repo);
+    from_dir_cmd(&repo, &jobs, &local.root).assert().success();
+    let index_lock = repo.join(".git").join("index.lock");
+    std::fs::write(&index_lock, "").unwrap();
+    let log = git(&repo, &["log", "--format=%s"]);
+    cell()
+        .current_dir(&repo)
+        .args(["commit", &format!("results/2026-12-01-{RUN}")])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(format!(
+            "{} exists: another git process is running in this checkout",
+            index_lock.display()
+        )))
+        .stderr(predicates::str::contains(
+            "if no git is running, remove the file",
+        ));
+    assert_eq!(git(&repo, &["log", "--format=%s"]), log);
+    std::fs::remove_file(&index_lock).unwrap();
+    cell()
+        .current_dir(&repo)
+        .args(["commit", &format!("results/2026-12-01-{RUN}")])
+        .assert()
+        .success();
 }
 
 /// Two collects in one checkout: the second waits for the first (a lock in the git dir) and
@@ -707,6 +937,7 @@ fn a_second_collect_in_one_checkout_waits_for_the_first() {
     let stderr = tmp.path().join("stderr");
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cell"))
         .current_dir(&repo)
+        .env("CELL_ROOT", &local.root)
         .args(["collect", &RUN.to_string(), "--from-dir"])
         .arg(&jobs)
         .args(["--results", "results", "--date", "2026-12-01", "--commit"])
@@ -759,7 +990,7 @@ fn cell_commit_commits_as_the_actions_bot_and_pushes_without_persisting_a_token(
     // No identity anywhere: as on a fresh runner.
     let home = tmp.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
-    from_dir_cmd(&clone, &jobs).assert().success();
+    from_dir_cmd(&clone, &jobs, &local.root).assert().success();
     let run_dir = format!("results/2026-12-01-{RUN}");
     std::fs::write(clone.join(&run_dir).join("gate.json"), "{}\n").unwrap();
     cell()
@@ -879,6 +1110,7 @@ fn results_go_to_their_own_branch_created_on_first_use() {
             }));
         cell()
             .current_dir(&clone)
+            .env("CELL_ROOT", &local.root)
             .args(["collect", &RUN.to_string(), "--from-dir"])
             .arg(&jobs)
             .args(["--results", ".cell-results/results", "--date", dates])
@@ -939,9 +1171,11 @@ fn a_stalled_api_ends_at_the_deadline_naming_the_request() {
             Response::json(200, &empty_jobs).stalled(5),
         ),
     ]);
+    let root = project(tmp.path(), VERSIONS, &GCC_TOML);
     let started = std::time::Instant::now();
     cell()
         .current_dir(tmp.path())
+        .env("CELL_ROOT", &root)
         .env("GITHUB_API_URL", api.base())
         .env("GITHUB_TOKEN", TOKEN)
         .env_remove("GH_TOKEN")
@@ -1006,7 +1240,7 @@ fn a_job_that_failed_in_the_latest_attempt_drops_its_older_result() {
             Response::json(200, &jobs),
         )],
     );
-    collect_cmd(&gh, &repo)
+    collect_cmd(&gh, &repo, &local.root)
         .assert()
         .code(1)
         .stderr(predicates::str::contains("left no result (failure)"))
@@ -1091,7 +1325,7 @@ fn a_name_inside_a_results_file_cannot_write_outside_results() {
         new_repo(&repo);
         let before = all_files(tmp.path());
         // The name is refused where the file is read: a named failure of that job.
-        from_dir_cmd(&repo, &jobs)
+        from_dir_cmd(&repo, &jobs, &local.root)
             .assert()
             .code(1)
             .stderr(predicates::str::contains("plain/results.json"))
@@ -1144,7 +1378,7 @@ fn one_artifact_cannot_replace_another_jobs_results() {
     std::fs::copy(clang.join("results.json"), liar.join("results.json")).unwrap();
     let repo = tmp.path().join("repo");
     new_repo(&repo);
-    from_dir_cmd(&repo, &jobs)
+    from_dir_cmd(&repo, &jobs, &local.root)
         .assert()
         .code(1)
         .stderr(predicates::str::contains("nested in each other"))
@@ -1177,7 +1411,7 @@ fn an_unreadable_results_file_makes_the_run_partial_naming_the_job() {
         } else {
             "not a cell results file"
         };
-        from_dir_cmd(&repo, &jobs)
+        from_dir_cmd(&repo, &jobs, &local.root)
             .assert()
             .code(1)
             .stderr(predicates::str::contains(expect))
@@ -1237,7 +1471,7 @@ fn credentials_inside_urls_are_never_printed() {
     let local = local_run(tmp.path());
     let jobs = tmp.path().join("jobs");
     copy_jobs(&local.jobs, &jobs, |_| 1);
-    from_dir_cmd(&repo, &jobs).assert().success();
+    from_dir_cmd(&repo, &jobs, &local.root).assert().success();
     let out = cell()
         .current_dir(&repo)
         .args(["commit", &format!("results/2026-12-01-{RUN}"), "--push"])
@@ -1259,7 +1493,14 @@ fn the_artifact_caps_of_versions_env_refuse_an_artifact_by_name() {
     let when = started_at(&local);
     let repo = tmp.path().join("repo");
     new_repo(&repo);
-    std::fs::write(repo.join("versions.env"), "ARTIFACT_MAX_ENTRIES=1\n").unwrap();
+    // The project's config with the cap changed: collect reads both from --root.
+    cell_testkit::copy_dir(&local.root, &repo);
+    let versions = std::fs::read_to_string(local.root.join("versions.env")).unwrap();
+    std::fs::write(
+        repo.join("versions.env"),
+        format!("{versions}ARTIFACT_MAX_ENTRIES=1\n"),
+    )
+    .unwrap();
     let gh = start(artifacts_of(&local), job_names(&local), when, vec![]);
     let name0 = local.jobs[0]
         .file_name()
@@ -1267,14 +1508,18 @@ fn the_artifact_caps_of_versions_env_refuse_an_artifact_by_name() {
         .to_str()
         .unwrap()
         .to_owned();
-    collect_cmd(&gh, &repo)
+    collect_cmd(&gh, &repo, &repo)
         .arg("--complete")
         .assert()
         .code(1)
         .stderr(predicates::str::contains(format!("artifact `{name0}`")))
         .stderr(predicates::str::contains("entries"));
-    std::fs::write(repo.join("versions.env"), "ARTIFACT_MAX_ENTRIES=x\n").unwrap();
-    collect_cmd(&gh, &repo)
+    std::fs::write(
+        repo.join("versions.env"),
+        format!("ARTIFACT_MAX_ENTRIES=x\n{versions}"),
+    )
+    .unwrap();
+    collect_cmd(&gh, &repo, &repo)
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
@@ -1298,7 +1543,7 @@ fn a_cell_whose_every_job_failed_is_written_and_says_so() {
     let gh = start(artifacts_of(&local), jobs, when.clone(), vec![]);
     let repo = tmp.path().join("repo");
     new_repo(&repo);
-    collect_cmd(&gh, &repo)
+    collect_cmd(&gh, &repo, &local.root)
         .assert()
         .code(1)
         .stderr(predicates::str::contains(

@@ -33,6 +33,8 @@ fn local_collect_gate_report() {
             .assert()
             .code(predicates::ord::lt(2));
         cell()
+            .arg("--root")
+            .arg(&root)
             .args(["collect", run_id, "--from-dir"])
             .arg(out.join("jobs"))
             .arg("--results")

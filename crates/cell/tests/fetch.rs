@@ -708,3 +708,94 @@ fn credentials_are_dropped_on_a_redirect_to_another_port() {
     assert_eq!(served.len(), 1);
     assert_eq!(served[0].header("authorization"), None, "{served:?}");
 }
+
+/// A server that sends `archive` one byte every half second: a minute and more for the whole.
+fn trickling(archive: Vec<u8>) -> Server {
+    Server::routes([(
+        "/pkg.tar.gz",
+        Response::ok(archive).trickled(std::time::Duration::from_millis(500)),
+    )])
+}
+
+/// Regression: a server trickling a byte every half second never tripped the idle timeout and
+/// held `cell fetch` for as long as it liked. Now the download has a deadline (`--timeout`):
+/// exit 2 naming the URL and the deadline, long before the body would be done, no `.part`.
+#[test]
+fn a_download_that_trickles_past_its_deadline_exits_2_naming_it_and_leaves_nothing() {
+    let scratch = Scratch::new();
+    let archive = good_tar_gz();
+    let digest = sha256(&archive).to_string();
+    let whole = std::time::Duration::from_millis(500) * u32::try_from(archive.len()).unwrap();
+    let server = trickling(archive);
+    let started = std::time::Instant::now();
+    cell(&scratch)
+        .args(["--url", &server.url("/pkg.tar.gz"), "--sha256", &digest])
+        .args(["--timeout", "2", "--into"])
+        .arg(scratch.dest())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "GET {}: not done within its deadline of 2 s (FETCH_TIMEOUT_S in versions.env, or --timeout); gave up",
+            server.url("/pkg.tar.gz")
+        )));
+    // It stopped at the deadline, not at the end of the body.
+    assert!(
+        started.elapsed() < whole / 2,
+        "{:?} of {whole:?}",
+        started.elapsed()
+    );
+    assert_eq!(scratch.listing(), vec!["work"]);
+}
+
+/// `cell fetch` of a trickling download, spawned as a process of its own.
+fn spawn_fetch(scratch: &Scratch, server: &Server, digest: &str) -> std::process::Child {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("cell"));
+    cmd.current_dir(scratch.base());
+    for var in ["http_proxy", "HTTP_PROXY", "ALL_PROXY", "all_proxy"] {
+        cmd.env_remove(var);
+    }
+    cmd.args([
+        "fetch",
+        "--url",
+        &server.url("/pkg.tar.gz"),
+        "--sha256",
+        digest,
+    ])
+    .arg("--into")
+    .arg(scratch.dest())
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap()
+}
+
+/// Polls until a name under `dir` starts with `prefix` (a temporary file of the process under
+/// test); false after a minute.
+fn appears(dir: &Path, prefix: &str) -> bool {
+    (0..600).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        cell_testkit::names(dir)
+            .iter()
+            .any(|n| n.starts_with(prefix))
+    })
+}
+
+/// Regression: SIGTERM (a cancelled job) or SIGINT (Ctrl-C) mid-download left the
+/// `.cell-fetch-*.part` file behind. Now the process removes it and exits 143 or 130.
+#[test]
+fn a_fetch_stopped_by_sigterm_or_sigint_leaves_no_part_file() {
+    for (signal, code) in [(libc::SIGTERM, 143), (libc::SIGINT, 130)] {
+        let scratch = Scratch::new();
+        let archive = good_tar_gz();
+        let digest = sha256(&archive).to_string();
+        let server = trickling(archive);
+        let mut child = spawn_fetch(&scratch, &server, &digest);
+        assert!(appears(&scratch.base().join("work"), ".cell-fetch-"));
+        let pid = libc::pid_t::try_from(child.id()).unwrap();
+        // SAFETY: kill(2) of our own child, which has not been reaped yet.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "signal {signal}: {status:?}");
+        assert_eq!(scratch.listing(), vec!["work"], "signal {signal}");
+    }
+}

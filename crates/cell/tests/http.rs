@@ -293,6 +293,8 @@ fn every_bundled_server_on_the_four_workloads() {
 fn collect_gate_and_report(tmp: &Path, out: &Path, merged: &serde_json::Value) {
     let results = tmp.join("results");
     cell()
+        .arg("--root")
+        .arg(repo_root())
         .args(["collect", "4242", "--from-dir"])
         .arg(out.join("jobs"))
         .arg("--results")

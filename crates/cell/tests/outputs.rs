@@ -25,6 +25,8 @@ fn collect_from_a_directory_writes_the_merged_run() {
     let results = tmp.path().join("results");
     for (id, run) in [("101", RUN_A), ("102", RUN_B)] {
         cell()
+            .arg("--root")
+            .arg(fixtures().join("project"))
             .args(["collect", id, "--date", "2026-12-01", "--from-dir"])
             .arg(fixtures().join("jobs").join(run))
             .arg("--results")
@@ -133,6 +135,8 @@ fn a_run_written_in_version_two_is_gated_against_a_version_one_history() {
     copy_dir(&fixtures().join("history"), &history);
     let before = files(&history);
     cell()
+        .arg("--root")
+        .arg(fixtures().join("project"))
         .args(["collect", "102", "--date", "2026-12-01", "--from-dir"])
         .arg(fixtures().join("jobs").join(RUN_B))
         .arg("--results")

@@ -206,6 +206,8 @@ fn scripted_results_are_refused_as_history() {
     // cell collect: nothing written, exit 1, the jobs named.
     let results = tmp.path().join("results");
     cell()
+        .arg("--root")
+        .arg(&root)
         .args(["collect", "7", "--from-dir"])
         .arg(out.join("jobs"))
         .arg("--results")
@@ -241,4 +243,51 @@ fn the_scripted_executor_is_not_in_help() {
             .success()
             .stdout(predicate::str::contains("scripted").not());
     }
+}
+
+/// The samples are the record: a job computes its figures from its times as written (whole
+/// microseconds), so its results.json, read back and recomputed with the same configuration,
+/// is itself to the bit — the rounding `cell collect` allows is never needed for a job of this
+/// cell. (The jitter makes every time a fraction of a microsecond.)
+#[test]
+fn a_job_s_written_figures_recompute_to_the_bit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = project(tmp.path(), &versions(0.1, 2.0), &GCC_TOML);
+    let out = tmp.path().join("runs");
+    local(&root, &out, &timings(3, 1.07).jitter(0.013));
+    let plan = cell_model::Plan::load(&root).unwrap();
+    let config = cell_verdict::GateConfig::from_plan(&plan, None, []).unwrap();
+    let mut seen = 0;
+    for run in std::fs::read_dir(out.join("jobs")).unwrap() {
+        for job in std::fs::read_dir(run.unwrap().path()).unwrap() {
+            let text = std::fs::read_to_string(job.unwrap().path().join("results.json")).unwrap();
+            let cell_schema::ResultsFile::Job(job) = cell_schema::read_results(&text).unwrap()
+            else {
+                panic!("a job dir holds a job result");
+            };
+            let again = cell_verdict::recompute::job(&job, &config);
+            assert_eq!(again.disagreements, Vec::<String>::new());
+            assert_eq!(again.value, *job);
+            // Not merely within rounding: the very figures.
+            let reference = &job.rows[&job.protocol.reference];
+            for (name, row) in &job.rows {
+                for (p, pr) in &row.phases {
+                    let theirs = (*name != job.protocol.reference)
+                        .then(|| reference.phases[p].runs.as_slice());
+                    let f = cell_verdict::figures::phase_figures(
+                        &pr.runs,
+                        theirs,
+                        job.protocol.mode,
+                        job.protocol.ci_level,
+                        false,
+                    );
+                    assert_eq!(f.stats, pr.stats, "{name} {p}");
+                    assert_eq!(f.ratio, pr.ratio, "{name} {p}");
+                    assert_eq!(f.contention, pr.contention, "{name} {p}");
+                }
+            }
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 2, "the clang and gcc jobs");
 }

@@ -39,7 +39,8 @@ pub struct CollectArgs {
     #[arg(long, value_name = "YYYY-MM-DD", value_parser = run_date)]
     pub date: Option<String>,
     /// Overwrite an existing run dir whose content differs, whatever attempts it holds
-    /// (without it, only a collect of attempts at least as new replaces it).
+    /// (without it, only a strictly later attempt of the run replaces it, and only when every
+    /// job it holds is in this collect from an attempt at least as new).
     #[arg(long)]
     pub replace: bool,
     /// Write nothing unless every job left a result (by default missing, expired or corrupt
@@ -66,6 +67,10 @@ pub struct CollectArgs {
     /// the request that was still waiting).
     #[arg(long, value_name = "SECONDS", default_value_t = 900)]
     pub timeout: u64,
+    /// Check every job's figures and answers with the configuration of this commit (the run's
+    /// own, as `cell gate --config-rev`), not the checkout's.
+    #[arg(long, value_name = "REV")]
+    pub config_rev: Option<String>,
     /// Seconds a request may receive nothing before it is retried (tests shorten it).
     #[arg(long, hide = true, value_name = "SECONDS", default_value_t = 60)]
     pub idle_timeout: u64,
@@ -118,10 +123,18 @@ pub fn run(args: &CollectArgs, cli: &Cli) -> anyhow::Result<Exit> {
             repo: repo(args)?,
         }
     };
+    let scratch = tempfile::tempdir().context("creating a scratch directory")?;
+    let plan = match &args.config_rev {
+        Some(rev) => super::load_plan_at(cli, rev, scratch.path())?,
+        None => super::load_plan(cli).context(
+            "collect checks every job's figures and answers against the project's configuration: run it in the project's checkout, or pass --root",
+        )?,
+    };
     let opts = Options {
         allow_partial: !args.complete,
         date: args.date.clone(),
-        unpack: artifact_caps(cli)?,
+        unpack: cell_run::install::unpack_options(&plan.settings.artifact_unpack),
+        config: cell_verdict::GateConfig::from_plan(&plan, None, [])?,
     };
     let collected = match collect(run_id, &source, &opts) {
         Ok(c) => c,
@@ -134,11 +147,12 @@ pub fn run(args: &CollectArgs, cli: &Cli) -> anyhow::Result<Exit> {
             });
         }
     };
-    // One collect at a time per checkout, from the write to the push.
+    // One collect at a time per checkout (from the write to the push), or per results dir
+    // outside one: the check of what the run dir holds and its replacement are one step.
     let checkout = results_checkout(&args.results);
     let _lock = match &checkout {
-        Some(repo) => Some(git::lock(repo)?),
-        None => None,
+        Some(repo) => git::lock(repo)?,
+        None => cell_collect::lock::results(&args.results)?,
     };
     let Some(dir) = write(args, cli, &collected) else {
         return Ok(Exit::Infra);
@@ -160,17 +174,6 @@ pub fn run(args: &CollectArgs, cli: &Cli) -> anyhow::Result<Exit> {
     }
     print_cells(&collected, &dir, cli);
     Ok(exit_of(&collected, cli))
-}
-
-/// The `ARTIFACT_*` caps of the project's versions.env; its defaults where there is none.
-fn artifact_caps(cli: &Cli) -> anyhow::Result<cell_fetch::UnpackOptions> {
-    let path = cli.root.join(cell_model::VERSIONS_ENV);
-    if !path.is_file() {
-        return Ok(Options::artifact_caps());
-    }
-    let env = cell_model::VersionsEnv::load(&path)?;
-    let caps = cell_model::Settings::from_env(&env)?.artifact_unpack;
-    Ok(cell_run::install::unpack_options(&caps))
 }
 
 /// The git work tree the results directory is in, if any.
@@ -197,10 +200,14 @@ fn write(args: &CollectArgs, cli: &Cli, collected: &cell_collect::Collected) -> 
     let policy = if args.replace {
         Replace::Always
     } else {
-        Replace::IfNotOlder
+        Replace::IfNewer
     };
     let written = match store::write_run_dir(&args.results, &run_dir, policy) {
         Ok(w) => w,
+        Err(e @ store::StoreError::SameAttempt { .. }) => {
+            eprintln!("Error: {e} (this collect read {})", source_of(args));
+            return None;
+        }
         Err(e) => {
             eprintln!("Error: {e}");
             return None;
@@ -208,17 +215,35 @@ fn write(args: &CollectArgs, cli: &Cli, collected: &cell_collect::Collected) -> 
     };
     let dir = args.results.join(collected.name.to_string());
     if !cli.quiet {
-        let what = match written {
-            Written::New => "wrote",
-            Written::Unchanged => "unchanged (identical content already there):",
-            Written::Replaced => "replaced (an earlier attempt's content)",
-        };
-        eprintln!("{what} {}", dir.display());
+        let dir = dir.display();
+        match written {
+            Written::New => eprintln!("wrote {dir}"),
+            Written::Unchanged => {
+                eprintln!("unchanged (identical content already there): {dir}");
+            }
+            Written::Superseded { old, new } => {
+                eprintln!("replaced {dir}: it held attempt {old}, this collect attempt {new}");
+            }
+            Written::Replaced => {
+                eprintln!("replaced {dir} with other content (--replace)");
+            }
+        }
         for m in &collected.record.missing {
             eprintln!("warning: partial run: {}", escape::terminal(m));
         }
     }
     Some(dir)
+}
+
+/// Where this collect's artifacts came from, for a message about them.
+fn source_of(args: &CollectArgs) -> String {
+    match &args.from_dir {
+        Some(dir) => format!("--from-dir {}", dir.display()),
+        None => format!(
+            "the artifacts of run {} through the GitHub API",
+            args.run_id
+        ),
+    }
 }
 
 /// A partial run, said in the step summary too: which jobs left no result, and why.

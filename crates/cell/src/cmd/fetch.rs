@@ -53,14 +53,19 @@ pub struct FetchArgs {
     /// Refuse an archive with more than this many entries.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ENTRIES)]
     pub max_entries: usize,
+    /// Give up on a download after this many seconds in all, however steadily bytes arrive
+    /// (exit 2, naming the URL; nothing is left behind). Default: `FETCH_TIMEOUT_S` of the
+    /// project's versions.env, else 600.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: Option<u64>,
     /// Seconds a download may receive nothing before it fails (tests shorten it).
     #[arg(long, hide = true, value_name = "SECONDS", default_value_t = 60)]
     pub idle_timeout: u64,
 }
 
 impl FetchArgs {
-    /// The library request these arguments describe.
-    fn request(&self) -> FetchRequest {
+    /// The library request these arguments describe, with the download deadline `deadline`.
+    fn request(&self, deadline: Duration) -> FetchRequest {
         let expected = match (&self.sha256, &self.sha256_url) {
             (Some(digest), _) => Expected::Digest(digest.clone()),
             (None, Some(url)) => Expected::DigestUrl(url.clone()),
@@ -79,6 +84,7 @@ impl FetchArgs {
                 idle: Duration::from_secs(self.idle_timeout),
                 ..Timeouts::default()
             },
+            deadline,
             ..FetchRequest::new(self.url.clone(), expected, self.into.clone())
         }
     }
@@ -87,7 +93,11 @@ impl FetchArgs {
 /// Runs `cell fetch`: exit 0 verified and unpacked, 1 digest mismatch or unsafe archive,
 /// 2 anything else (network, HTTP status, disk, caps, arguments).
 pub fn run(args: &FetchArgs, cli: &Cli) -> anyhow::Result<Exit> {
-    match fetch(&args.request()) {
+    let deadline = match args.timeout {
+        Some(s) => Duration::from_secs(s),
+        None => project_deadline(cli)?,
+    };
+    match fetch(&args.request(deadline)) {
         Ok(done) => {
             if !cli.quiet {
                 eprintln!(
@@ -120,6 +130,17 @@ pub fn run(args: &FetchArgs, cli: &Cli) -> anyhow::Result<Exit> {
             })
         }
     }
+}
+
+/// `FETCH_TIMEOUT_S` of the project's versions.env, when there is one; the default else.
+fn project_deadline(cli: &Cli) -> anyhow::Result<Duration> {
+    let path = cli.root.join(cell_model::VERSIONS_ENV);
+    if !path.is_file() {
+        return Ok(cell_fetch::DEFAULT_DEADLINE);
+    }
+    let env = cell_model::VersionsEnv::load(&path)?;
+    let settings = cell_model::Settings::from_env(&env)?;
+    Ok(Duration::from_secs(settings.fetch_timeout_s))
 }
 
 fn to_json(done: &Fetched) -> serde_json::Value {

@@ -17,17 +17,31 @@ pub struct InstallArgs {
     /// A toolchain installed from a tarball.
     #[arg(long)]
     pub toolchain: String,
+    /// Give up on each download (the checksum file, the tarball from one URL) after this many
+    /// seconds in all (exit 2, naming the URL; nothing is left in the cache). Default:
+    /// `FETCH_TIMEOUT_S` of versions.env.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: Option<u64>,
 }
 
 /// Exit 0 installed or found in the cache, 1 a digest that is not the release's (nothing
 /// unpacked), 2 anything else.
 pub fn run(args: &InstallArgs, cli: &Cli) -> anyhow::Result<Exit> {
-    let plan = super::load_plan(cli)?;
+    let mut plan = super::load_plan(cli)?;
+    if let Some(s) = args.timeout {
+        plan.settings.fetch_timeout_s = s;
+    }
     let cell = plan.cell(&args.cell).map_err(anyhow::Error::msg)?;
     let tc = plan
         .toolchain(&args.toolchain)
         .map_err(anyhow::Error::msg)?;
-    let cache = cell_run::install::cache_dir();
+    let cache = cell_run::cache::Cache::from_env()?;
+    if cache.is_private() {
+        // A tree installed for this process alone would be gone before anything used it.
+        anyhow::bail!(
+            "cell install has no cache to install into: none of CELL_CACHE, RUNNER_TEMP, XDG_CACHE_HOME or HOME is set; set CELL_CACHE to a directory of your own"
+        );
+    }
     let done = match cell_run::install::install(&plan, tc, &cell.os, &cell.arch, &cache) {
         Ok(d) => d,
         Err(e) => {
@@ -39,6 +53,16 @@ pub fn run(args: &InstallArgs, cli: &Cli) -> anyhow::Result<Exit> {
             });
         }
     };
+    if let Some(why) = &done.replaced {
+        eprintln!(
+            "{}",
+            cell_schema::escape::terminal(&format!(
+                "the cached tree of {} ({}) differs from its manifest: {why}; removed and installed again",
+                tc.name,
+                done.dir.display()
+            ))
+        );
+    }
     if cli.format == Format::Json {
         let v = serde_json::json!({
             "toolchain": tc.name,

@@ -33,6 +33,8 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
         super::suite::local(&plan, args, cli, &jobs_dir, seed)?
     };
     let scripted = super::scripted_timings(args.scripted_timings.as_deref())?;
+    // One cache for every job: each tree is checked once, and a private one is shared.
+    let cache = cell_run::cache::Cache::from_env()?;
     for name in &names {
         match run_one(
             &plan,
@@ -41,6 +43,7 @@ pub fn run(args: &LocalArgs, cli: &Cli) -> anyhow::Result<Exit> {
             &jobs_dir,
             args,
             seed,
+            &cache,
             scripted.as_ref(),
             cli,
         )? {
@@ -134,6 +137,7 @@ fn run_one(
     jobs_dir: &Path,
     args: &LocalArgs,
     seed: u64,
+    cache: &cell_run::cache::Cache,
     scripted: Option<&cell_run::scripted::ScriptedTimings>,
     cli: &Cli,
 ) -> anyhow::Result<Ran> {
@@ -159,7 +163,7 @@ fn run_one(
         reps: args.reps,
         seed,
         scripted: scripted.cloned(),
-        cache: cell_run::install::cache_dir(),
+        cache: cache.clone(),
         tarballs_always: false,
     };
     let mut progress = Progress::new(cli, name);
@@ -172,11 +176,13 @@ fn run_one(
             return Ok(Ran::Tampered(e));
         }
         // A toolchain that is not the release under test and cannot be fetched is missing;
-        // the release itself, whichever job fetched it, stops the run (exit 2).
+        // the release itself, whichever job fetched it, stops the run (exit 2), as does a
+        // cache someone else could have written to.
         Err(cell_run::JobError::Install(e))
-            if plan
-                .subject()
-                .is_none_or(|s| Some(s.name.as_str()) != e.toolchain()) =>
+            if !e.is_untrusted()
+                && plan
+                    .subject()
+                    .is_none_or(|s| Some(s.name.as_str()) != e.toolchain()) =>
         {
             progress.finish();
             return Ok(missing(e.to_string()));

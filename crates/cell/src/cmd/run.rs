@@ -23,7 +23,7 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<Exit> {
         reps: args.reps,
         seed: args.seed.unwrap_or_else(crate::clock::clock_seed),
         scripted: super::scripted_timings(args.scripted_timings.as_deref())?,
-        cache: cell_run::install::cache_dir(),
+        cache: cell_run::cache::Cache::from_env()?,
         tarballs_always: true,
     };
     let mut progress = Progress::new(cli, &toolchain);
