@@ -502,7 +502,10 @@ mod tests {
             let ours = paired_ratios(&out.runs, out.warmup, &phase, pick);
             assert_eq!(ours.len(), theirs.len());
             for (a, b) in ours.iter().zip(&theirs) {
-                assert!((a / b - 1.0).abs() < 1e-9, "{clock:?}: {ours:?} vs {theirs:?}");
+                assert!(
+                    (a / b - 1.0).abs() < 1e-9,
+                    "{clock:?}: {ours:?} vs {theirs:?}"
+                );
             }
         }
         let user = clock_ratios(&out, &phase, ClockKind::User);
