@@ -60,13 +60,24 @@ pub enum DigestFileError {
         /// The archive's file name.
         archive: String,
     },
+    /// One line, naming another file than the archive.
+    #[error(
+        "its one line is the digest of `{listed}`, not of `{archive}`: give the checksum file of `{archive}`, or pass --sha256"
+    )]
+    OtherFile {
+        /// The name the line gives.
+        listed: String,
+        /// The archive's file name.
+        archive: String,
+    },
     /// The archive twice, with two digests.
     #[error("it lists `{0}` twice with different digests")]
     Conflicting(String),
 }
 
-/// The digest for `archive_name` in the text of a digest file: the only one if there is one
-/// line, else the line naming `archive_name` (or a path ending in it).
+/// The digest for `archive_name` in the text of a digest file: the line naming it (by its
+/// base name: `dist/x.tgz` and `./x.tgz` name `x.tgz`), or a bare digest alone in the file.
+/// A file of one line that names another file is refused: it is that file's digest.
 pub(super) fn pick(text: &str, archive_name: &str) -> Result<Sha256, DigestFileError> {
     let mut lines = Vec::new();
     for (i, raw) in text.lines().enumerate() {
@@ -82,11 +93,16 @@ pub(super) fn pick(text: &str, archive_name: &str) -> Result<Sha256, DigestFileE
     }
     match lines.as_slice() {
         [] => Err(DigestFileError::Empty),
-        [(digest, _)] => Ok(digest.clone()),
+        [(digest, None)] => Ok(digest.clone()),
+        [(digest, Some(listed))] if names(listed, archive_name) => Ok(digest.clone()),
+        [(_, Some(listed))] => Err(DigestFileError::OtherFile {
+            listed: listed.chars().take(200).collect(),
+            archive: archive_name.to_owned(),
+        }),
         many => {
-            let names =
-                |n: &str| n == archive_name || n.rsplit(['/', '\\']).next() == Some(archive_name);
-            let mut hits = many.iter().filter(|(_, n)| n.as_deref().is_some_and(names));
+            let mut hits = many
+                .iter()
+                .filter(|(_, n)| n.as_deref().is_some_and(|n| names(n, archive_name)));
             let Some((first, _)) = hits.next() else {
                 return Err(DigestFileError::NotListed {
                     count: many.len(),
@@ -99,6 +115,16 @@ pub(super) fn pick(text: &str, archive_name: &str) -> Result<Sha256, DigestFileE
             Ok(first.clone())
         }
     }
+}
+
+/// Whether the name a line gives is the archive's: the same base name, whatever directory
+/// (`./`, `dist/`) the line puts before it.
+fn names(listed: &str, archive_name: &str) -> bool {
+    base_name(listed) == base_name(archive_name)
+}
+
+fn base_name(name: &str) -> &str {
+    name.rsplit(['/', '\\']).next().unwrap_or(name)
 }
 
 /// One line: the digest and the file name, if any.
@@ -114,6 +140,7 @@ fn parse_line(line: &str) -> Option<(Sha256, Option<String>)> {
         None => (line, ""),
     };
     let digest = Sha256::parse(hex).ok()?;
+    // `*` marks binary mode, which sha256sum writes before the name.
     let name = rest.strip_prefix('*').unwrap_or(rest);
     Some((digest, (!name.is_empty()).then(|| name.to_owned())))
 }
@@ -133,17 +160,48 @@ mod tests {
             hex('a')
         );
         assert_eq!(
-            pick(&format!("{}  other.tgz\n", hex('b')), "x.tgz")
-                .unwrap()
-                .as_str(),
-            hex('b')
-        );
-        assert_eq!(
             pick(&format!("{} *x.tgz", hex('C')), "x.tgz")
                 .unwrap()
                 .as_str(),
             hex('c')
         );
+    }
+
+    #[test]
+    fn a_single_line_naming_another_file_is_refused_naming_both() {
+        // One line `HEX  other.tgz` was taken as the digest of `x.tgz`.
+        let err = pick(&format!("{}  other.tgz\n", hex('b')), "x.tgz").unwrap_err();
+        assert_eq!(
+            err,
+            DigestFileError::OtherFile {
+                listed: "other.tgz".into(),
+                archive: "x.tgz".into()
+            }
+        );
+        let msg = err.to_string();
+        assert!(
+            msg.contains("`other.tgz`, not of `x.tgz`") && msg.contains("--sha256"),
+            "{msg}"
+        );
+        let bsd = format!("SHA256 (other.tgz) = {}\n", hex('b'));
+        assert!(matches!(
+            pick(&bsd, "x.tgz"),
+            Err(DigestFileError::OtherFile { .. })
+        ));
+        // The archive's name as sha256sum writes it: binary mode, `./`, a directory, BSD.
+        for line in [
+            format!("{}  x.tgz", hex('d')),
+            format!("{} *x.tgz", hex('d')),
+            format!("{}  ./x.tgz", hex('d')),
+            format!("{} *./x.tgz", hex('d')),
+            format!("{}  dist/x.tgz", hex('d')),
+            format!("SHA256 (./x.tgz) = {}", hex('d')),
+        ] {
+            assert_eq!(pick(&line, "x.tgz").unwrap().as_str(), hex('d'), "{line}");
+        }
+        // A name that only ends like the archive's is another file.
+        let err = pick(&format!("{}  old-x.tgz", hex('d')), "x.tgz").unwrap_err();
+        assert!(matches!(err, DigestFileError::OtherFile { .. }), "{err}");
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod download;
 mod error;
 mod hash;
 pub mod http;
+mod strip;
 mod unpack;
 mod url;
 
@@ -27,6 +28,7 @@ pub use self::digest_file::DigestFileError;
 pub use self::error::{FetchError, Unsafe};
 pub use self::hash::{CapExceeded, HashingWriter, hash_bytes, hash_file};
 pub use self::http::Timeouts;
+pub use self::strip::{Dropped, Unpacked};
 pub use self::unpack::{
     ArchiveKind, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_RATIO, DEFAULT_MAX_UNPACKED_BYTES,
     DEFAULT_RATIO_FLOOR, UnpackOptions, unpack,
@@ -92,6 +94,8 @@ pub struct Fetched {
     pub bytes: u64,
     /// Entries unpacked.
     pub entries: usize,
+    /// Files and links `--strip-components` left out.
+    pub dropped: Dropped,
     /// Where they are.
     pub into: PathBuf,
 }
@@ -123,13 +127,14 @@ pub fn fetch(req: &FetchRequest) -> Result<Fetched, FetchError> {
 
     let runtime = http::runtime().map_err(|e| FetchError::Client(e.to_string()))?;
     let downloaded = runtime.block_on(verified_download(req, &name))?;
-    let entries = unpack(downloaded.file.path(), kind, &req.into, &req.unpack)
+    let unpacked = unpack(downloaded.file.path(), kind, &req.into, &req.unpack)
         .map_err(|e| e.naming(downloaded.file.path(), &url::redact(&req.url)))?;
     Ok(Fetched {
         url: url::redact(&req.url),
         sha256: downloaded.sha256,
         bytes: downloaded.bytes,
-        entries,
+        entries: unpacked.entries,
+        dropped: unpacked.dropped,
         into: req.into.clone(),
     })
 }

@@ -15,6 +15,7 @@ use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use super::error::{FetchError, Unsafe};
+use super::strip::{Dropped, Unpacked, stripped};
 
 /// The default cap on the total size of unpacked files: 8 GiB.
 pub const DEFAULT_MAX_UNPACKED_BYTES: u64 = 8 << 30;
@@ -61,8 +62,10 @@ impl ArchiveKind {
 /// Limits and shaping of an unpack.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnpackOptions {
-    /// Leading path components dropped from every entry, like tar's `--strip-components`;
-    /// entries with no more components than this are skipped.
+    /// Leading path components dropped from every entry, counted as GNU tar's
+    /// `--strip-components` counts them (a leading `.` is one: `./a/b` less one is `a/b`);
+    /// entries with no more components than this are skipped, and those that are not
+    /// directories are listed in [`Unpacked::dropped`].
     pub strip_components: usize,
     /// Cap on the total bytes of unpacked files.
     pub max_unpacked_bytes: u64,
@@ -111,14 +114,13 @@ impl UnpackOptions {
 ///
 /// The archive is unpacked into a temporary directory created next to `into` and renamed into
 /// place when every entry has been written; on any error the temporary directory is removed and
-/// `into` is left as it was. Returns the number of entries unpacked (files, directories and
-/// links; entries skipped by `strip_components` do not count).
+/// `into` is left as it was.
 pub fn unpack(
     archive: &Path,
     kind: ArchiveKind,
     into: &Path,
     opts: &UnpackOptions,
-) -> Result<usize, FetchError> {
+) -> Result<Unpacked, FetchError> {
     check_destination(into)?;
     let parent = parent_dir(into);
     // Parents we create are removed again if the unpack fails (when still empty).
@@ -151,7 +153,7 @@ fn unpack_next_to(
     into: &Path,
     parent: &Path,
     opts: &UnpackOptions,
-) -> Result<usize, FetchError> {
+) -> Result<Unpacked, FetchError> {
     let (staging, _registered) = crate::cleanup::create(
         || {
             tempfile::Builder::new()
@@ -181,13 +183,13 @@ fn unpack_next_to(
         }
         ArchiveKind::Zip => unpack_zip(file, &mut out)?,
     }
-    let entries = out.finish()?;
+    let unpacked = out.finish()?;
 
     check_destination(into)?;
     move_into_place(&root, into)?;
     // The staging directory is empty now; dropping it removes it.
     drop(staging);
-    Ok(entries)
+    Ok(unpacked)
 }
 
 /// `into` must not exist, or be an empty directory (not a link to one).
@@ -371,7 +373,7 @@ enum Kind {
 }
 
 /// A relative path inside the destination, one string per component.
-type Rel = Vec<String>;
+pub(crate) type Rel = Vec<String>;
 
 /// The components of an entry name or link target: `Err` if it is absolute or has `..`.
 fn components(name: &str) -> Result<Rel, Unsafe> {
@@ -456,6 +458,7 @@ struct Extractor<'a> {
     written: usize,
     bytes: u64,
     links: BTreeMap<Rel, Link>,
+    dropped: Dropped,
 }
 
 impl<'a> Extractor<'a> {
@@ -468,6 +471,7 @@ impl<'a> Extractor<'a> {
             written: 0,
             bytes: 0,
             links: BTreeMap::new(),
+            dropped: Dropped::default(),
         }
     }
 
@@ -499,11 +503,10 @@ impl<'a> Extractor<'a> {
 
     /// The entry's place after `--strip-components`, or `None` to skip it.
     fn place(&self, name: &str) -> Result<Option<Rel>, FetchError> {
-        let rel = components(name).map_err(|why| Self::refuse(name, why))?;
-        if rel.len() <= self.opts.strip_components {
+        components(name).map_err(|why| Self::refuse(name, why))?;
+        let Some(rel) = stripped(name, self.opts.strip_components) else {
             return Ok(None);
-        }
-        let rel = rel[self.opts.strip_components..].to_vec();
+        };
         self.not_through_links(name, &rel)?;
         Ok(Some(rel))
     }
@@ -525,6 +528,9 @@ impl<'a> Extractor<'a> {
 
     fn entry(&mut self, name: &str, kind: Kind, data: &mut dyn Read) -> Result<(), FetchError> {
         let Some(rel) = self.place(name)? else {
+            if !matches!(kind, Kind::Dir) {
+                self.dropped.push(name);
+            }
             return Ok(());
         };
         match kind {
@@ -662,16 +668,15 @@ impl<'a> Extractor<'a> {
             };
             Self::refuse(name, why)
         };
-        let to = components(target).map_err(refuse_target)?;
-        if to.len() <= self.opts.strip_components {
+        components(target).map_err(refuse_target)?;
+        let Some(to) = stripped(target, self.opts.strip_components) else {
             return Err(Self::refuse(
                 name,
                 Unsafe::HardLinkTarget {
                     target: target.to_owned(),
                 },
             ));
-        }
-        let to = to[self.opts.strip_components..].to_vec();
+        };
         self.not_through_links(name, &to)?;
         let from = to_path(self.root, &to);
         let is_file = !self.links.contains_key(&to)
@@ -694,9 +699,9 @@ impl<'a> Extractor<'a> {
         Ok(())
     }
 
-    /// Checks every symbolic link against all the others, creates them, and returns the count
-    /// of entries unpacked.
-    fn finish(self) -> Result<usize, FetchError> {
+    /// Checks every symbolic link against all the others, creates them, and says what was
+    /// unpacked.
+    fn finish(self) -> Result<Unpacked, FetchError> {
         for (rel, link) in &self.links {
             self.not_through_links(&link.entry, rel)?;
             self.check_link(&link.entry, rel, &link.target)?;
@@ -730,7 +735,10 @@ impl<'a> Extractor<'a> {
                 return Err(Self::refuse(&link.entry, why));
             }
         }
-        Ok(self.written)
+        Ok(Unpacked {
+            entries: self.written,
+            dropped: self.dropped,
+        })
     }
 }
 

@@ -51,8 +51,9 @@ fn tar_xz_unpacks_with_links_modes_and_strip() {
         strip_components: 1,
         ..UnpackOptions::default()
     };
-    let n = unpack(&archive, ArchiveKind::TarXz, &dest, &opts).unwrap();
-    assert_eq!(n, 8, "tc/ itself is stripped away");
+    let done = unpack(&archive, ArchiveKind::TarXz, &dest, &opts).unwrap();
+    assert_eq!(done.entries, 8, "tc/ itself is stripped away");
+    assert!(done.dropped.is_empty(), "a directory is not said");
     assert_eq!(names(&dest), ["bin", "lib", "lib64"]);
     assert!(is_executable(&dest.join("bin/cc")));
     assert!(!is_executable(&dest.join("lib/libx.so.1")));
@@ -180,7 +181,9 @@ fn entry_cap_is_enforced() {
         ..UnpackOptions::default()
     };
     assert_eq!(
-        unpack(&archive, ArchiveKind::TarGz, &dest, &opts).unwrap(),
+        unpack(&archive, ArchiveKind::TarGz, &dest, &opts)
+            .unwrap()
+            .entries,
         10
     );
 }
@@ -322,12 +325,146 @@ fn strip_applies_to_hard_link_targets_and_skips_short_entries() {
         strip_components: 2,
         ..UnpackOptions::default()
     };
-    assert_eq!(
-        unpack(&archive, ArchiveKind::TarGz, &dest, &opts).unwrap(),
-        2
-    );
+    let done = unpack(&archive, ArchiveKind::TarGz, &dest, &opts).unwrap();
+    assert_eq!(done.entries, 2);
+    assert_eq!(done.dropped.count, 1);
+    assert_eq!(done.dropped.first, ["top"]);
     assert_eq!(names(&dest), ["f", "g"]);
     assert!(is_executable(&dest.join("g")));
+}
+
+/// An archive rooted at `./`, as `tar -C dir -cf x.tar .` writes one.
+fn dot_rooted() -> Vec<u8> {
+    tar(&[
+        Entry::Dir("./"),
+        Entry::Dir("./a/"),
+        Entry::File("./a/b", b"b", 0o644),
+        Entry::File("./c", b"c", 0o644),
+        Entry::HardLink("./a/h", "./a/b"),
+    ])
+}
+
+#[test]
+fn strip_counts_a_leading_dot_as_a_level_as_gnu_tar_does() {
+    // `./a/b` and `./c` less one level were `b` and nothing: the `.` was not counted, so
+    // one level more was stripped than tar strips, and `c` was dropped without a word.
+    // Compared with GNU tar 1.34: `tar -xf x.tar -C out --strip-components=1` of an archive
+    // of `./a/b` and `./c` writes `a/b` and `c`; `--strip-components=2` writes `b` alone.
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = put(tmp.path(), "x.tar.gz", &gz(&dot_rooted()));
+    let strip = |n: usize, into: &str| {
+        let opts = UnpackOptions {
+            strip_components: n,
+            ..UnpackOptions::default()
+        };
+        let dest = tmp.path().join(into);
+        (
+            unpack(&archive, ArchiveKind::TarGz, &dest, &opts).unwrap(),
+            dest,
+        )
+    };
+    let (one, dest) = strip(1, "one");
+    assert_eq!(cell_testkit::tree(&dest), ["a", "a/b", "a/h", "c"]);
+    assert!(one.dropped.is_empty(), "{:?}", one.dropped);
+    let (two, dest) = strip(2, "two");
+    assert_eq!(cell_testkit::tree(&dest), ["b", "h"]);
+    assert_eq!(two.dropped.count, 1);
+    assert_eq!(two.dropped.first, ["./c"]);
+    assert_eq!(
+        two.dropped.to_string(),
+        "1 entry above the stripped level was left out: `./c`"
+    );
+}
+
+#[test]
+fn entries_dropped_by_strip_are_counted_and_the_first_five_named() {
+    // Files beside a tarball's top directory vanished under --strip-components unsaid.
+    let tmp = tempfile::tempdir().unwrap();
+    let loose: Vec<String> = (1..=7).map(|i| format!("note{i}")).collect();
+    let mut entries = vec![
+        Entry::Dir("pkg/"),
+        Entry::File("pkg/tool", b"x", 0o755),
+        Entry::Symlink("latest", "pkg"),
+    ];
+    entries.extend(loose.iter().map(|n| Entry::File(n, b"n", 0o644)));
+    let archive = put(tmp.path(), "p.tar.gz", &gz(&tar(&entries)));
+    let opts = UnpackOptions {
+        strip_components: 1,
+        ..UnpackOptions::default()
+    };
+    let dest = tmp.path().join("out");
+    let done = unpack(&archive, ArchiveKind::TarGz, &dest, &opts).unwrap();
+    assert_eq!(names(&dest), ["tool"]);
+    assert_eq!(done.dropped.count, 8, "the link and the seven files");
+    assert_eq!(
+        done.dropped.first,
+        ["latest", "note1", "note2", "note3", "note4"]
+    );
+    assert!(
+        done.dropped
+            .to_string()
+            .starts_with("8 entries above the stripped level were left out: `latest`, `note1`,")
+            && done.dropped.to_string().ends_with("`note4`, …"),
+        "{}",
+        done.dropped
+    );
+}
+
+/// Where GNU tar writes `archive`'s entries with `--strip-components=strip`.
+#[cfg(target_os = "linux")]
+fn gnu_tar(archive: &Path, strip: usize, dest: &Path) -> Vec<String> {
+    std::fs::create_dir(dest).unwrap();
+    let out = std::process::Command::new("tar")
+        .arg("-xf")
+        .arg(archive)
+        .arg("-C")
+        .arg(dest)
+        .arg(format!("--strip-components={strip}"))
+        .output()
+        .expect("GNU tar is installed (it is on every Linux runner)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    cell_testkit::tree(dest)
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn strip_writes_what_gnu_tar_writes_for_dotted_names() {
+    // The same archive unpacked by this machine's `tar -xf x.tar -C out
+    // --strip-components=N` and by `unpack`, N from 0 to 3: the same tree. (Not compared: a
+    // doubled `/` where the cut falls, after which GNU tar 1.34 writes nothing of the entry,
+    // `.//d/e` less one level; `unpack` takes the `//` for one `/` and writes `d/e`.)
+    let tmp = tempfile::tempdir().unwrap();
+    let raw = tar(&[
+        Entry::Dir("./"),
+        Entry::Dir("./a/"),
+        Entry::File("./a/./b/c", b"1", 0o644),
+        Entry::File("a/./x/y", b"2", 0o644),
+        Entry::File("./d/e", b"3", 0o644),
+        Entry::File("./f", b"4", 0o644),
+        Entry::File("g/h", b"5", 0o644),
+        Entry::File("././i/j", b"6", 0o644),
+        Entry::File("top", b"7", 0o644),
+    ]);
+    let plain = put(tmp.path(), "x.tar", &raw);
+    let archive = put(tmp.path(), "x.tar.gz", &gz(&raw));
+    for strip in 0..=3 {
+        let theirs = gnu_tar(&plain, strip, &tmp.path().join(format!("tar{strip}")));
+        let dest = tmp.path().join(format!("ours{strip}"));
+        let opts = UnpackOptions {
+            strip_components: strip,
+            ..UnpackOptions::default()
+        };
+        unpack(&archive, ArchiveKind::TarGz, &dest, &opts).unwrap();
+        assert_eq!(
+            cell_testkit::tree(&dest),
+            theirs,
+            "--strip-components={strip}"
+        );
+    }
 }
 
 #[test]
@@ -342,8 +479,8 @@ fn zip_unpacks_without_the_network() {
     let dest = tmp.path().join("out");
     // An existing empty directory is fine.
     std::fs::create_dir(&dest).unwrap();
-    let n = unpack(&archive, ArchiveKind::Zip, &dest, &UnpackOptions::default()).unwrap();
-    assert_eq!(n, 3);
+    let done = unpack(&archive, ArchiveKind::Zip, &dest, &UnpackOptions::default()).unwrap();
+    assert_eq!(done.entries, 3);
     assert_eq!(
         std::fs::read(dest.join("artifact/results.json")).unwrap(),
         b"{}"

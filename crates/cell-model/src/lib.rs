@@ -24,7 +24,7 @@ pub use env::VersionsEnv;
 pub use error::{ConfigError, FieldError, LookupError, NameError, TarballError};
 use safe::Kind;
 pub use safe::{Kind as ValueKind, UnsafeValue};
-pub use settings::{DEFAULTS, Settings, UnpackCaps};
+pub use settings::{DEFAULTS, MAX_REPS, MAX_ROWS_PER_REFERENCE, MAX_SECONDS, Settings, UnpackCaps};
 pub use suite::{
     CpuSets, DEFAULT_OHA_KEY, Expect, ExpectBody, HttpDef, LOAD_TOOLS, Server, SessionDef, Shape,
     SoakDef, TOOL_HEADERS, Workload, names_in, parse_mode, request_problem,

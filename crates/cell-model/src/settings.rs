@@ -355,6 +355,17 @@ pub struct UnpackCaps {
     pub max_entries: u64,
 }
 
+/// The longest wait or timeout a key may set, in seconds: a day, beyond any real job (a
+/// hosted runner stops one at six hours), and far within what a `Duration` holds.
+pub const MAX_SECONDS: f64 = 86_400.0;
+
+/// The most repetitions `REPS`, `DROP`, `REPS_MAX` and `REPS_STEP` may set: the bound the
+/// workflow's `reps` input has.
+pub const MAX_REPS: u32 = 100_000;
+
+/// The most rows `ROWS_PER_REFERENCE` may set between two reference runs.
+pub const MAX_ROWS_PER_REFERENCE: u32 = 1_000;
+
 /// `versions.env` as settings see it: every key has a value, its own or its default.
 struct Keys<'a>(&'a VersionsEnv);
 
@@ -378,6 +389,35 @@ impl<'a> Keys<'a> {
                 ),
             )
         })
+    }
+
+    /// A whole number of at most `max`.
+    fn count(&self, key: &str, max: u32) -> Result<u32, ConfigError> {
+        match self.int(key)? {
+            n if n <= max => Ok(n),
+            n => Err(self.error_at(
+                key,
+                format!(
+                    "{key}={n} is out of range: write at most {max} (default {})",
+                    default_of(key)
+                ),
+            )),
+        }
+    }
+
+    /// Seconds of a wait or a timeout: more than 0 (or 0 itself when `zero` is allowed, a
+    /// wait that is not waited), at most [`MAX_SECONDS`].
+    fn seconds(&self, key: &str, zero: bool) -> Result<f64, ConfigError> {
+        let (in_range, range): (fn(f64) -> bool, _) = if zero {
+            (|x| (0.0..=MAX_SECONDS).contains(&x), "it must be 0 or more")
+        } else {
+            (|x| x > 0.0 && x <= MAX_SECONDS, "it must be more than 0")
+        };
+        self.number(
+            key,
+            in_range,
+            &format!("{range}, and at most {MAX_SECONDS} (a day)"),
+        )
     }
 
     /// A whole number of at least 1.
@@ -459,11 +499,6 @@ impl<'a> Keys<'a> {
         )
     }
 
-    /// A number of 0 or more (a wait of 0 means "do not wait").
-    fn at_least_zero(&self, key: &str) -> Result<f64, ConfigError> {
-        self.number(key, |x| x >= 0.0, "it must be 0 or more")
-    }
-
     /// A finite number that `in_range` accepts; `range` says which numbers those are.
     fn number(
         &self,
@@ -536,8 +571,8 @@ struct Counts {
 /// `REPS`, `DROP`, `REPS_MAX`, `REPS_STEP`, `ROWS_PER_REFERENCE`: at least two measured
 /// repetitions, a budget no smaller than the start, steps and rows of 1 or more.
 fn protocol_counts(keys: &Keys<'_>) -> Result<Counts, ConfigError> {
-    let reps = keys.int("REPS")?;
-    let drop = keys.int("DROP")?;
+    let reps = keys.count("REPS", MAX_REPS)?;
+    let drop = keys.count("DROP", MAX_REPS)?;
     if reps <= drop {
         let key = if keys.0.get("REPS").is_some() {
             "REPS"
@@ -552,21 +587,21 @@ fn protocol_counts(keys: &Keys<'_>) -> Result<Counts, ConfigError> {
     if reps - drop < 2 {
         return Err(keys.error_at("REPS", format!("REPS={reps} with DROP={drop} measures one repetition, which has no spread: measure at least 2")));
     }
-    let reps_max = keys.int("REPS_MAX")?;
+    let reps_max = keys.count("REPS_MAX", MAX_REPS)?;
     if reps_max < reps {
         return Err(keys.error_at(
             "REPS_MAX",
             format!("REPS_MAX={reps_max} is below REPS={reps}: write REPS_MAX={reps} or more"),
         ));
     }
-    let reps_step = keys.int("REPS_STEP")?;
+    let reps_step = keys.count("REPS_STEP", MAX_REPS)?;
     if reps_step == 0 {
         return Err(keys.error_at(
             "REPS_STEP",
             "REPS_STEP=0 never adds a repetition: write 1 or more".into(),
         ));
     }
-    let rows_per_reference = keys.int("ROWS_PER_REFERENCE")?;
+    let rows_per_reference = keys.count("ROWS_PER_REFERENCE", MAX_ROWS_PER_REFERENCE)?;
     if rows_per_reference == 0 {
         return Err(keys.error_at(
             "ROWS_PER_REFERENCE",
@@ -664,10 +699,10 @@ fn thresholds(keys: &Keys<'_>) -> Result<Thresholds, ConfigError> {
         ci_level: keys.num("CI_LEVEL", 0.5, 1.0)?,
         health_threshold: keys.num("HEALTH_THRESHOLD", 0.0, f64::INFINITY)?,
         contention_max: keys.num("CONTENTION_MAX", 1.0, f64::INFINITY)?,
-        time_cap_s: keys.num("TIME_CAP_S", 0.0, f64::INFINITY)?,
-        run_timeout_s: keys.num("RUN_TIMEOUT_S", 0.0, f64::INFINITY)?,
-        cpu_wait_s: keys.at_least_zero("CPU_WAIT_S")?,
-        build_timeout_s: keys.num("BUILD_TIMEOUT_S", 0.0, f64::INFINITY)?,
+        time_cap_s: keys.seconds("TIME_CAP_S", false)?,
+        run_timeout_s: keys.seconds("RUN_TIMEOUT_S", false)?,
+        cpu_wait_s: keys.seconds("CPU_WAIT_S", true)?,
+        build_timeout_s: keys.seconds("BUILD_TIMEOUT_S", false)?,
         http_tolerance: keys.num("HTTP_TOLERANCE", 0.0, 10.0)?,
         // 1 itself is allowed: the upper bound is open, so it sits just above 1.
         http_load_cpu_max: keys.num("HTTP_LOAD_CPU_MAX", 0.0, 1.0 + 1e-9)?,
@@ -710,6 +745,50 @@ mod tests {
         let e = settings("CPU_WAIT_S=soon\n").unwrap_err();
         assert!(
             e.contains("CPU_WAIT_S=soon is not a number: write e.g. CPU_WAIT_S=900"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_wait_or_count_past_what_a_job_can_use_is_refused_naming_key_and_line() {
+        // `CPU_WAIT_S=99999999999999` was accepted; past u64 seconds a `Duration` panics.
+        let e = settings("# waits\nCPU_WAIT_S=99999999999999\n").unwrap_err();
+        assert!(
+            e.starts_with("versions.env:2: CPU_WAIT_S=99999999999999 is out of range: it must be 0 or more, and at most 86400 (a day)"),
+            "{e}"
+        );
+        assert!((settings("CPU_WAIT_S=86400\n").unwrap().cpu_wait_s - MAX_SECONDS).abs() < 1e-9);
+        for key in ["TIME_CAP_S", "RUN_TIMEOUT_S", "BUILD_TIMEOUT_S"] {
+            let e = settings(&format!("{key}=86401\n")).unwrap_err();
+            assert!(
+                e.starts_with(&format!("versions.env:1: {key}=86401 is out of range: it must be more than 0, and at most 86400")),
+                "{e}"
+            );
+            let e = settings(&format!("{key}=1e300\n")).unwrap_err();
+            assert!(e.contains("is out of range"), "{e}");
+            assert!(settings(&format!("{key}=86400\n")).is_ok(), "{key}");
+        }
+        let e = settings("REPS_MAX=4000000000\n").unwrap_err();
+        assert!(
+            e.starts_with("versions.env:1: REPS_MAX=4000000000 is out of range: write at most 100000 (default 31)"),
+            "{e}"
+        );
+        for key in ["REPS", "DROP", "REPS_STEP"] {
+            let e = settings(&format!("{key}=100001\n")).unwrap_err();
+            assert!(
+                e.starts_with(&format!(
+                    "versions.env:1: {key}=100001 is out of range: write at most 100000"
+                )),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            settings("REPS=100000\nREPS_MAX=100000\n").unwrap().reps_max,
+            MAX_REPS
+        );
+        let e = settings("ROWS_PER_REFERENCE=1001\n").unwrap_err();
+        assert!(
+            e.contains("ROWS_PER_REFERENCE=1001 is out of range: write at most 1000"),
             "{e}"
         );
     }

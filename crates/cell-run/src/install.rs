@@ -29,6 +29,9 @@ pub struct Installed {
     pub url: String,
     /// Whether it came from the cache.
     pub cached: bool,
+    /// Files and links the tarball's `strip` left out (none on a cache hit: nothing was
+    /// unpacked).
+    pub dropped: cell_fetch::Dropped,
     /// Why the tree found in the cache was removed and this one installed in its place (it
     /// differed from its manifest, or had none).
     pub replaced: Option<String>,
@@ -166,7 +169,7 @@ pub fn install(
     let root = cache.toolchains()?;
     let dir = root.join(sha256.to_string());
     let replaced = match cache.open_tree(&dir, &sha256)? {
-        Tree::Holds { url } => return Ok(found(dir, src, sha256, url, true, None)),
+        Tree::Holds { url } => return Ok(found(dir, src, sha256, url, None, None)),
         Tree::Missing => None,
         Tree::Differs(why) => {
             crate::cache::discard(&dir)?;
@@ -177,7 +180,7 @@ pub fn install(
     let _ = std::fs::remove_dir_all(&partial);
     // Removed on SIGTERM/SIGINT until it is renamed into place (or removed here).
     let _partial = cell_fetch::cleanup::register(&partial);
-    let url = download(plan, tc, &src, &sha256, &partial, (timeouts, deadline))?;
+    let (url, dropped) = download(plan, tc, &src, &sha256, &partial, (timeouts, deadline))?;
     let placed = manifest::seal(&partial, &url, &sha256)
         .map(|_| ())
         .and_then(|()| place(cache, &partial, &dir, &sha256));
@@ -185,11 +188,11 @@ pub fn install(
     let _ = std::fs::remove_dir_all(&partial);
     placed?;
     cache.remember(&dir, &url);
-    Ok(found(dir, src, sha256, url, false, replaced))
+    Ok(found(dir, src, sha256, url, Some(dropped), replaced))
 }
 
 /// Fetches the tarball from the first URL that serves it, verified and unpacked into
-/// `partial`: the URL it came from.
+/// `partial`: the URL it came from, and what the tarball's `strip` left out.
 fn download(
     plan: &Plan,
     tc: &Toolchain,
@@ -197,7 +200,7 @@ fn download(
     sha256: &Sha256,
     partial: &Path,
     (timeouts, deadline): (Timeouts, Duration),
-) -> Result<String, InstallError> {
+) -> Result<(String, cell_fetch::Dropped), InstallError> {
     let mut last = None;
     for url in &src.urls {
         let req = FetchRequest {
@@ -210,7 +213,7 @@ fn download(
             ..FetchRequest::new(url.clone(), Expected::Digest(sha256.clone()), partial)
         };
         match cell_fetch::fetch(&req) {
-            Ok(done) => return Ok(done.url),
+            Ok(done) => return Ok((done.url, done.dropped)),
             // Other bytes than the release's: no other URL is tried.
             Err(e) if e.is_integrity() => {
                 return Err(InstallError::Fetch {
@@ -248,7 +251,7 @@ fn found(
     source: TarballSource,
     sha256: Sha256,
     url: String,
-    cached: bool,
+    unpacked: Option<cell_fetch::Dropped>,
     replaced: Option<String>,
 ) -> Installed {
     let bin = if dir.join("bin").is_dir() {
@@ -262,7 +265,8 @@ fn found(
         source,
         sha256,
         url,
-        cached,
+        cached: unpacked.is_none(),
+        dropped: unpacked.unwrap_or_default(),
         replaced,
     }
 }

@@ -465,7 +465,7 @@ fn write_set(dir: &Path, files: &[Output], set: &[&str]) -> Result<(), StoreErro
     };
     let name = name.to_string_lossy().into_owned();
     std::fs::create_dir_all(parent).map_err(io_at(parent))?;
-    let stage = tempfile::Builder::new()
+    let stage = crate::write::staging(0o777)
         .prefix(&format!(".{name}."))
         .tempdir_in(parent)
         .map_err(io_at(parent))?;
@@ -673,7 +673,7 @@ pub fn write_run_dir(
     check_names(&files)?;
     check_lengths(results, &run.name, &files)?;
     std::fs::create_dir_all(results).map_err(io_at(results))?;
-    let stage = tempfile::Builder::new()
+    let stage = crate::write::staging(0o777)
         .prefix(&format!(".{name}."))
         .tempdir_in(results)
         .map_err(io_at(results))?;

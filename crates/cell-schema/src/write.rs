@@ -157,18 +157,35 @@ pub fn current_version<S: serde::Serializer>(_read: &u32, s: S) -> Result<S::Ok,
 }
 
 /// Writes a file through a temporary sibling and a rename, so no reader ever sees half of it
-/// and a failure leaves the old file (or none) in place.
+/// and a failure leaves the old file (or none) in place. The file gets the mode any program
+/// gives a new file, `0666` less the process umask (`0644` by default), as [`staging`] does.
 pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    let mut tmp = staging(0o666).tempfile_in(dir)?;
     std::io::Write::write_all(&mut tmp, bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// A builder of temporary files and directories that are outputs once renamed into place:
+/// created with `mode` (`0666` a file, `0777` a directory) less the umask, which the kernel
+/// applies as it creates them, where `tempfile` alone makes them `0600` and `0700` (a report
+/// served by another user could not be read). No process-wide umask is read or changed.
+pub(crate) fn staging(mode: u32) -> tempfile::Builder<'static, 'static> {
+    let mut b = tempfile::Builder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        b.permissions(std::fs::Permissions::from_mode(mode));
+    }
+    #[cfg(not(unix))]
+    let _ = mode;
+    b
 }
 
 #[cfg(test)]

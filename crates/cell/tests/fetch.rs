@@ -159,6 +159,46 @@ fn sha256_url_with_several_names_and_strip_components() {
 }
 
 #[test]
+fn files_beside_the_top_directory_that_strip_drops_are_said_on_one_line() {
+    // `--strip-components 1` left a tarball's root files out without a word.
+    let scratch = Scratch::new();
+    let archive = tar_gz(&[
+        Entry::Dir("./"),
+        Entry::File("./LICENSE", b"MIT\n", 0o644),
+        Entry::Dir("./pkg/"),
+        Entry::File("./pkg/tool", b"#!/bin/sh\n", 0o755),
+        Entry::File("NOTES", b"n\n", 0o644),
+        Entry::Dir("pkg/"),
+        Entry::File("pkg/README", b"r\n", 0o644),
+    ]);
+    let digest = sha256(&archive).to_string();
+    let server = Server::routes([("/p.tar.gz", Response::ok(archive))]);
+    let out = cell(&scratch)
+        .args(["--format", "json", "--url", &server.url("/p.tar.gz")])
+        .args(["--sha256", &digest, "--strip-components", "1", "--into"])
+        .arg(scratch.dest())
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "\n--strip-components 1: 1 entry above the stripped level was left out: `NOTES`\n",
+        ))
+        .get_output()
+        .stdout
+        .clone();
+    let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        value["dropped"],
+        serde_json::json!({ "count": 1, "first": ["NOTES"] })
+    );
+    // A leading `./` is a level, as tar counts it: `./LICENSE` less one is `LICENSE`,
+    // `./pkg/tool` is `pkg/tool`, and `pkg/README` is `README`.
+    assert_eq!(
+        tree(&scratch.dest()),
+        ["LICENSE", "README", "pkg", "pkg/tool"]
+    );
+}
+
+#[test]
 fn sha256_url_bare_digest() {
     let scratch = Scratch::new();
     let archive = good_tar_gz();
@@ -212,6 +252,7 @@ fn json_format_prints_one_object_on_stdout() {
             "sha256": digest,
             "bytes": archive.len(),
             "entries": 5,
+            "dropped": { "count": 0, "first": [] },
             "into": "work/dest",
         })
     );
@@ -495,6 +536,29 @@ fn digest_file_without_our_name_exits_2() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("none for `p.tar.gz`"));
+}
+
+#[test]
+fn a_one_line_checksum_file_of_another_asset_exits_2_naming_both() {
+    // A `.sha256` of one line naming another file was taken as this archive's digest.
+    let scratch = Scratch::new();
+    let archive = good_tar_gz();
+    let sums = format!("{}  other-1.0.tar.gz\n", sha256(&archive));
+    let server = Server::routes([
+        ("/p.tar.gz", Response::ok(archive)),
+        ("/p.tar.gz.sha256", Response::ok(sums)),
+    ]);
+    cell(&scratch)
+        .args(["--url", &server.url("/p.tar.gz")])
+        .args(["--sha256-url", &server.url("/p.tar.gz.sha256")])
+        .arg("--into")
+        .arg(scratch.dest())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "its one line is the digest of `other-1.0.tar.gz`, not of `p.tar.gz`",
+        ));
+    assert_eq!(scratch.listing(), vec!["work"], "nothing unpacked");
 }
 
 #[test]

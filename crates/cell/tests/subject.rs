@@ -270,6 +270,45 @@ fn a_tarball_is_unpacked_under_the_caps_of_versions_env() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+#[test]
+fn files_a_tarballs_strip_drops_are_said_by_cell_install() {
+    // `strip = 1` left the files beside the tarball's top directory out without a word.
+    let tmp = tempfile::tempdir().unwrap();
+    let tar = tar_gz(&[
+        Entry::Dir("tool-1/"),
+        Entry::Dir("tool-1/bin/"),
+        Entry::File("tool-1/bin/tool", b"#!/bin/sh\n", 0o755),
+        Entry::File("LICENSE", b"MIT\n", 0o644),
+        Entry::File("./NOTICE", b"n\n", 0o644),
+    ]);
+    let server = Server::routes([("/tool-1.tar.gz", Response::ok(tar.clone()))]);
+    let versions = format!("{VERSIONS}TOOL_SHA256={}\n", hex(&tar));
+    let toml = format!(
+        "\n[toolchains.tool]\ninstall = {{ tarball = {{ template = \"{}\", sha256 = \"TOOL_SHA256\", strip = 1 }} }}\ntools.tool = {{ version = [\"-v\"] }}\n",
+        server.url("/tool-1.tar.gz")
+    );
+    let root = project(tmp.path(), &versions, &toml);
+    let cache = tmp.path().join("cache");
+    let install = || {
+        cell()
+            .env("CELL_CACHE", &cache)
+            .args(["install", "--toolchain", "tool", "--root"])
+            .arg(&root)
+            .assert()
+            .success()
+    };
+    // `./NOTICE` is two levels as tar counts them: `NOTICE` is kept.
+    install().stderr(predicates::str::contains(
+        "tool strip 1: 1 entry above the stripped level was left out: `LICENSE`\n",
+    ));
+    let tree = cache.join("toolchains").join(hex(&tar));
+    assert!(tree.join("bin/tool").is_file() && tree.join("NOTICE").is_file());
+    // From the cache nothing is unpacked, so nothing is said.
+    install().stderr(predicates::prelude::PredicateBooleanExt::not(
+        predicates::str::contains("left out"),
+    ));
+}
+
 /// A tarball with mirrors, installed as the workflow's step does (`cell install`): an
 /// unreachable mirror passes to the next URL, the pinned digest is checked on the one that
 /// answers, and a mirror serving other bytes stops at once (exit 1, nothing cached).

@@ -2,6 +2,10 @@
 //! each; `footprint.csv`: every row of every run of the window with its compile seconds, binary and text bytes and its toolchain's
 //! installed size. RFC 4180 (CRLF line ends; a field holding `,`, `"`, CR or LF is quoted,
 //! its quotes doubled); a figure a results file lacks is an empty field.
+//!
+//! Every CSV file the tool writes is made of [`Field`]s by [`record`]: a text field (a name, a
+//! date, a version, a commit, a reason) goes through [`text`], the one rule for text a
+//! spreadsheet must never evaluate; a figure is a [`Figure`] this tool formatted, written bare.
 
 use super::model::{FootprintRecord, Report, Sample, role_name};
 use super::{Exporter, FOOTPRINT_CSV, Output, RAW_CSV, SAMPLES_CSV, SUMMARY_CSV};
@@ -74,43 +78,115 @@ impl Exporter for CsvExporter {
     }
 }
 
-/// A figure, or an empty field when there is none.
-fn opt<T: ToString>(v: Option<T>) -> String {
-    v.map_or_else(String::new, |v| v.to_string())
+/// One field of a record: text, written by [`text`], or a figure, written bare. A figure can
+/// only be made from a number or a flag ([`Figure`]), so no text reaches a numeric column
+/// unescaped, and no number (`-1.5`) is turned into text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Field(Kind);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Kind {
+    Text(String),
+    Figure(String),
+}
+
+/// A number or a flag as this tool formats it: its `Display` is digits, a sign, a point, or
+/// `true`/`false`, which no spreadsheet reads as a formula.
+pub trait Figure: Copy + std::fmt::Display + figure::Sealed {}
+
+mod figure {
+    /// Only the types below are figures.
+    pub trait Sealed {}
+}
+
+macro_rules! figures {
+    ($($t:ty),*) => {$(
+        impl figure::Sealed for $t {}
+        impl Figure for $t {}
+    )*};
+}
+// Display of f64 is the shortest form that reads back exactly, never exponent.
+figures!(u32, u64, usize, f64, bool);
+
+impl Field {
+    /// A text field: whatever it holds, a spreadsheet shows it as text.
+    pub fn text(s: impl Into<String>) -> Self {
+        Self(Kind::Text(s.into()))
+    }
+
+    /// A figure, bare.
+    pub fn figure(v: impl Figure) -> Self {
+        Self(Kind::Figure(v.to_string()))
+    }
+
+    /// A figure, or an empty field when there is none.
+    pub fn opt(v: Option<impl Figure>) -> Self {
+        Self(Kind::Figure(v.map_or_else(String::new, |v| v.to_string())))
+    }
+
+    /// Several figures in one field, separated by `;`.
+    pub fn figures(vs: &[f64]) -> Self {
+        let all: Vec<String> = vs.iter().map(f64::to_string).collect();
+        Self(Kind::Figure(all.join(";")))
+    }
+
+    /// The field as it is written in a record.
+    fn written(&self) -> String {
+        match &self.0 {
+            Kind::Text(s) => text(s),
+            Kind::Figure(s) => s.clone(),
+        }
+    }
+}
+
+/// Header fields, as text.
+pub fn header(names: &[&str]) -> Vec<Field> {
+    names.iter().map(|n| Field::text(*n)).collect()
 }
 
 /// `footprint.csv`: the header, then one record per row of each cell of each run. Every
 /// build's seconds are one field, separated by `;`.
 pub fn render_footprint(records: &[FootprintRecord]) -> String {
-    let mut out = record(&FOOTPRINT_HEADER);
+    let mut out = record(&header(&FOOTPRINT_HEADER));
     for f in records {
         let r = &f.row;
-        let runs: Vec<String> = r.compile_runs_s.iter().map(f64::to_string).collect();
         let installed = f.installed.as_ref();
         out.push_str(&record(&[
-            f.run.clone(),
-            f.date.clone(),
-            f.cell.to_string(),
-            r.job.to_string(),
-            r.row.to_string(),
-            role_name(r.role).to_owned(),
-            r.toolchain.to_string(),
-            r.compile_s.to_string(),
-            opt((!runs.is_empty()).then_some(runs.len())),
-            runs.join(";"),
-            r.binary_bytes.to_string(),
-            opt(r.text_bytes),
-            opt(r.reproducible),
-            opt(installed.and_then(|i| i.bytes)),
-            opt(installed.map(|i| crate::footprint::method_name(i.method))),
+            Field::text(&f.run),
+            Field::text(&f.date),
+            Field::text(f.cell.as_str()),
+            Field::text(r.job.as_str()),
+            Field::text(r.row.as_str()),
+            Field::text(role_name(r.role)),
+            Field::text(r.toolchain.as_str()),
+            Field::figure(r.compile_s),
+            Field::opt((!r.compile_runs_s.is_empty()).then_some(r.compile_runs_s.len())),
+            Field::figures(&r.compile_runs_s),
+            Field::figure(r.binary_bytes),
+            Field::opt(r.text_bytes),
+            Field::opt(r.reproducible),
+            Field::opt(installed.and_then(|i| i.bytes)),
+            Field::text(installed.map_or("", |i| crate::footprint::method_name(i.method))),
         ]));
     }
     out
 }
 
-/// One field, quoted when RFC 4180 requires it.
-pub fn field(s: &str) -> String {
-    if s.contains([',', '"', '\r', '\n']) {
+/// The characters that make a spreadsheet (Excel, `LibreOffice`, Google Sheets) read a field
+/// as a formula when they begin it: OWASP's list for CSV injection.
+const FORMULA_START: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+
+/// A text field as every CSV file of the tool writes it. One that begins with a character of
+/// [`FORMULA_START`] gets a `'` before it, inside quotes, so a spreadsheet shows it as text
+/// (`+SUM+A1` → `"'+SUM+A1"`); so does one that begins with a `'` of its own, so a program
+/// reading the file drops the first `'` of every value that has one and gets the value back.
+/// One holding `,`, `"`, CR or LF is quoted, its quotes doubled (RFC 4180), and so is one
+/// holding `;` or a tab, which a spreadsheet in another locale may take for the separator and
+/// so begin a cell inside it.
+pub fn text(s: &str) -> String {
+    if s.starts_with(FORMULA_START) || s.starts_with('\'') {
+        format!("\"'{}\"", s.replace('"', "\"\""))
+    } else if s.contains([',', '"', '\r', '\n', ';', '\t']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_owned()
@@ -118,10 +194,10 @@ pub fn field(s: &str) -> String {
 }
 
 /// One record, CRLF-terminated.
-pub fn record<S: AsRef<str>>(fields: &[S]) -> String {
+pub fn record(fields: &[Field]) -> String {
     let mut line = fields
         .iter()
-        .map(|f| field(f.as_ref()))
+        .map(Field::written)
         .collect::<Vec<_>>()
         .join(",");
     line.push_str("\r\n");
@@ -130,24 +206,23 @@ pub fn record<S: AsRef<str>>(fields: &[S]) -> String {
 
 /// The whole file: the header, then one record per sample.
 pub fn render(samples: &[Sample]) -> String {
-    let mut out = record(&HEADER);
+    let mut out = record(&header(&HEADER));
     for s in samples {
         out.push_str(&record(&[
-            s.run.clone(),
-            s.date.clone(),
-            s.cell.to_string(),
-            s.job.to_string(),
-            s.row.to_string(),
-            role_name(s.role).to_owned(),
-            s.phase.to_string(),
-            s.round.to_string(),
-            s.seq.to_string(),
-            s.warmup.to_string(),
-            // Display of f64 is the shortest form that reads back exactly, never exponent.
-            s.wall_s.to_string(),
-            s.cpu_s.to_string(),
-            s.maxrss_kib.to_string(),
-            s.ok.to_string(),
+            Field::text(&s.run),
+            Field::text(&s.date),
+            Field::text(s.cell.as_str()),
+            Field::text(s.job.as_str()),
+            Field::text(s.row.as_str()),
+            Field::text(role_name(s.role)),
+            Field::text(s.phase.as_str()),
+            Field::figure(s.round),
+            Field::figure(s.seq),
+            Field::figure(s.warmup),
+            Field::figure(s.wall_s),
+            Field::figure(s.cpu_s),
+            Field::figure(s.maxrss_kib),
+            Field::figure(s.ok),
         ]));
     }
     out
@@ -159,13 +234,46 @@ mod tests {
 
     #[test]
     fn fields_are_quoted_only_when_rfc_4180_requires_it() {
-        assert_eq!(field("c-O2"), "c-O2");
-        assert_eq!(field(""), "");
-        assert_eq!(field("a,b"), "\"a,b\"");
-        assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(field("two\nlines"), "\"two\nlines\"");
-        assert_eq!(field("cr\r"), "\"cr\r\"");
-        assert_eq!(record(&["a", "b,c", "d"]), "a,\"b,c\",d\r\n");
+        assert_eq!(text("c-O2"), "c-O2");
+        assert_eq!(text(""), "");
+        assert_eq!(text("a,b"), "\"a,b\"");
+        assert_eq!(text("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(text("two\nlines"), "\"two\nlines\"");
+        assert_eq!(text("cr\r"), "\"cr\r\"");
+        let fields = [Field::text("a"), Field::text("b,c"), Field::figure(1.5)];
+        assert_eq!(record(&fields), "a,\"b,c\",1.5\r\n");
+    }
+
+    #[test]
+    fn text_a_spreadsheet_would_evaluate_is_quoted_after_an_apostrophe() {
+        // `+SUM+A1` as a row name was a bare field: a spreadsheet ran it as a formula.
+        for (raw, written) in [
+            ("+SUM+A1", "\"'+SUM+A1\""),
+            ("=1+1", "\"'=1+1\""),
+            ("-2+3", "\"'-2+3\""),
+            ("@SUM(A1)", "\"'@SUM(A1)\""),
+            ("\t=1", "\"'\t=1\""),
+            ("\r=1", "\"'\r=1\""),
+            ("=HYPERLINK(\"x\")", "\"'=HYPERLINK(\"\"x\"\")\""),
+        ] {
+            assert_eq!(text(raw), written, "{raw:?}");
+        }
+        // A value's own leading `'` gets one more: dropping the first gives it back.
+        assert_eq!(text("'=1"), "\"''=1\"");
+        assert_eq!(text("'quoted'"), "\"''quoted'\"");
+        // Where another locale's separator would begin a cell with a formula.
+        assert_eq!(text("a;=1+1"), "\"a;=1+1\"");
+        assert_eq!(text("a\t=1+1"), "\"a\t=1+1\"");
+        // Inside a name, the characters are harmless.
+        assert_eq!(text("c-O2+lto"), "c-O2+lto");
+    }
+
+    #[test]
+    fn a_negative_figure_stays_a_bare_number() {
+        assert_eq!(Field::figure(-1.5).written(), "-1.5");
+        assert_eq!(Field::opt(None::<u64>).written(), "");
+        assert_eq!(Field::figures(&[0.5, 1.25]).written(), "0.5;1.25");
+        assert_eq!(Field::text("-1.5").written(), "\"'-1.5\"");
     }
 
     #[test]

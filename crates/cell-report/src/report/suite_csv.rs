@@ -8,7 +8,7 @@ use cell_schema::{
 };
 
 use super::Report;
-use super::csv::record;
+use super::csv::{Field, record};
 
 /// One cell of one run, as far as its suites go.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,10 +90,6 @@ const SUMMARY: [&str; 14] = [
     "verdict",
 ];
 
-fn opt<T: ToString>(v: Option<T>) -> String {
-    v.map_or_else(String::new, |v| v.to_string())
-}
-
 /// The leading fields of a record of `c`'s server `name`.
 fn lead(
     c: &SuiteCell,
@@ -102,75 +98,75 @@ fn lead(
     name: &ServerName,
     seed: Option<u64>,
     mode: &str,
-) -> Vec<String> {
+) -> Vec<Field> {
     vec![
-        suite.to_owned(),
-        c.run.clone(),
-        c.info.id.clone(),
-        c.info.date.clone(),
-        opt(c.info.head_sha.clone()),
-        opt(c.info.dirty),
-        opt(c.subject_version.clone()),
-        opt(seed),
-        c.cell.to_string(),
-        job.to_owned(),
-        name.to_string(),
-        mode.to_owned(),
+        Field::text(suite),
+        Field::text(&c.run),
+        Field::text(&c.info.id),
+        Field::text(&c.info.date),
+        Field::text(c.info.head_sha.as_deref().unwrap_or_default()),
+        Field::opt(c.info.dirty),
+        Field::text(c.subject_version.as_deref().unwrap_or_default()),
+        Field::opt(seed),
+        Field::text(c.cell.as_str()),
+        Field::text(job),
+        Field::text(name.as_str()),
+        Field::text(mode),
     ]
 }
 
 fn header(rest: &[&str]) -> String {
     let all: Vec<&str> = LEAD.iter().chain(rest).copied().collect();
-    record(&all)
+    record(&super::csv::header(&all))
 }
 
-fn raw_fields(combo: &Combo, r: &HttpRun) -> Vec<String> {
+fn raw_fields(combo: &Combo, r: &HttpRun) -> Vec<Field> {
     let l = &r.load;
     vec![
-        combo.workload.clone(),
-        combo.shape.clone(),
-        combo.tool.clone(),
-        r.index.to_string(),
-        r.seq.to_string(),
-        opt(l.connections),
-        opt(l.threads),
-        opt(l.keep_alive),
-        l.duration_s.to_string(),
-        l.requests.to_string(),
-        l.errors.values().sum::<u64>().to_string(),
-        l.non_2xx.to_string(),
-        l.rps.to_string(),
-        l.latency_ms.p50.to_string(),
-        l.latency_ms.p90.to_string(),
-        l.latency_ms.p99.to_string(),
-        l.latency_ms.p99_9.to_string(),
-        l.latency_ms.max.to_string(),
-        r.server_cpu_s.to_string(),
-        r.cpu_ms_per_1k.to_string(),
-        r.peak_rss_kib.to_string(),
-        opt(r.rss_start_kib),
-        opt(r.rss_end_kib),
-        r.startup_s.to_string(),
-        r.contaminated.join("; "),
+        Field::text(&combo.workload),
+        Field::text(&combo.shape),
+        Field::text(&combo.tool),
+        Field::figure(r.index),
+        Field::figure(r.seq),
+        Field::opt(l.connections),
+        Field::opt(l.threads),
+        Field::opt(l.keep_alive),
+        Field::figure(l.duration_s),
+        Field::figure(l.requests),
+        Field::figure(l.errors.values().sum::<u64>()),
+        Field::figure(l.non_2xx),
+        Field::figure(l.rps),
+        Field::figure(l.latency_ms.p50),
+        Field::figure(l.latency_ms.p90),
+        Field::figure(l.latency_ms.p99),
+        Field::figure(l.latency_ms.p99_9),
+        Field::figure(l.latency_ms.max),
+        Field::figure(r.server_cpu_s),
+        Field::figure(r.cpu_ms_per_1k),
+        Field::figure(r.peak_rss_kib),
+        Field::opt(r.rss_start_kib),
+        Field::opt(r.rss_end_kib),
+        Field::figure(r.startup_s),
+        Field::text(r.contaminated.join("; ")),
     ]
 }
 
-fn summary_fields(combo: &Combo, t: &HttpToolResult, verdict: &str) -> Vec<String> {
+fn summary_fields(combo: &Combo, t: &HttpToolResult, verdict: &str) -> Vec<Field> {
     vec![
-        combo.workload.clone(),
-        combo.shape.clone(),
-        combo.tool.clone(),
-        t.runs.len().to_string(),
-        t.clean_runs.to_string(),
-        t.rps.to_string(),
-        t.rps_range[0].to_string(),
-        t.rps_range[1].to_string(),
-        t.p99_ms.to_string(),
-        t.cpu_ms_per_1k.to_string(),
-        t.peak_rss_kib.to_string(),
-        t.errors.to_string(),
-        t.non_2xx.to_string(),
-        verdict.to_owned(),
+        Field::text(&combo.workload),
+        Field::text(&combo.shape),
+        Field::text(&combo.tool),
+        Field::figure(t.runs.len()),
+        Field::figure(t.clean_runs),
+        Field::figure(t.rps),
+        Field::figure(t.rps_range[0]),
+        Field::figure(t.rps_range[1]),
+        Field::figure(t.p99_ms),
+        Field::figure(t.cpu_ms_per_1k),
+        Field::figure(t.peak_rss_kib),
+        Field::figure(t.errors),
+        Field::figure(t.non_2xx),
+        Field::text(verdict),
     ]
 }
 
@@ -221,14 +217,14 @@ pub fn render_summary(report: &Report) -> String {
                 let Some(e) = &wr.error else { continue };
                 let mut f = lead(c, "http", &h.job, name, Some(s.seed), s.mode.name());
                 f.extend([
-                    w.to_string(),
-                    String::new(),
-                    String::new(),
-                    "0".into(),
-                    "0".into(),
+                    Field::text(w.as_str()),
+                    Field::text(""),
+                    Field::text(""),
+                    Field::figure(0_u32),
+                    Field::figure(0_u32),
                 ]);
-                f.extend((0..8).map(|_| String::new()));
-                f.push(format!("failed: {e}"));
+                f.extend((0..8).map(|_| Field::opt(None::<f64>)));
+                f.push(Field::text(format!("failed: {e}")));
                 out.push_str(&record(&f));
             }
         }

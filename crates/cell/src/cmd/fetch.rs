@@ -25,15 +25,16 @@ pub struct FetchArgs {
     /// Expected SHA-256 of the archive: 64 hex digits.
     #[arg(long, value_name = "HEX", value_parser = Sha256::parse)]
     pub sha256: Option<Sha256>,
-    /// URL of a .sha256 file (sha256sum format) holding the expected digest; when it lists
-    /// several files, the line naming the archive's file name is used.
+    /// URL of a .sha256 file (sha256sum format) holding the expected digest: the line naming
+    /// the archive's file name, or a bare digest alone in the file.
     #[arg(long, value_name = "URL")]
     pub sha256_url: Option<String>,
     /// Directory to unpack into; it must not exist or be empty.
     #[arg(long, value_name = "DIR")]
     pub into: PathBuf,
-    /// Drop this many leading path components from every entry (like tar); entries with no
-    /// more components than that are skipped.
+    /// Drop this many leading path components from every entry, as GNU tar counts them (a
+    /// leading `./` is one); entries with no more components than that are skipped, and the
+    /// files and links among them are said.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub strip_components: usize,
     /// Abort the download past this many bytes.
@@ -106,6 +107,13 @@ pub fn run(args: &FetchArgs, cli: &Cli) -> anyhow::Result<Exit> {
                     done.entries,
                     done.into.display()
                 );
+                if !done.dropped.is_empty() {
+                    eprintln!(
+                        "--strip-components {}: {}",
+                        args.strip_components,
+                        cell_schema::escape::terminal(&done.dropped.to_string())
+                    );
+                }
             }
             if cli.format == Format::Json {
                 writeln!(std::io::stdout().lock(), "{}", to_json(&done))?;
@@ -113,7 +121,8 @@ pub fn run(args: &FetchArgs, cli: &Cli) -> anyhow::Result<Exit> {
             Ok(Exit::Ok)
         }
         Err(err) => {
-            eprintln!("Error: {err}");
+            // Entry names and digest-file lines come from the download: shown, never obeyed.
+            eprintln!("Error: {}", cell_schema::escape::terminal(&err.to_string()));
             Ok(if err.is_integrity() {
                 Exit::Gate
             } else {
@@ -140,6 +149,7 @@ fn to_json(done: &Fetched) -> serde_json::Value {
         "sha256": done.sha256.as_str(),
         "bytes": done.bytes,
         "entries": done.entries,
+        "dropped": { "count": done.dropped.count, "first": done.dropped.first },
         "into": done.into.to_string_lossy(),
     })
 }

@@ -71,6 +71,7 @@ pub fn run(args: &InstallArgs, cli: &Cli) -> anyhow::Result<Exit> {
             "sha256": done.sha256.to_string(),
             "url": done.url,
             "cached": done.cached,
+            "dropped": { "count": done.dropped.count, "first": done.dropped.first },
         });
         print!("{}", cell_schema::to_json(&v));
     } else if !cli.quiet {
@@ -88,6 +89,15 @@ pub fn run(args: &InstallArgs, cli: &Cli) -> anyhow::Result<Exit> {
             done.sha256,
             done.bin.display()
         );
+        if !done.dropped.is_empty() {
+            let _ = writeln!(
+                std::io::stderr(),
+                "{} strip {}: {}",
+                tc.name,
+                done.source.strip,
+                cell_schema::escape::terminal(&done.dropped.to_string())
+            );
+        }
     }
     Ok(Exit::Ok)
 }

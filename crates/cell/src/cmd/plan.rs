@@ -158,13 +158,14 @@ fn check_reps(reps: &str) -> anyhow::Result<()> {
         || (digits
             && reps
                 .parse::<u32>()
-                .is_ok_and(|n| (1..=100_000).contains(&n)))
+                .is_ok_and(|n| (1..=cell_model::MAX_REPS).contains(&n)))
     {
         return Ok(());
     }
     Err(anyhow::anyhow!(
-        "input reps `{}`: write a whole number of measured rounds from 1 to 100000, or leave it blank for the adaptive budget of versions.env",
-        cell_schema::escape::one_line(reps)
+        "input reps `{}`: write a whole number of measured rounds from 1 to {}, or leave it blank for the adaptive budget of versions.env",
+        cell_schema::escape::one_line(reps),
+        cell_model::MAX_REPS
     ))
 }
 
