@@ -175,19 +175,23 @@ fn refuse_scripted(jobs: &[JobInput]) -> Result<(), CollectError> {
     }
 }
 
-/// The samples are the record: every workload job as its samples give it
-/// ([`cell_verdict::recompute::job`]), a job whose stated figures disagree failed by name.
+/// The samples are the record: every job as its samples give it
+/// ([`cell_verdict::recompute::job`], and [`cell_verdict::recompute::suites`] for the http and
+/// soak jobs), a job whose stated figures disagree failed by name.
 fn recomputed(jobs: Vec<JobInput>, config: &cell_verdict::GateConfig) -> Vec<JobInput> {
+    use cell_verdict::recompute;
     jobs.into_iter()
-        .map(|j| match j.result {
-            AnyJob::Workload(w) => JobInput {
-                result: AnyJob::Workload(Box::new(cell_verdict::recompute::job(&w, config).value)),
-                attempt: j.attempt,
+        .map(|j| JobInput {
+            result: match j.result {
+                AnyJob::Workload(w) => AnyJob::Workload(Box::new(recompute::job(&w, config).value)),
+                AnyJob::Http(h) => {
+                    AnyJob::Http(Box::new(recompute::suites::http_job(&h, config).value))
+                }
+                AnyJob::Soak(s) => {
+                    AnyJob::Soak(Box::new(recompute::suites::soak_job(&s, config).value))
+                }
             },
-            other => JobInput {
-                result: other,
-                attempt: j.attempt,
-            },
+            attempt: j.attempt,
         })
         .collect()
 }

@@ -1428,6 +1428,9 @@ pub enum SchemaError {
     /// No `schema_version` at all.
     #[error("no schema_version: not a cell results file")]
     Missing,
+    /// An http or soak job holding values no measurement can produce.
+    #[error("holds values no measurement can produce: {}", .0.iter().map(validate::Problem::message).collect::<Vec<_>>().join("; "))]
+    Impossible(Vec<validate::Problem>),
     /// A `kind` this reader does not know (or none).
     #[error(
         "kind {0} is not one of \"job\", \"cell\", \"http\", \"soak\": not a cell results file"
@@ -1457,11 +1460,22 @@ pub fn read_results(text: &str) -> Result<ResultsFile, SchemaError> {
     Ok(match kind.as_deref() {
         Some("job") => ResultsFile::Job(serde_json::from_str(text)?),
         Some("cell") => ResultsFile::Cell(serde_json::from_str(text)?),
-        Some("http") => ResultsFile::Http(serde_json::from_str(text)?),
-        Some("soak") => ResultsFile::Soak(serde_json::from_str(text)?),
+        Some("http") => suite_checked(ResultsFile::Http(serde_json::from_str(text)?))?,
+        Some("soak") => suite_checked(ResultsFile::Soak(serde_json::from_str(text)?))?,
         Some(other) => return Err(SchemaError::Kind(format!("{:?}", escape::one_line(other)))),
         None => return Err(SchemaError::Kind("missing".into())),
     })
+}
+
+/// A suite job is refused where it is read when it holds impossible values: its figures are
+/// recomputed from its runs and samples, which must be what a measurement can be.
+fn suite_checked(file: ResultsFile) -> Result<ResultsFile, SchemaError> {
+    let problems = validate::suite_job(&file);
+    if problems.is_empty() {
+        Ok(file)
+    } else {
+        Err(SchemaError::Impossible(problems))
+    }
 }
 
 /// Reads a job's `results.json`, refusing a newer major version.

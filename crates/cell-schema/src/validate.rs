@@ -6,14 +6,17 @@
 //! interval whose bounds do not hold its median (`lo ≤ median ≤ hi`); a negative or
 //! non-finite time; a code section larger than its binary; an instruction count of 0; a row
 //! of a job the cell has no summary (and so no reference) for, or a ratio on a phase its
-//! job's reference never measured. A calibration file (`cell calibrate`) is held to the same
+//! job's reference never measured; of the suites, a negative or non-finite req/s, latency,
+//! CPU time, share, RSS figure or time, a req/s outside its own runs' range, more clean runs
+//! than runs, an R² outside 0–1. A calibration file (`cell calibrate`) is held to the same
 //! standard by [`calibration`]: a file that fails is ignored with a notice, never believed.
 
 use std::fmt;
 
 use crate::{
-    Calibration, CellId, CellResult, Imported, JobSummary, Noise, ProtocolMode, RatioCi, RowResult,
-    Summary,
+    Calibration, CellId, CellResult, Combo, HttpServerResult, HttpSettings, HttpToolResult,
+    Imported, JobSummary, LEGACY_WORKLOAD, LoadReport, Noise, ProtocolMode, RatioCi, ResultsFile,
+    RowResult, RssFit, ServerName, SoakServerResult, Summary,
 };
 
 /// One impossible value, with where it sits.
@@ -68,7 +71,166 @@ pub fn cell_result(cell: &CellResult) -> Vec<Problem> {
     if let Some(imp) = &cell.imported {
         imported(imp, &mut out);
     }
+    for (name, s) in &cell.http {
+        http_server(name, &s.result, &s.settings, &mut out);
+    }
+    for (name, s) in &cell.soak {
+        soak_server(name, &s.result, &mut out);
+    }
     out
+}
+
+/// Every impossible value of an http or soak job's servers (none for another file: a
+/// workload job's are found in the cell it is merged into, by [`cell_result`]).
+pub fn suite_job(file: &ResultsFile) -> Vec<Problem> {
+    let mut out = Vec::new();
+    match file {
+        ResultsFile::Http(j) => {
+            for (name, r) in &j.servers {
+                http_server(name, r, &j.settings, &mut out);
+            }
+        }
+        ResultsFile::Soak(j) => {
+            for (name, r) in &j.servers {
+                soak_server(name, r, &mut out);
+            }
+        }
+        ResultsFile::Job(_) | ResultsFile::Cell(_) => {}
+    }
+    out
+}
+
+fn http_server(
+    name: &ServerName,
+    r: &HttpServerResult,
+    settings: &HttpSettings,
+    out: &mut Vec<Problem>,
+) {
+    let legacy = r.tools.iter().map(|(tool, t)| {
+        let c = Combo {
+            workload: LEGACY_WORKLOAD.to_owned(),
+            shape: settings.legacy_shape().to_owned(),
+            tool: tool.clone(),
+        };
+        (c, t)
+    });
+    let current = r.workloads.iter().flat_map(|(w, wr)| {
+        wr.shapes.iter().flat_map(move |(shape, tools)| {
+            tools.iter().map(move |(tool, t)| {
+                let c = Combo {
+                    workload: w.to_string(),
+                    shape: shape.to_string(),
+                    tool: tool.clone(),
+                };
+                (c, t)
+            })
+        })
+    });
+    for (c, t) in legacy.chain(current) {
+        http_tool(&format!("http server {name}, {c}"), t, out);
+    }
+}
+
+fn http_tool(at: &str, t: &HttpToolResult, out: &mut Vec<Problem>) {
+    let [lo, hi] = t.rps_range;
+    for (field, v) in [
+        ("rps", t.rps),
+        ("rps_range low", lo),
+        ("rps_range high", hi),
+        ("p99_ms", t.p99_ms),
+        ("cpu_ms_per_1k", t.cpu_ms_per_1k),
+    ] {
+        figure(&format!("{field} of {at}"), v, out);
+    }
+    if !(lo <= t.rps && t.rps <= hi) {
+        out.push(Problem(format!(
+            "rps of {at} is {} with its runs' range [{lo}, {hi}]: low ≤ rps ≤ high does not hold (impossible)",
+            t.rps
+        )));
+    }
+    if t.clean_runs as usize > t.runs.len() {
+        out.push(Problem(format!(
+            "{at} counts {} clean runs of {} (impossible)",
+            t.clean_runs,
+            t.runs.len()
+        )));
+    }
+    for run in &t.runs {
+        let of = format!("{at}, run {} (seq {})", run.index, run.seq);
+        for (field, v) in [
+            ("startup_s", run.startup_s),
+            ("time_wait.waited_s", run.time_wait.waited_s),
+            ("server_cpu_s", run.server_cpu_s),
+            ("cpu_ms_per_1k", run.cpu_ms_per_1k),
+            ("load_cpu_s", run.load_cpu_s),
+            ("load_cpu_share", run.load_cpu_share),
+            ("other_cpu_share", run.other_cpu_share),
+        ] {
+            figure(&format!("{field} of {of}"), v, out);
+        }
+        load_report(&of, &run.load, out);
+    }
+}
+
+fn load_report(at: &str, l: &LoadReport, out: &mut Vec<Problem>) {
+    let p = &l.latency_ms;
+    for (field, v) in [
+        ("load duration_s", l.duration_s),
+        ("load rps", l.rps),
+        ("p50 latency", p.p50),
+        ("p90 latency", p.p90),
+        ("p99 latency", p.p99),
+        ("p99.9 latency", p.p99_9),
+        ("max latency", p.max),
+    ] {
+        figure(&format!("{field} of {at}"), v, out);
+    }
+}
+
+fn soak_server(name: &ServerName, r: &SoakServerResult, out: &mut Vec<Problem>) {
+    let at = format!("soak server {name}");
+    if let Some(v) = r.startup_s {
+        figure(&format!("startup_s of {at}"), v, out);
+    }
+    if let Some(v) = r.cpu_ms_per_1k {
+        figure(&format!("cpu_ms_per_1k of {at}"), v, out);
+    }
+    if let Some(l) = &r.load {
+        load_report(&at, l, out);
+    }
+    for (i, s) in r.samples.iter().enumerate() {
+        let of = format!("sample {} of {at}", i + 1);
+        figure(&format!("t_s of {of}"), s.t_s, out);
+        figure(&format!("cpu_s of {of}"), s.cpu_s, out);
+    }
+    for (which, f) in [("fit", &r.fit), ("fit_minima", &r.fit_minima)] {
+        if let Some(f) = f {
+            fit(&format!("{which} of {at}"), f, out);
+        }
+    }
+}
+
+fn fit(at: &str, f: &RssFit, out: &mut Vec<Problem>) {
+    for (field, v) in [
+        ("slope_kib_per_min", f.slope_kib_per_min),
+        ("projected_kib", f.projected_kib),
+        ("projected_share", f.projected_share),
+    ] {
+        if !v.is_finite() {
+            out.push(Problem(format!("{field} of {at} is {v} (impossible)")));
+        }
+    }
+    figure(&format!("mean_kib of {at}"), f.mean_kib, out);
+    if !(0.0..=1.0).contains(&f.r2) {
+        out.push(Problem(format!("R² of {at} is {} (impossible)", f.r2)));
+    }
+}
+
+/// A count, rate, share or time of the suites: finite and not negative.
+fn figure(what: &str, v: f64, out: &mut Vec<Problem>) {
+    if !(v.is_finite() && v >= 0.0) {
+        out.push(Problem(format!("{what} is {} (impossible)", shown(v))));
+    }
 }
 
 fn job_summary(what: &str, job: &JobSummary, out: &mut Vec<Problem>) {
@@ -249,19 +411,19 @@ fn noise(at: &str, n: &Noise, rounds: u32, out: &mut Vec<Problem>) {
     if !(0.0..=1.0).contains(&n.ratio.level) {
         out.push(Problem(format!(
             "{at}.ratio.level is {}: a coverage is from 0 to 1",
-            figure(n.ratio.level)
+            shown(n.ratio.level)
         )));
     }
     for (name, v) in [("half_width", n.half_width), ("mad", n.mad)] {
         if !(v.is_finite() && v >= 0.0) {
             out.push(Problem(format!(
                 "{at}.{name} is {}: negative or not finite (impossible)",
-                figure(v)
+                shown(v)
             )));
         } else if v > MAX_CALIBRATION_NOISE {
             out.push(Problem(format!(
                 "{at}.{name} is {}, beyond {MAX_CALIBRATION_NOISE} (±{}%): no A/A noise of identical binaries is that wide",
-                figure(v),
+                shown(v),
                 MAX_CALIBRATION_NOISE * 100.0
             )));
         }
@@ -269,7 +431,7 @@ fn noise(at: &str, n: &Noise, rounds: u32, out: &mut Vec<Problem>) {
 }
 
 /// A figure as a message shows it: `1e308`, not its 309 digits.
-fn figure(v: f64) -> String {
+fn shown(v: f64) -> String {
     if v.is_finite() && v.abs() < 1e6 {
         v.to_string()
     } else {
@@ -286,7 +448,7 @@ fn ratio(what: &str, r: &RatioCi, out: &mut Vec<Problem>) {
         if !(v.is_finite() && v > 0.0) {
             out.push(Problem(format!(
                 "{what}{name} is {} (impossible)",
-                figure(v)
+                shown(v)
             )));
             return;
         }
@@ -294,9 +456,9 @@ fn ratio(what: &str, r: &RatioCi, out: &mut Vec<Problem>) {
     if !(r.lo <= r.median && r.median <= r.hi) {
         out.push(Problem(format!(
             "{what} is {} with interval [{}, {}]: lo ≤ median ≤ hi does not hold (impossible)",
-            figure(r.median),
-            figure(r.lo),
-            figure(r.hi)
+            shown(r.median),
+            shown(r.lo),
+            shown(r.hi)
         )));
     }
 }

@@ -185,6 +185,11 @@ pub fn gate(
                     .map(|r| format!("figures: job {tc}'s artifact, when collected: {r}")),
             );
         }
+        for (job, r) in recompute::suites::collected(cell) {
+            g.failures.push(format!(
+                "figures: job {job}'s artifact, when collected: {r}"
+            ));
+        }
         g.notices.extend(now.notes);
         g.failures.extend(subject_failures(cell, &digests, config));
         g.notices.extend(subject_notices(cell));
@@ -245,8 +250,7 @@ fn gate_one_cell(
     run_missing: &[String],
 ) -> GateCell {
     let baseline = baseline(older);
-    let suites =
-        crate::suite::gate_suites(cell, older, config.http_tolerance, config.soak.as_ref());
+    let suites = crate::suite::gate_suites_of(cell, older, config);
     let mut g = if cell.jobs.is_empty() {
         // A suite-only run: nothing of the workload to judge.
         GateCell {
@@ -315,7 +319,8 @@ fn gate_cell(
         Baseline::Measured(base_name, stated) => {
             // The baseline too is judged by its samples; a stated figure of it that disagrees
             // is named, never believed.
-            let recomputed = recompute::cell(stated, config);
+            // Its workload only: each http baseline is recomputed where the suite gate finds it.
+            let recomputed = recompute::workload_cell(stated, config);
             notices.extend(
                 recompute::summarize(&recomputed.disagreements)
                     .into_iter()

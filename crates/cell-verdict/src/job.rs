@@ -2,8 +2,8 @@
 //! rules a suite job applies while it measures (contamination, drift).
 
 use cell_schema::{
-    Clock, Contention, Drift, HttpServerResult, HttpSettings, Phase, RatioCi, Role, RowName,
-    RowResult, RssFit, ServerName, SoakConfig, SoakServerResult, Status, Tooth, Verdict,
+    Clock, Contention, Drift, HttpRun, HttpServerResult, HttpSettings, Phase, RatioCi, Role,
+    RowName, RowResult, RssFit, ServerName, SoakConfig, SoakServerResult, Status, Tooth, Verdict,
 };
 
 use crate::GateConfig;
@@ -195,6 +195,20 @@ pub struct Contamination {
 }
 
 impl Contamination {
+    /// The rule as `versions.env` sets it.
+    pub fn of_settings(s: &cell_model::Settings) -> Self {
+        Self {
+            load_cpu_max: s.http_load_cpu_max,
+            other_cpu_max: s.http_other_cpu_max,
+        }
+    }
+
+    /// Why `run` does not count, read from the CPU shares it records as written (4 decimals),
+    /// so a file read back gives the job's own answer.
+    pub fn of_run(&self, run: &HttpRun) -> Vec<String> {
+        self.reasons(run.load_cpu_share, run.other_cpu_share)
+    }
+
     /// Why a run with these CPU shares does not count (empty: it counts).
     pub fn reasons(&self, load_cpu_share: f64, other_cpu_share: f64) -> Vec<String> {
         let mut out = Vec::new();

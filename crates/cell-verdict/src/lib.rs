@@ -16,6 +16,7 @@ mod job;
 pub mod recompute;
 pub mod rules;
 mod suite;
+pub mod suite_figures;
 mod walk;
 
 pub use config::{CalibrationFile, GateConfig, calibration_of};

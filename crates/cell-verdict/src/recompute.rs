@@ -17,6 +17,8 @@ use cell_schema::{
 };
 
 use crate::figures::{self, phase_figures};
+
+pub mod suites;
 use crate::{GateConfig, WorkloadJob, tooth_ok, workload_verdict};
 
 /// A value with its figures recomputed, and every stated figure that disagreed.
@@ -118,13 +120,21 @@ pub fn job(job: &JobResult, config: &GateConfig) -> Recomputed<JobResult> {
     }
 }
 
-/// A merged cell as its samples give it: every job's reference, control, rows and tooth rows,
-/// its tooth, contention and verdict, at `CI_LEVEL`. Its thresholds and verdicts are the
+/// A merged cell as its samples give it: its workload ([`workload_cell`]) and its http and
+/// soak servers ([`suites`]), with today's configuration.
+pub fn cell(cell: &CellResult, config: &GateConfig) -> Recomputed<CellResult> {
+    let mut r = workload_cell(cell, config);
+    suites::cell(&mut r.value, config, &mut r.disagreements, &mut r.notes);
+    r
+}
+
+/// A merged cell's workload as its samples give it: every job's reference, control, rows and
+/// tooth rows, its tooth, contention and verdict, at `CI_LEVEL`. Its thresholds and verdicts are the
 /// configuration's now, which may have changed since it was written: those are replaced, not
 /// compared, and so are intervals a job computed at another `CI_LEVEL` (a note says so). An
 /// imported cell has no samples: it is returned as it is (its figures are the other tool's,
 /// and the gate says so).
-pub fn cell(cell: &CellResult, config: &GateConfig) -> Recomputed<CellResult> {
+pub fn workload_cell(cell: &CellResult, config: &GateConfig) -> Recomputed<CellResult> {
     let mut value = cell.clone();
     let mut out = Vec::new();
     let mut notes = Vec::new();

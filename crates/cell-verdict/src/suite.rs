@@ -8,6 +8,7 @@ use cell_schema::{
     GateVerdict, HttpToolResult, Phase, RowName, ServerName, SoakConfig,
 };
 
+use crate::GateConfig;
 use crate::rules::{band, three_way};
 
 /// What the suites add to one cell's gate.
@@ -31,6 +32,32 @@ pub fn gate_suites(
     tolerance: f64,
     soak: Option<&SoakConfig>,
 ) -> SuiteFindings {
+    gate_with(cell, history, tolerance, soak, None)
+}
+
+/// [`gate_suites`] with the configuration's thresholds and rules, each http baseline
+/// recomputed from its runs when it is found (a stated figure of it that disagrees a notice).
+pub(crate) fn gate_suites_of(
+    cell: &CellResult,
+    history: &[(&str, &CellResult)],
+    config: &GateConfig,
+) -> SuiteFindings {
+    gate_with(
+        cell,
+        history,
+        config.http_tolerance,
+        config.soak.as_ref(),
+        Some(config),
+    )
+}
+
+fn gate_with(
+    cell: &CellResult,
+    history: &[(&str, &CellResult)],
+    tolerance: f64,
+    soak: Option<&SoakConfig>,
+    recompute: Option<&GateConfig>,
+) -> SuiteFindings {
     let mut f = SuiteFindings::default();
     for (name, s) in &cell.http {
         if let Some(e) = &s.result.error {
@@ -52,7 +79,7 @@ pub fn gate_suites(
             history,
             (name.as_str(), s),
             (&combo, t),
-            tolerance,
+            (tolerance, recompute),
         );
     }
     for (name, s) in &cell.soak {
@@ -69,7 +96,7 @@ fn gate_http_tool(
     history: &[(&str, &CellResult)],
     (name, server): (&str, &CellHttpServer),
     (combo, t): (&Combo, &HttpToolResult),
-    tolerance: f64,
+    (tolerance, recompute): (f64, Option<&GateConfig>),
 ) {
     let id = &cell.cell.id;
     let (base, unlike) = match http_baseline(history, name, server, combo) {
@@ -86,6 +113,20 @@ fn gate_http_tool(
         ));
         return;
     };
+    // The baseline too is judged by its runs; a stated figure of it that disagrees is named.
+    let again = recompute.map(|c| {
+        let at = format!("baseline {base_name}: http server {name}, {combo}");
+        crate::recompute::suites::baseline_tool(&at, old, c)
+    });
+    if let Some(r) = &again {
+        f.notices.extend(
+            crate::recompute::summarize(&r.disagreements)
+                .into_iter()
+                .map(|d| format!("{d} (judged on its runs)")),
+        );
+        f.notices.extend(r.notes.iter().cloned());
+    }
+    let old = again.as_ref().map_or(old, |r| &r.value);
     let (lo, hi) = band(old.rps, tolerance);
     let unclean = |x: &HttpToolResult| x.clean_runs == 0;
     let noisy = if unclean(t) {

@@ -144,6 +144,32 @@ fn jobs(out: &Path) -> Vec<(String, serde_json::Value)> {
     found
 }
 
+/// The samples are the record: a suite job computes its figures from the values it writes, so
+/// its results.json, read back and recomputed with the configuration it ran with, is itself to
+/// the bit: no disagreement, and not even a figure kept within an older cell's rounding.
+fn assert_recomputes_to_the_bit(root: &Path, out: &Path) {
+    let plan = cell_model::Plan::load(root).unwrap();
+    let config = cell_verdict::GateConfig::from_plan(&plan, None, []);
+    let jobs = jobs(out);
+    assert!(!jobs.is_empty());
+    for (name, j) in jobs {
+        let file = cell_schema::read_results(&serde_json::to_string(&j).unwrap()).unwrap();
+        let (disagree, notes, same) = match file {
+            cell_schema::ResultsFile::Http(h) => {
+                let r = cell_verdict::recompute::suites::http_job(&h, &config);
+                (r.disagreements, r.notes, r.value == *h)
+            }
+            cell_schema::ResultsFile::Soak(s) => {
+                let r = cell_verdict::recompute::suites::soak_job(&s, &config);
+                (r.disagreements, r.notes, r.value == *s)
+            }
+            _ => panic!("{name}: a suite job"),
+        };
+        assert_eq!((disagree, notes), (Vec::new(), Vec::new()), "{name}");
+        assert!(same, "{name}: its figures recompute to themselves");
+    }
+}
+
 /// Held by every test that runs the repository's own servers: they listen on the ports
 /// cell/cell.toml gives them, so two such tests at once would collide.
 static REPO_PORTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -285,6 +311,7 @@ fn every_bundled_server_on_the_four_workloads() {
         jobs.len() * 4
     );
 
+    assert_recomputes_to_the_bit(&repo_root(), &out);
     collect_gate_and_report(tmp.path(), &out, &merged);
 }
 
@@ -429,6 +456,7 @@ fn the_same_process_mode_records_the_threads_and_connections_wrk_really_used() {
     );
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_recomputes_to_the_bit(&repo_root(), &out);
     for (name, j) in jobs(&out) {
         let server = &j["servers"][name.trim_start_matches("http-")];
         assert_eq!(j["settings"]["mode"], "same-process");
@@ -573,6 +601,7 @@ fn a_sustained_run_records_totals_and_the_rss_it_started_and_ended_with() {
     );
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_recomputes_to_the_bit(&repo_root(), &out);
     let jobs = jobs(&out);
     let j = &jobs[0].1;
     assert_eq!(j["settings"]["mode"], "sustained");
@@ -908,6 +937,7 @@ fn a_short_soak_with_its_own_window_start_is_not_refused_for_a_negative_minima_w
     // It ran (the leak fails the gate: fail_on_drift), and ran what was asked.
     assert_eq!(o.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(!stderr.contains("minima_window"), "{stderr}");
+    assert_recomputes_to_the_bit(&root, &out);
     let jobs = jobs(&out);
     for (_, j) in &jobs {
         let s = &j["settings"];

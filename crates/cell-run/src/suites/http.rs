@@ -10,10 +10,11 @@ use std::time::{Duration, Instant};
 use cell_model::{Cell, CpuSets, Expect, FieldError, HttpDef, Plan, Server, Shape, Workload};
 use cell_schema::{
     HttpJobResult, HttpKind, HttpMode, HttpRequestSpec, HttpRun, HttpServerResult, HttpSettings,
-    HttpShape, HttpToolResult, HttpWorkloadResult, SCHEMA_VERSION, ServerName, SuiteCost, TimeWait,
-    ToolName, WorkloadName, round_ratio, round_time,
+    HttpShape, HttpWorkloadResult, SCHEMA_VERSION, ServerName, SuiteCost, TimeWait, ToolName,
+    WorkloadName, round_ratio, round_time,
 };
-use cell_stats::{SplitMix64, median, shuffle};
+use cell_stats::{SplitMix64, shuffle};
+use cell_verdict::suite_figures;
 
 use super::error::NotServing;
 use super::load::{LoadRequest, LoadSpec};
@@ -232,7 +233,10 @@ fn file_runs(d: &HttpDef, generators: &[Generator], session: &mut Session, runs:
         w.shapes
             .entry(d.shapes[k.shape].name.clone())
             .or_default()
-            .insert(generators[k.tool].tool.name().to_owned(), aggregate(rs));
+            .insert(
+                generators[k.tool].tool.name().to_owned(),
+                suite_figures::http_tool(rs),
+            );
     }
 }
 
@@ -778,33 +782,36 @@ struct Measured {
     other_cpu_share: f64,
     peak_rss_kib: u64,
     rss: (Option<u64>, Option<u64>),
-    contaminated: Vec<String>,
+    /// The contamination rule of `versions.env`.
+    rule: cell_verdict::Contamination,
 }
 
 impl Measured {
+    /// The run as written: its CPU per 1k responses and its contamination computed from the
+    /// figures it records (rounded as written), so the record recomputes to the same bits.
     fn run(self, startup_s: f64, time_wait: TimeWait) -> HttpRun {
-        let requests = self.load.report.requests;
-        let cpu_ms_per_1k = if requests == 0 {
-            0.0
-        } else {
-            self.server_cpu_s * 1e6 / requests as f64
-        };
-        HttpRun {
+        let server_cpu_s = round_time(self.server_cpu_s);
+        let mut run = HttpRun {
             index: self.index,
             seq: self.seq,
             startup_s: round_time(startup_s),
             time_wait,
-            server_cpu_s: round_time(self.server_cpu_s),
-            cpu_ms_per_1k: round_ratio(cpu_ms_per_1k),
+            server_cpu_s,
+            cpu_ms_per_1k: suite_figures::run_cpu_ms_per_1k(
+                server_cpu_s,
+                self.load.report.requests,
+            ),
             peak_rss_kib: self.peak_rss_kib,
             rss_start_kib: self.rss.0,
             rss_end_kib: self.rss.1,
             load_cpu_s: round_time(self.load.cpu_s),
             load_cpu_share: round_ratio(self.load_cpu_share),
             other_cpu_share: round_ratio(self.other_cpu_share),
-            contaminated: self.contaminated,
+            contaminated: Vec::new(),
             load: self.load.report,
-        }
+        };
+        run.contaminated = self.rule.of_run(&run);
+        run
     }
 }
 
@@ -873,11 +880,6 @@ fn measure_load(
         }
         _ => 0.0,
     };
-    let contaminated = cell_verdict::Contamination {
-        load_cpu_max: ctx.plan.settings.http_load_cpu_max,
-        other_cpu_max: ctx.plan.settings.http_other_cpu_max,
-    }
-    .reasons(load_cpu_share, other_cpu_share);
     Ok(Measured {
         index: at.index,
         seq: at.seq,
@@ -887,7 +889,7 @@ fn measure_load(
         other_cpu_share,
         peak_rss_kib,
         rss: (Some(before.rss_kib), after.map(|s| s.rss_kib)),
-        contaminated,
+        rule: cell_verdict::Contamination::of_settings(&ctx.plan.settings),
     })
 }
 
@@ -916,111 +918,5 @@ fn drain(port: u16, bound: Duration) -> TimeWait {
         before,
         after: now,
         waited_s: round_time(t.elapsed().as_secs_f64()),
-    }
-}
-
-/// Medians over the clean runs (all runs when none is clean).
-pub fn aggregate(runs: Vec<HttpRun>) -> HttpToolResult {
-    let clean: Vec<&HttpRun> = runs.iter().filter(|r| r.contaminated.is_empty()).collect();
-    let basis: Vec<&HttpRun> = if clean.is_empty() {
-        runs.iter().collect()
-    } else {
-        clean.clone()
-    };
-    let of = |f: &dyn Fn(&HttpRun) -> f64| basis.iter().map(|r| f(r)).collect::<Vec<f64>>();
-    let rps = of(&|r| r.load.rps);
-    let lo = rps.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = rps.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    HttpToolResult {
-        clean_runs: u32::try_from(clean.len()).unwrap_or(u32::MAX),
-        rps: round_ratio(median(&rps)),
-        rps_range: [round_ratio(lo), round_ratio(hi)],
-        p99_ms: round_ratio(median(&of(&|r| r.load.latency_ms.p99))),
-        cpu_ms_per_1k: round_ratio(median(&of(&|r| r.cpu_ms_per_1k))),
-        peak_rss_kib: runs.iter().map(|r| r.peak_rss_kib).max().unwrap_or(0),
-        errors: runs
-            .iter()
-            .map(|r| r.load.errors.values().sum::<u64>())
-            .sum(),
-        non_2xx: runs.iter().map(|r| r.load.non_2xx).sum(),
-        runs,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use cell_schema::{Latency, LoadReport};
-
-    fn run(index: u32, rps: f64, p99: f64, dirty: bool) -> HttpRun {
-        HttpRun {
-            index,
-            seq: index,
-            startup_s: 0.01,
-            time_wait: TimeWait {
-                before: 0,
-                after: 0,
-                waited_s: 0.0,
-            },
-            load: LoadReport {
-                tool: "wrk".into(),
-                version: "wrk 4.1.0".into(),
-                duration_s: 1.0,
-                requests: rps as u64,
-                errors: BTreeMap::from([("timeout".to_owned(), u64::from(index))]),
-                non_2xx: 1,
-                rps,
-                latency_ms: Latency {
-                    p50: 0.1,
-                    p90: 0.2,
-                    p99,
-                    p99_9: 1.0,
-                    max: 2.0,
-                },
-                ..LoadReport::default()
-            },
-            server_cpu_s: 0.5,
-            cpu_ms_per_1k: rps / 1000.0,
-            peak_rss_kib: 1000 + u64::from(index),
-            rss_start_kib: None,
-            rss_end_kib: None,
-            load_cpu_s: 0.5,
-            load_cpu_share: 0.5,
-            other_cpu_share: 0.0,
-            contaminated: if dirty {
-                vec!["busy".into()]
-            } else {
-                Vec::new()
-            },
-        }
-    }
-
-    #[test]
-    #[expect(clippy::float_cmp, reason = "medians of exact values are exact")]
-    fn contaminated_runs_are_kept_but_left_out_of_the_medians() {
-        let t = aggregate(vec![
-            run(0, 1000.0, 1.0, false),
-            run(1, 9000.0, 9.0, true),
-            run(2, 1200.0, 2.0, false),
-            run(3, 1100.0, 3.0, false),
-        ]);
-        assert_eq!(t.runs.len(), 4);
-        assert_eq!(t.clean_runs, 3);
-        assert_eq!(t.rps, 1100.0);
-        assert_eq!(t.rps_range, [1000.0, 1200.0]);
-        assert_eq!(t.p99_ms, 2.0);
-        assert_eq!(t.cpu_ms_per_1k, 1.1);
-        // Peaks, errors and non-2xx count every run.
-        assert_eq!(t.peak_rss_kib, 1003);
-        assert_eq!(t.errors, 6);
-        assert_eq!(t.non_2xx, 4);
-    }
-
-    #[test]
-    #[expect(clippy::float_cmp, reason = "medians of exact values are exact")]
-    fn with_no_clean_run_the_medians_come_from_all() {
-        let t = aggregate(vec![run(0, 1000.0, 1.0, true), run(1, 3000.0, 3.0, true)]);
-        assert_eq!(t.clean_runs, 0);
-        assert_eq!(t.rps, 2000.0);
     }
 }

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use cell_model::{CpuSets, FieldError, HttpDef, Plan, SoakDef};
 use cell_schema::{
-    Drift, RssFit, SCHEMA_VERSION, ServerName, SoakConfig, SoakJobResult, SoakKind, SoakSample,
-    SoakServerResult, SoakSettings, SuiteCost, ToolName, round_ratio, round_time,
+    Drift, SCHEMA_VERSION, ServerName, SoakConfig, SoakJobResult, SoakKind, SoakSample,
+    SoakServerResult, SoakSettings, SuiteCost, ToolName, round_time,
 };
 
 use super::load::LoadSpec;
@@ -276,12 +276,12 @@ fn record(
     on: &mut dyn FnMut(String),
 ) {
     r.startup_s = Some(round_time(s.startup_s));
-    r.peak_rss_kib = s.samples.iter().map(|x| x.rss_kib).max().unwrap_or(0);
-    let (fit, fit_minima, drift) = judge(&s.samples, c);
-    r.cpu_ms_per_1k = cpu_per_1k(&s.samples, c, s.load.as_ref().map(|l| l.requests));
-    r.fit = fit;
-    r.fit_minima = fit_minima;
-    r.verdict = drift;
+    let f = cell_verdict::suite_figures::soak(&s.samples, c, s.load.as_ref().map(|l| l.requests));
+    r.peak_rss_kib = f.peak_rss_kib;
+    r.cpu_ms_per_1k = f.cpu_ms_per_1k;
+    r.fit = f.fit;
+    r.fit_minima = f.fit_minima;
+    r.verdict = f.verdict;
     r.samples = s.samples;
     r.load = s.load;
     r.error = s.error;
@@ -417,58 +417,6 @@ fn sample_loop(
     out
 }
 
-/// Fits RSS from the window start, and again on the minimum of each minima window; the
-/// drift rule reads both (a sawtooth allocator moves the samples, not the minima).
-pub fn judge(samples: &[SoakSample], c: &SoakConfig) -> (Option<RssFit>, Option<RssFit>, Drift) {
-    let window: Vec<&SoakSample> = samples
-        .iter()
-        .filter(|s| s.t_s >= c.window_start_s)
-        .collect();
-    let pts: Vec<(f64, f64)> = window.iter().map(|s| (s.t_s, s.rss_kib as f64)).collect();
-    let fit = fit_pts(&pts);
-    let mut minima: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
-    for &(t, y) in &pts {
-        let k = ((t - c.window_start_s) / c.minima_window_s).floor() as u64;
-        let e = minima.entry(k).or_insert((t, y));
-        if y < e.1 {
-            *e = (t, y);
-        }
-    }
-    let fit_minima = fit_pts(&minima.into_values().collect::<Vec<_>>());
-    let drift = cell_verdict::drift(fit.as_ref(), fit_minima.as_ref(), c);
-    (fit, fit_minima, drift)
-}
-
-fn fit_pts(pts: &[(f64, f64)]) -> Option<RssFit> {
-    let xs: Vec<f64> = pts.iter().map(|p| p.0 / 60.0).collect();
-    let ys: Vec<f64> = pts.iter().map(|p| p.1).collect();
-    let o = cell_stats::ols(&xs, &ys)?;
-    let span_min = xs.last()? - xs.first()?;
-    let mean = ys.iter().sum::<f64>() / ys.len() as f64;
-    let projected = o.slope * span_min;
-    Some(RssFit {
-        points: u32::try_from(pts.len()).unwrap_or(u32::MAX),
-        slope_kib_per_min: round_ratio(o.slope),
-        r2: round_ratio(o.r2),
-        projected_kib: round_ratio(projected),
-        mean_kib: round_ratio(mean),
-        projected_share: if mean > 0.0 {
-            round_ratio(projected / mean)
-        } else {
-            0.0
-        },
-    })
-}
-
-/// Server CPU over the window per 1,000 requests served in it (at a fixed rate the requests
-/// are spread evenly, so the window's share of them is its share of the duration).
-fn cpu_per_1k(samples: &[SoakSample], c: &SoakConfig, requests: Option<u64>) -> Option<f64> {
-    let first = samples.iter().find(|s| s.t_s >= c.window_start_s)?;
-    let last = samples.last()?;
-    let requests = requests? as f64 * (last.t_s - first.t_s) / c.duration_s;
-    (requests > 0.0).then(|| round_ratio((last.cpu_s - first.cpu_s) * 1e6 / requests))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -486,18 +434,6 @@ mod tests {
             fail_on_drift: true,
             keep_alive: true,
         }
-    }
-
-    fn samples(f: impl Fn(f64) -> u64) -> Vec<SoakSample> {
-        (0..=180)
-            .map(|t| SoakSample {
-                t_s: f64::from(t),
-                rss_kib: f(f64::from(t)),
-                cpu_s: 0.0,
-                threads: 1,
-                fds: 5,
-            })
-            .collect()
     }
 
     /// `[soak]` as its defaults are: an hour, the fit from 10 minutes, minima every minute.
@@ -592,62 +528,5 @@ mod tests {
         };
         let e = d.validate().unwrap_err();
         assert_eq!(e.field, "soak.window_start", "{e}");
-    }
-
-    #[test]
-    fn a_steady_leak_drifts_and_a_flat_line_does_not() {
-        // 800 KiB a second on 10 MiB: 48,000 KiB/min.
-        let (fit, minima, v) = judge(&samples(|t| 10_240 + (t * 800.0) as u64), &def());
-        assert_eq!(v, Drift::Drifted);
-        let fit = fit.unwrap();
-        assert!((fit.slope_kib_per_min - 48_000.0).abs() < 1.0, "{fit:?}");
-        assert!(fit.r2 > 0.999);
-        assert!(minima.unwrap().slope_kib_per_min > 40_000.0);
-        let (fit, _, v) = judge(&samples(|_| 10_240), &def());
-        assert_eq!(v, Drift::Flat);
-        assert!(fit.unwrap().slope_kib_per_min.abs() < 1e-9);
-    }
-
-    #[test]
-    fn a_sawtooth_whose_floor_stays_is_not_a_leak() {
-        // Most samples climb 40 KiB a second, but once per minima window a collection takes
-        // RSS back to its floor: the samples' fit trips, the minima stay flat.
-        let saw = |t: f64| {
-            if (t as u64).is_multiple_of(15) {
-                10_240
-            } else {
-                10_240 + (t * 40.0) as u64
-            }
-        };
-        let (fit, minima, v) = judge(&samples(saw), &def());
-        let fit = fit.unwrap();
-        assert!(
-            fit.projected_share >= 0.05 && fit.r2 >= 0.5,
-            "the samples alone would call it a leak: {fit:?}"
-        );
-        assert!(minima.unwrap().projected_share < 0.05);
-        assert_eq!(v, Drift::Flat);
-    }
-
-    #[test]
-    fn the_rule_s_thresholds_come_from_the_config() {
-        let small = samples(|t| 10_240 + (t * 5.0) as u64); // +7.3% over the window
-        assert_eq!(judge(&small, &def()).2, Drift::Drifted);
-        let lax = SoakConfig {
-            drift_share: 0.10,
-            ..def()
-        };
-        assert_eq!(judge(&small, &lax).2, Drift::Flat);
-        let strict_r2 = SoakConfig {
-            min_r2: 1.1,
-            ..def()
-        };
-        assert_eq!(judge(&small, &strict_r2).2, Drift::Flat);
-    }
-
-    #[test]
-    fn too_few_points_is_unknown() {
-        let few: Vec<SoakSample> = samples(|_| 1).into_iter().take(32).collect();
-        assert_eq!(judge(&few, &def()).2, Drift::Unknown);
     }
 }
