@@ -222,7 +222,11 @@ pub(crate) fn euid() -> u32 {
 pub(crate) fn trusted(path: &Path, meta: &Metadata) -> Result<(), CacheError> {
     let me = euid();
     let why = if meta.uid() != me && meta.uid() != 0 {
-        Some(format!("owned by another user than uid {me} or root"))
+        Some(if me == 0 {
+            "owned by another user than root".to_owned()
+        } else {
+            format!("owned by another user than uid {me} or root")
+        })
     } else if !meta.file_type().is_symlink() && meta.mode() & 0o022 != 0 {
         Some("writable by group or others".to_owned())
     } else {
@@ -247,24 +251,45 @@ fn trusted_dir(path: &Path) -> Result<(), CacheError> {
     trusted(path, &meta)
 }
 
-/// The directories above the root: none may let others rename the root away and put theirs
-/// in its place (writable by others without the sticky bit, as `/tmp` has).
+/// The directories above the root, and every link on the way to it: none may let another
+/// user rename the root away and put theirs in its place. Each must be owned by this user or
+/// root and writable by nobody else, unless sticky (as `/tmp` is: others cannot rename what
+/// is ours in it); a link must be this user's or root's, and what it leads to is checked the
+/// same way.
 fn above_root(root: &Path) -> Result<(), CacheError> {
     for dir in root.ancestors().skip(1) {
-        let meta = match fs::metadata(dir) {
+        let meta = match fs::symlink_metadata(dir) {
             Ok(m) => m,
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
             Err(e) => return Err(io_at(dir)(e)),
         };
-        if meta.mode() & 0o002 != 0 && meta.mode() & 0o1000 == 0 {
-            return Err(untrusted(
-                dir,
-                &meta,
-                "above the toolchain cache, writable by others without the sticky bit",
-            ));
-        }
+        above(dir, &meta)?;
+    }
+    // Where the links lead: the nearest existing ancestor, resolved.
+    let Some(existing) = root.ancestors().skip(1).find(|d| d.exists()) else {
+        return Ok(());
+    };
+    let real = fs::canonicalize(existing).map_err(io_at(existing))?;
+    for dir in real.ancestors() {
+        let meta = fs::symlink_metadata(dir).map_err(io_at(dir))?;
+        above(dir, &meta)?;
     }
     Ok(())
+}
+
+/// One directory or link above the root, by [`above_root`]'s rule.
+fn above(dir: &Path, meta: &Metadata) -> Result<(), CacheError> {
+    let me = euid();
+    let why = if meta.uid() != me && meta.uid() != 0 {
+        "above the toolchain cache, owned by another user"
+    } else if meta.file_type().is_symlink() {
+        return Ok(());
+    } else if meta.mode() & 0o022 != 0 && meta.mode() & 0o1000 == 0 {
+        "above the toolchain cache, writable by group or others without the sticky bit"
+    } else {
+        return Ok(());
+    };
+    Err(untrusted(dir, meta, why))
 }
 
 fn untrusted(path: &Path, meta: &Metadata, why: impl Into<String>) -> CacheError {

@@ -107,8 +107,11 @@ fn gate_ratio(r: &RatioCi) -> GateRatio {
 
 /// Why a job's A/A control says its rows on `phase` (on `clock`) cannot be judged, if it does.
 fn too_noisy(job: &JobSummary, phase: &Phase, clock: Clock, tolerance: f64) -> Option<String> {
-    let control = job.control.as_ref()?;
-    let Some(r) = control.phases.get(phase).and_then(|p| p.ratio.as_ref()) else {
+    // No control (or none on this phase) vouches for nothing: the phase is not judged.
+    let Some(r) = (job.control.as_ref())
+        .and_then(|c| c.phases.get(phase))
+        .and_then(|p| p.ratio.as_ref())
+    else {
         return Some(crate::rules::no_control_measurement(phase.as_str()));
     };
     NoisyControl::check(phase.as_str(), clock, r.on(clock), tolerance).map(|n| n.gate_reason())

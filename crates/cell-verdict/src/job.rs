@@ -106,11 +106,27 @@ struct PhaseControl {
 /// wall-clock row on a machine whose wall clock is noisy is as inconclusive as a cpu row on a
 /// noisy cpu clock. A phase the control has no ratio on cannot be judged either.
 fn control_by_phase(job: &WorkloadJob<'_>, tolerance: f64) -> Vec<PhaseControl> {
-    let Some((_, control)) = job.rows.iter().find(|(n, _)| *n == job.control) else {
-        return Vec::new();
-    };
+    let control = job
+        .rows
+        .iter()
+        .find(|(n, _)| *n == job.control)
+        .map(|(_, r)| r);
+    // Every phase a row is judged on, and the control's own: a control (or a phase of it)
+    // missing from the record silences nothing, it leaves the phase unjudged.
+    let mut phases: Vec<&Phase> = job
+        .rows
+        .iter()
+        .filter(|(_, r)| r.role == Role::Row)
+        .flat_map(|(_, r)| r.phases.keys())
+        .chain(control.into_iter().flat_map(|c| c.phases.keys()))
+        .collect();
+    phases.sort();
+    phases.dedup();
     let mut out = Vec::new();
-    for (p, pr) in &control.phases {
+    for p in phases {
+        let ratio = control
+            .and_then(|c| c.phases.get(p))
+            .and_then(|pr| pr.ratio.as_ref());
         let mut clocks: Vec<Clock> = job
             .rows
             .iter()
@@ -120,7 +136,7 @@ fn control_by_phase(job: &WorkloadJob<'_>, tolerance: f64) -> Vec<PhaseControl> 
             .collect();
         clocks.sort();
         clocks.dedup();
-        let noisy = match pr.ratio.as_ref() {
+        let noisy = match ratio {
             None => vec![format!(
                 "too noisy to gate: {}",
                 crate::rules::no_control_measurement(p.as_str())

@@ -328,11 +328,27 @@ impl<'a> JobView<'a> {
     /// its ratio the slow row's ratio over the fast row's in the same rounds, judged by the
     /// repository's floor.
     fn recompute_tooth(&mut self, config: &GateConfig, level: f64, out: &mut Vec<String>) {
-        let Some(t) = self.tooth.clone() else {
-            return;
-        };
         let (slow, fast, phase) = &config.tooth;
         let what = &self.what;
+        let t = match self.tooth.clone() {
+            Some(t) => t,
+            // Every job times the tooth: one stated as none is taken from the samples.
+            None if self.own_config => {
+                out.push(format!(
+                    "{what}tooth: none stated, the configuration's is {slow}/{fast} on {phase}"
+                ));
+                Tooth {
+                    slow: slow.clone(),
+                    fast: fast.clone(),
+                    phase: phase.clone(),
+                    clock: self.protocol.default_clock,
+                    floor: config.floor(self.arch),
+                    ratio: None,
+                    ok: false,
+                }
+            }
+            None => return,
+        };
         if (&t.slow, &t.fast, &t.phase) != (slow, fast, phase) {
             out.push(format!(
                 "{what}tooth: {}/{} on {} stated, the configuration's is {slow}/{fast} on {phase}",

@@ -264,3 +264,56 @@ fn a_ratio_count_and_level_the_samples_cannot_give_are_named() {
     let fib = &c.merged["rows"]["gcc-O2"]["phases"]["fib"];
     assert_eq!(fib["ratio"]["cpu"]["n"], 3, "{fib}");
 }
+
+/// Regression: an artifact without its A/A control row (or without one of the control's
+/// phases) was collected as `ok`, and the gate passed its rows: the control's check ran only
+/// over the phases the control held. Now a phase no control measured is unjudged, and a job
+/// stating otherwise disagrees with its samples.
+#[test]
+fn a_dropped_control_leaves_its_phases_unjudged_never_passed() {
+    for drop_phase_only in [false, true] {
+        let c = forge("gcc", |j| {
+            if drop_phase_only {
+                j["rows"]["control"]["phases"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("mix");
+            } else {
+                j["rows"].as_object_mut().unwrap().remove("control");
+            }
+        });
+        let f = failures(&c);
+        assert!(f.contains("disagree") && f.contains("gcc"), "{f}");
+        let v = verdict(&c, "gcc-O2", "mix");
+        assert_ne!(v["status"], "pass", "{v}");
+        assert!(v.to_string().contains("control"), "{v}");
+    }
+}
+
+/// Regression: `"tooth": null` in an artifact dropped the tooth's check at collect (the job
+/// was recorded ok while its slow row ran as fast as the fast one). Now the tooth is taken
+/// from the samples and the stated absence is named.
+#[test]
+fn a_tooth_stated_as_none_is_taken_from_the_samples() {
+    let c = forge("gcc", |j| {
+        let fast = phase(j, "c-fast", "mix")["runs"].clone();
+        let slow = phase(j, "c-slow", "mix")["runs"].as_array_mut().unwrap();
+        for r in slow.iter_mut() {
+            let paired = fast
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["round"] == r["round"] && f["seq"] == r["paired_with"])
+                .unwrap();
+            r["wall_s"] = paired["wall_s"].clone();
+            r["cpu_s"] = paired["cpu_s"].clone();
+        }
+        j["tooth"] = Value::Null;
+    });
+    assert_eq!(c.collect_code, 1);
+    let f = failures(&c);
+    assert!(f.contains("tooth: none stated"), "{f}");
+    let tooth = &c.merged["jobs"]["gcc"]["tooth"];
+    assert_eq!(tooth["ok"], false, "{tooth}");
+    assert_eq!(c.merged["jobs"]["gcc"]["verdict"]["status"], "failed");
+}

@@ -197,11 +197,11 @@ fn a_planted_tree_is_refused_before_anything_of_it_runs() {
     let plantings: [Planting; 3] = [
         |_, tree| {
             chown_tree(tree);
-            (tree.to_owned(), "owned by another user than uid 0 or root")
+            (tree.to_owned(), "owned by another user than root")
         },
         |cache, _| {
             chown_tree(cache);
-            (cache.to_owned(), "owned by another user than uid 0 or root")
+            (cache.to_owned(), "owned by another user than root")
         },
         |_, tree| {
             std::fs::set_permissions(tree, std::fs::Permissions::from_mode(0o777)).unwrap();
@@ -236,6 +236,62 @@ fn a_planted_tree_is_refused_before_anything_of_it_runs() {
         "nothing was downloaded in its place"
     );
     assert!(!out.join("results.json").exists());
+}
+
+/// Regression: only a directory above the cache that everyone may write to without the
+/// sticky bit was refused. A parent owned by another user, or writable by a group, let its
+/// owner rename the verified cache away after the check and put a planted tree in its place
+/// (root's `cell run` then ran it); a path through another user's link let them re-point it.
+/// Now each is refused by name before anything is installed or run.
+#[test]
+fn a_cache_below_another_user_s_directory_or_link_is_refused_by_name() {
+    if !as_root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let release = Release::new(tmp.path());
+    let theirs = tmp.path().join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    chown_tree(&theirs);
+    let group = tmp.path().join("group");
+    std::fs::create_dir(&group).unwrap();
+    std::fs::set_permissions(&group, std::fs::Permissions::from_mode(0o775)).unwrap();
+    let mine = tmp.path().join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    let link = tmp.path().join("link");
+    std::os::unix::fs::symlink(&mine, &link).unwrap();
+    // SAFETY: lchown on a path we made; the link becomes another user's.
+    let c = std::ffi::CString::new(link.as_os_str().as_encoded_bytes()).unwrap();
+    assert_eq!(unsafe { libc::lchown(c.as_ptr(), 65534, 65534) }, 0);
+    for (cache, named, why) in [
+        (
+            theirs.join("cache"),
+            &theirs,
+            "above the toolchain cache, owned by another user",
+        ),
+        (
+            group.join("cache"),
+            &group,
+            "above the toolchain cache, writable by group or others without the sticky bit",
+        ),
+        (
+            link.join("cache"),
+            &link,
+            "above the toolchain cache, owned by another user",
+        ),
+    ] {
+        let a = release
+            .cell(Some(&cache), tmp.path(), &["install", "--toolchain", "tcc"])
+            .assert()
+            .code(2);
+        let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+        assert!(
+            err.contains(&format!("{}: {why}", named.display())),
+            "{err}"
+        );
+        assert!(!cache.join("toolchains").exists(), "{}", cache.display());
+    }
+    assert_eq!(release.downloads(), 0);
 }
 
 /// Regression: with `HOME` unset (and no other cache dir named), the cache was
