@@ -22,6 +22,15 @@ use crate::scripted::{ScriptedExecutor, ScriptedTimings};
 use crate::timing::{Engine, EngineOptions, ExitKind};
 use crate::tools::{self, Probed};
 
+mod choice;
+mod execute;
+mod tooth;
+
+use choice::calibrated_clock;
+pub(crate) use choice::resolve_mode;
+pub(crate) use execute::RealExecutor;
+use tooth::{tooth, tooth_rows};
+
 /// What a job needs besides the plan.
 #[derive(Clone, Debug)]
 pub struct JobOptions {
@@ -406,50 +415,6 @@ fn reference_and_control(
     ])
 }
 
-/// The tooth's rows are timed in every job that can build them, so every job proves the
-/// harness can see a known difference.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the build stage's state, handed on as it stands"
-)]
-fn tooth_rows(
-    plan: &Plan,
-    tc: &Toolchain,
-    probes: &Probes,
-    out: &Path,
-    default_clock: Clock,
-    timed: &mut Vec<Timed>,
-    skipped: &[Skipped],
-    on: &mut dyn FnMut(Event),
-) {
-    let ref_tc = &plan.reference().toolchain;
-    for tooth_row in [&plan.tooth.slow, &plan.tooth.fast] {
-        if timed.iter().any(|t| &t.name == tooth_row) || skipped.iter().any(|s| &s.row == tooth_row)
-        {
-            continue;
-        }
-        let row = &plan.rows[tooth_row];
-        let probe = if &row.toolchain == ref_tc {
-            Some(&probes.reference)
-        } else {
-            probes
-                .job
-                .as_ref()
-                .ok()
-                .filter(|_| row.toolchain == tc.name)
-        };
-        if let Some(probe) = probe {
-            on(Event::Building(tooth_row.clone()));
-            if let Ok(build) = build_row(plan, row, probe, out) {
-                let mut t = Timed::new(row, Role::Tooth, build, probe, plan, default_clock);
-                t.phases = vec![plan.settings.tooth_phase.clone()];
-                t.clock = default_clock;
-                timed.push(t);
-            }
-        }
-    }
-}
-
 /// What the timing stage measured.
 struct Timing {
     outcome: Outcome,
@@ -458,30 +423,6 @@ struct Timing {
     scripted: bool,
     /// Why this protocol, when `PROTOCOL` did not name it or could not be honoured.
     mode_chosen: Option<String>,
-}
-
-/// The protocol a job times with: `PROTOCOL`, or for `auto` the one the cell's calibration
-/// found quieter, else sequential; a duet needs two CPUs to time on. With the reason, when
-/// the protocol is not simply the one `PROTOCOL` named.
-pub(crate) fn resolve_mode(
-    plan: &Plan,
-    cell: &Cell,
-    cpus: usize,
-) -> (cell_schema::ProtocolMode, Option<String>) {
-    use cell_schema::ProtocolMode;
-    let (wanted, why) = match plan.settings.protocol {
-        Some(m) => (m, None),
-        None => auto_mode(plan, cell),
-    };
-    if wanted == ProtocolMode::Duet && cpus < 2 {
-        return (
-            ProtocolMode::Sequential,
-            Some(format!(
-                "duet needs two CPUs to time on and this job has {cpus}: sequential"
-            )),
-        );
-    }
-    (wanted, why)
 }
 
 /// `PROTOCOL=auto`: the protocol the cell's calibration found quieter, else sequential (no
@@ -771,20 +712,6 @@ fn futility(params: &Params, outcome: &Outcome, timed: &[Timed]) -> Option<cell_
     })
 }
 
-/// `CLOCK=auto`: the clock `cell calibrate` found quieter on this cell, else CPU time (no
-/// calibration, or one that is ignored); with why, as the job records it.
-fn calibrated_clock(plan: &Plan, cell: &Cell) -> (Clock, Option<String>) {
-    let (clock, why) = match cell_verdict::calibration_of(plan, &cell.id()) {
-        CalibrationFile::Usable(c) => (
-            c.quieter_clock,
-            "the quieter in this cell's calibration".to_owned(),
-        ),
-        CalibrationFile::Absent => (Clock::Cpu, "no calibration for this cell".to_owned()),
-        CalibrationFile::Ignored(notice) => (Clock::Cpu, notice),
-    };
-    (clock, Some(format!("CLOCK=auto: {}, {why}", clock.name())))
-}
-
 /// The GitHub Actions run from the runner's environment, when this job runs in one.
 pub(crate) fn github_context() -> Option<cell_schema::GithubJob> {
     if std::env::var("GITHUB_ACTIONS").as_deref() != Ok("true") {
@@ -856,161 +783,4 @@ impl Timed {
         };
         self.row.run.iter().map(|a| a.render(&vars)).collect()
     }
-}
-
-/// Runs units as real processes on the timing engine.
-pub(crate) struct RealExecutor<'a> {
-    pub(crate) engine: &'a mut Engine,
-    pub(crate) timed: &'a [Timed],
-    pub(crate) plan: &'a Plan,
-    pub(crate) scratch: &'a Path,
-}
-
-impl Executor for RealExecutor<'_> {
-    fn run(&mut self, unit: usize, phase: &Phase) -> Sample {
-        let (plan, scratch) = (self.plan, self.scratch);
-        let argv = self.timed[unit].argv(phase, scratch);
-        let l = launch(plan, scratch, &argv, phase);
-        let measured = self.engine.run(l.argv, l.cwd, l.timeout, l.expected);
-        sample(plan, &argv, l.expected, measured)
-    }
-
-    fn run_pair(&mut self, first: usize, second: usize, phase: &Phase) -> (Sample, Sample) {
-        let (plan, scratch) = (self.plan, self.scratch);
-        let (argv_a, argv_b) = (
-            self.timed[first].argv(phase, scratch),
-            self.timed[second].argv(phase, scratch),
-        );
-        let (a, b) = (
-            launch(plan, scratch, &argv_a, phase),
-            launch(plan, scratch, &argv_b, phase),
-        );
-        let expected = a.expected;
-        // The protocol already chose which unit goes first, so which CPU each takes.
-        // Each side judged on its own: a row that cannot start must not take its reference
-        // run with it.
-        let [ma, mb] = self
-            .engine
-            .run_pair_each(&a, &b, false)
-            .unwrap_or_else(|e| {
-                let again = std::io::Error::new(e.kind(), e.to_string());
-                [Err(e), Err(again)]
-            });
-        (
-            sample(plan, &argv_a, expected, ma),
-            sample(plan, &argv_b, expected, mb),
-        )
-    }
-}
-
-/// One timed run of `argv` on `phase`, as the engine takes it.
-fn launch<'a>(
-    plan: &'a Plan,
-    scratch: &'a Path,
-    argv: &'a [String],
-    phase: &Phase,
-) -> crate::timing::Launch<'a> {
-    crate::timing::Launch {
-        argv,
-        cwd: scratch,
-        timeout: Duration::from_secs_f64(plan.settings.run_timeout_s),
-        expected: plan.expect[phase].as_bytes(),
-    }
-}
-
-/// What one timed run says: its clocks, and what was wrong with it, if anything.
-fn sample(
-    plan: &Plan,
-    argv: &[String],
-    expected: &[u8],
-    measured: std::io::Result<crate::timing::Measured>,
-) -> Sample {
-    let m = match measured {
-        Ok(m) => m,
-        Err(e) => {
-            return Sample {
-                wall_s: 0.0,
-                cpu_s: 0.0,
-                user_s: 0.0,
-                sys_s: 0.0,
-                steal_s: None,
-                maxrss_kib: 0,
-                ok: false,
-                wrong: Some(format!("could not start {}: {e}", argv[0])),
-                printed: None,
-                timed_out: true,
-            };
-        }
-    };
-    let answered = m.exit == ExitKind::Code(0) && !m.stdout.matches;
-    let wrong = match &m.exit {
-        ExitKind::Code(0) if m.stdout.matches => None,
-        ExitKind::Code(0) => Some(format!(
-            "printed {}, expected {:?}",
-            capture::describe(&m.stdout),
-            String::from_utf8_lossy(expected)
-        )),
-        ExitKind::Code(c) if m.stderr.bytes > 0 => Some(format!(
-            "exited with {c}, stderr {}",
-            capture::describe(&m.stderr)
-        )),
-        ExitKind::Code(c) => Some(format!("exited with {c}")),
-        ExitKind::Signal(s) => Some(format!("killed by signal {s}")),
-        ExitKind::TimedOut => Some(format!(
-            "killed after RUN_TIMEOUT_S={}",
-            plan.settings.run_timeout_s
-        )),
-    };
-    Sample {
-        wall_s: m.wall_s,
-        cpu_s: m.cpu_s,
-        user_s: m.user_s,
-        sys_s: m.sys_s,
-        steal_s: m.steal_s,
-        maxrss_kib: m.maxrss_kib,
-        ok: wrong.is_none(),
-        wrong,
-        printed: answered.then(|| m.stdout.printed()),
-        timed_out: m.exit == ExitKind::TimedOut,
-    }
-}
-
-fn tooth(
-    plan: &Plan,
-    cell: &Cell,
-    timed: &[Timed],
-    outcome: &Outcome,
-    clock: Clock,
-    config: &GateConfig,
-) -> Option<Tooth> {
-    let idx = |n: &RowName| timed.iter().position(|t| &t.name == n);
-    let (slow, fast) = (idx(&plan.tooth.slow), idx(&plan.tooth.fast));
-    // A job that could not even try to build the tooth's rows has no tooth; one that tried and
-    // failed has a tooth with no ratio, which fails.
-    let buildable = |n: &RowName| {
-        plan.rows[n].toolchain == plan.reference().toolchain
-            || timed
-                .iter()
-                .any(|t| t.row.toolchain == plan.rows[n].toolchain)
-    };
-    if !(buildable(&plan.tooth.slow) && buildable(&plan.tooth.fast)) {
-        return None;
-    }
-    let phase = plan.settings.tooth_phase.clone();
-    let ratio = match (slow, fast) {
-        (Some(s), Some(f)) => protocol::ratio_ci(
-            &protocol::ratio_of_ratios(outcome, s, f, &phase, clock),
-            plan.settings.ci_level,
-        ),
-        _ => None,
-    };
-    Some(Tooth {
-        slow: plan.tooth.slow.clone(),
-        fast: plan.tooth.fast.clone(),
-        phase,
-        clock,
-        floor: config.floor(&cell.arch),
-        ok: cell_verdict::tooth_ok(ratio.as_ref(), &cell.arch, config),
-        ratio,
-    })
 }

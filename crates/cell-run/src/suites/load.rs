@@ -7,6 +7,8 @@
 //! the CSV it writes with `-e` (see the `ab` module).
 
 mod ab;
+mod oha;
+mod wrk;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -17,6 +19,9 @@ use std::time::Duration;
 
 use cell_schema::{Latency, LoadReport};
 use serde::Deserialize;
+
+use oha::{oha_argv, parse_oha};
+use wrk::{parse_wrk, wrk_argv};
 
 /// A supported load generator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -357,99 +362,6 @@ pub fn argv(
     Ok(out)
 }
 
-/// `wrk`'s arguments after the program: whole seconds, no fixed rate, the script.
-fn wrk_argv(
-    out: &mut Vec<OsString>,
-    spec: &LoadSpec,
-    counts: Effective,
-    scratch: &Path,
-) -> Result<(), LoadError> {
-    let tool = LoadTool::Wrk;
-    let (duration, timeout) = closed_loop_seconds(tool, spec)?;
-    let script = scratch.join(WRK_SCRIPT_NAME);
-    std::fs::write(&script, wrk_script(spec.request)).map_err(|source| LoadError::Scratch {
-        what: "write the wrk report script",
-        path: script.clone(),
-        source,
-    })?;
-    let threads = counts.threads.unwrap_or(1);
-    for a in [
-        "-t".to_owned(),
-        threads.to_string(),
-        "-c".to_owned(),
-        counts.connections.to_string(),
-        "-d".to_owned(),
-        format!("{duration}s"),
-        "--timeout".to_owned(),
-        format!("{timeout}s"),
-    ] {
-        out.push(a.into());
-    }
-    if !spec.keep_alive {
-        out.push("-H".into());
-        out.push("Connection: close".into());
-    }
-    out.push("-s".into());
-    out.push(script.into());
-    out.push(spec.url.into());
-    Ok(())
-}
-
-/// `oha`'s arguments after the program (flags as in oha 1.16.0). `-w` lets requests in
-/// flight at the deadline finish: without it they are aborted and reported as errors
-/// ("aborted due to deadline"), which would make every clean run look faulty. `threads` is
-/// not passed: oha runs on tokio and its connections are not tied to threads the way wrk's
-/// are. The method, headers and type are passed only when the request has them, so a plain
-/// GET runs the command it always ran.
-fn oha_argv(
-    out: &mut Vec<OsString>,
-    spec: &LoadSpec,
-    counts: Effective,
-    scratch: &Path,
-) -> Result<(), LoadError> {
-    if spec.timeout.is_zero() {
-        return Err(unsupported(LoadTool::Oha, "time out after 0 seconds"));
-    }
-    let mut push = |a: &str| out.push(a.into());
-    push("--no-tui");
-    push("--output-format");
-    push("json");
-    push("-c");
-    push(&counts.connections.to_string());
-    push("-z");
-    push(&oha_duration(spec.duration));
-    push("-w");
-    push("-t");
-    push(&oha_duration(spec.timeout));
-    if !spec.keep_alive {
-        push("--disable-keepalive");
-    }
-    if let Some(rate) = spec.rate {
-        push("-q");
-        push(&rate.to_string());
-    }
-    let request = spec.request;
-    if request.method != Method::Get {
-        push("-m");
-        push(request.method.as_str());
-    }
-    for (name, value) in request.other_headers() {
-        push("-H");
-        push(&format!("{name}: {value}"));
-    }
-    if let Some(t) = request.content_type() {
-        push("-T");
-        push(t);
-    }
-    if let Some(body) = &request.body {
-        let file = write_body(scratch, body)?;
-        out.push("-D".into());
-        out.push(file.into());
-    }
-    out.push(spec.url.into());
-    Ok(())
-}
-
 /// What every tool requires of a request, then what each one cannot send.
 ///
 /// Header names must be tokens and unique whatever their case, values printable ASCII (a
@@ -486,49 +398,6 @@ fn check_request(tool: LoadTool, request: &LoadRequest) -> Result<(), LoadError>
         )),
         _ => Ok(()),
     }
-}
-
-/// The `wrk` script: the request at top level (`wrk.method`, `wrk.headers[...]`,
-/// `wrk.body`; wrk builds it once and adds `Content-Length` itself), then the `done` hook.
-fn wrk_script(request: &LoadRequest) -> String {
-    let mut s = String::from("-- Written by cell: the request wrk sends, then its report.\n");
-    if request.method != Method::Get {
-        let _ = writeln!(
-            s,
-            "wrk.method = {}",
-            lua_string(request.method.as_str().as_bytes())
-        );
-    }
-    for (name, value) in &request.headers {
-        let _ = writeln!(
-            s,
-            "wrk.headers[{}] = {}",
-            lua_string(name.as_bytes()),
-            lua_string(value.as_bytes())
-        );
-    }
-    if let Some(body) = &request.body {
-        let _ = writeln!(s, "wrk.body = {}", lua_string(body));
-    }
-    s.push_str(WRK_DONE);
-    s
-}
-
-/// `bytes` as a double-quoted Lua string: printable ASCII as is, and every other byte,
-/// quote and backslash as a three-digit decimal escape (`\034`), which Lua 5.1 and `LuaJIT`
-/// read as that byte whatever follows it.
-fn lua_string(bytes: &[u8]) -> String {
-    let mut s = String::with_capacity(bytes.len() + 2);
-    s.push('"');
-    for &b in bytes {
-        if (b' '..=b'~').contains(&b) && !matches!(b, b'"' | b'\'' | b'\\') {
-            s.push(char::from(b));
-        } else {
-            let _ = write!(s, "\\{b:03}");
-        }
-    }
-    s.push('"');
-    s
 }
 
 /// Writes the request body into the scratch directory; its path.
@@ -726,164 +595,9 @@ fn whole_seconds(tool: LoadTool, what: &str, d: Duration) -> Result<u64, LoadErr
     }
 }
 
-/// A duration as `oha` reads it: whole seconds as `Ns`, anything finer in milliseconds.
-fn oha_duration(d: Duration) -> String {
-    if d.subsec_nanos() == 0 {
-        format!("{}s", d.as_secs())
-    } else {
-        // Sub-millisecond precision means nothing to a load run; round up so it is never 0.
-        format!("{}ms", d.as_nanos().div_ceil(1_000_000))
-    }
-}
-
-#[derive(Deserialize)]
-struct WrkJson {
-    duration_us: f64,
-    requests: u64,
-    errors: WrkErrors,
-    latency_us: WrkLatency,
-}
-
-#[derive(Deserialize)]
-struct WrkErrors {
-    connect: u64,
-    read: u64,
-    write: u64,
-    status: u64,
-    timeout: u64,
-}
-
-#[derive(Deserialize)]
-struct WrkLatency {
-    p50: f64,
-    p90: f64,
-    p99: f64,
-    p99_9: f64,
-    max: f64,
-}
-
-fn parse_wrk(stdout: &str) -> Result<Parsed, LoadError> {
-    let line = stdout
-        .lines()
-        .find_map(|l| l.trim_start().strip_prefix(WRK_MARKER))
-        .ok_or_else(|| LoadError::NoReport {
-            tool: "wrk",
-            why: "the done hook did not run",
-            excerpt: excerpt(stdout),
-        })?;
-    let w: WrkJson = serde_json::from_str(line.trim()).map_err(|e| LoadError::BadReport {
-        tool: "wrk",
-        detail: e.to_string(),
-        excerpt: excerpt(line),
-    })?;
-    let us_to_ms = |us: f64| us / 1000.0;
-    // wrk's `status` errors are responses (status > 399), not failed requests: they are
-    // already in `requests`, so they go to `non_2xx`. wrk does not count 3xx at all.
-    let errors = [
-        ("connect", w.errors.connect),
-        ("read", w.errors.read),
-        ("write", w.errors.write),
-        ("timeout", w.errors.timeout),
-    ]
-    .into_iter()
-    .filter(|&(_, n)| n > 0)
-    .map(|(k, n)| (k.to_owned(), n))
-    .collect();
-    Ok(Parsed {
-        duration_s: w.duration_us / 1e6,
-        requests: w.requests,
-        errors,
-        non_2xx: w.errors.status,
-        latency_ms: Latency {
-            p50: us_to_ms(w.latency_us.p50),
-            p90: us_to_ms(w.latency_us.p90),
-            p99: us_to_ms(w.latency_us.p99),
-            p99_9: us_to_ms(w.latency_us.p99_9),
-            max: us_to_ms(w.latency_us.max),
-        },
-        keep_alive_requests: None,
-        request_cap_hit: None,
-    })
-}
-
-/// Reads `oha --output-format json` (checked against oha 1.16.0). Anything before the first
-/// `{` is skipped (a warning line, say); every field used must be present, and a `null`
-/// latency (no response at all) reads as 0.
-fn parse_oha(stdout: &str) -> Result<Parsed, LoadError> {
-    let start = stdout.find('{').ok_or_else(|| LoadError::NoReport {
-        tool: "oha",
-        why: "no `{` in its output",
-        excerpt: excerpt(stdout),
-    })?;
-    let json = &stdout[start..];
-    let bad = |detail: String| LoadError::BadReport {
-        tool: "oha",
-        detail,
-        excerpt: excerpt(json),
-    };
-    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| bad(e.to_string()))?;
-    let field = |path: &[&str]| {
-        path.iter()
-            .try_fold(&v, |node, key| node.get(key))
-            .ok_or_else(|| bad(format!("no `{}`", path.join("."))))
-    };
-    let seconds = |path: &[&str]| -> Result<f64, LoadError> {
-        let node = field(path)?;
-        if node.is_null() {
-            return Ok(0.0);
-        }
-        node.as_f64()
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .ok_or_else(|| bad(format!("`{}` is {node}, not seconds", path.join("."))))
-    };
-    let counts = |key: &str| -> Result<Vec<(String, u64)>, LoadError> {
-        let map = field(&[key])?
-            .as_object()
-            .ok_or_else(|| bad(format!("`{key}` is not an object")))?;
-        map.iter()
-            .map(|(k, n)| {
-                n.as_u64()
-                    .map(|n| (k.clone(), n))
-                    .ok_or_else(|| bad(format!("`{key}.{k}` is {n}, not a count")))
-            })
-            .collect()
-    };
-    let ms = |path: &[&str]| seconds(path).map(|s| s * 1000.0);
-
-    let mut requests = 0;
-    let mut non_2xx = 0;
-    for (code, n) in counts("statusCodeDistribution")? {
-        let code: u16 = code
-            .parse()
-            .map_err(|_| bad(format!("status code `{code}` is not a number")))?;
-        requests += n;
-        if !(200..300).contains(&code) {
-            non_2xx += n;
-        }
-    }
-    let mut errors = BTreeMap::new();
-    for (message, n) in counts("errorDistribution")? {
-        *errors.entry(message).or_insert(0) += n;
-    }
-    Ok(Parsed {
-        duration_s: seconds(&["summary", "total"])?,
-        requests,
-        errors,
-        non_2xx,
-        latency_ms: Latency {
-            p50: ms(&["latencyPercentiles", "p50"])?,
-            p90: ms(&["latencyPercentiles", "p90"])?,
-            p99: ms(&["latencyPercentiles", "p99"])?,
-            p99_9: ms(&["latencyPercentiles", "p99.9"])?,
-            max: ms(&["summary", "slowest"])?,
-        },
-        keep_alive_requests: None,
-        request_cap_hit: None,
-    })
-}
-
 #[cfg(test)]
 mod tests {
+    use super::wrk::lua_string;
     use super::*;
 
     /// `wrk -t 2 -c 4 -d 1s --timeout 2s -s cell-report.lua URL` (wrk debian/4.1.0-3+b2)
