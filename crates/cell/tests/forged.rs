@@ -93,6 +93,23 @@ fn phase<'a>(j: &'a mut Value, row: &str, phase: &str) -> &'a mut Value {
     &mut j["rows"][row]["phases"][phase]
 }
 
+/// The tooth's slow row as fast as its fast one: each slow run takes exactly the time of the
+/// run it pairs with.
+fn slow_as_fast(j: &mut Value) {
+    let fast = phase(j, "c-fast", "mix")["runs"].clone();
+    let slow = phase(j, "c-slow", "mix")["runs"].as_array_mut().unwrap();
+    for r in slow.iter_mut() {
+        let paired = fast
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["round"] == r["round"] && f["seq"] == r["paired_with"])
+            .unwrap();
+        r["wall_s"] = paired["wall_s"].clone();
+        r["cpu_s"] = paired["cpu_s"].clone();
+    }
+}
+
 fn failures(c: &Case) -> String {
     c.merged["failures"].to_string()
 }
@@ -180,21 +197,7 @@ fn doubled_samples_under_the_old_ratio_fail_on_the_samples() {
 
 #[test]
 fn a_tooth_kept_over_a_slow_row_that_ran_as_fast_as_the_reference_fails() {
-    let c = forge("gcc", |j| {
-        let fast = phase(j, "c-fast", "mix")["runs"].clone();
-        let slow = phase(j, "c-slow", "mix")["runs"].as_array_mut().unwrap();
-        for r in slow.iter_mut() {
-            // Each slow run takes exactly the time of the reference run it pairs with.
-            let paired = fast
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|f| f["round"] == r["round"] && f["seq"] == r["paired_with"])
-                .unwrap();
-            r["wall_s"] = paired["wall_s"].clone();
-            r["cpu_s"] = paired["cpu_s"].clone();
-        }
-    });
+    let c = forge("gcc", slow_as_fast);
     assert_eq!(c.collect_code, 1);
     let f = failures(&c);
     assert!(f.contains("tooth c-slow/c-fast on mix: 3.8427"), "{f}");
@@ -296,18 +299,7 @@ fn a_dropped_control_leaves_its_phases_unjudged_never_passed() {
 #[test]
 fn a_tooth_stated_as_none_is_taken_from_the_samples() {
     let c = forge("gcc", |j| {
-        let fast = phase(j, "c-fast", "mix")["runs"].clone();
-        let slow = phase(j, "c-slow", "mix")["runs"].as_array_mut().unwrap();
-        for r in slow.iter_mut() {
-            let paired = fast
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|f| f["round"] == r["round"] && f["seq"] == r["paired_with"])
-                .unwrap();
-            r["wall_s"] = paired["wall_s"].clone();
-            r["cpu_s"] = paired["cpu_s"].clone();
-        }
+        slow_as_fast(j);
         j["tooth"] = Value::Null;
     });
     assert_eq!(c.collect_code, 1);
