@@ -8,6 +8,7 @@
 pub mod escape;
 pub mod ids;
 mod imported;
+mod metric;
 pub mod read;
 mod samples;
 pub mod store;
@@ -31,6 +32,7 @@ pub use imported::{
     ImportedMachine, ImportedPhase, ImportedRow, ImportedSkipped, ImportedSoakKind,
     ImportedSoakRun, ImportedSoakServer, ImportedTool, ImportedTooth, PrintedVersion,
 };
+pub use metric::{Clock, Metric, MetricInfo, UnknownMetric};
 pub use samples::{Samples, as_written};
 pub use suite::{
     CellHttpServer, CellSoakServer, CellSuiteServer, Combo, Drift, HttpJobResult, HttpKind,
@@ -339,41 +341,6 @@ impl Subject {
             .as_ref()
             .map_or(String::new(), |t| format!("{t} "));
         format!("{name}{} {} sha256 {}", self.tag, self.asset, self.sha256)
-    }
-}
-
-/// Which clock a verdict is read from.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Clock {
-    /// User + system CPU time of the process (`wait4` rusage).
-    Cpu,
-    /// Monotonic wall time from spawn to reap.
-    Wall,
-    /// User CPU time alone: the system time a memory-bound phase pays in page faults left
-    /// out.
-    User,
-}
-
-impl Clock {
-    /// `cpu` or `wall`, as every message and table names a clock.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Cpu => "cpu",
-            Self::Wall => "wall",
-            Self::User => "user",
-        }
-    }
-
-    /// The clock a verdict does not read, shown beside it.
-    #[must_use]
-    pub fn other(self) -> Self {
-        match self {
-            Self::Cpu | Self::User => Self::Wall,
-            Self::Wall => Self::Cpu,
-        }
     }
 }
 
