@@ -869,15 +869,11 @@ fn check_row_templates(name: &str, build: &[Arg], run: &[Arg]) -> Result<(), Fie
 
 /// A row's own verdict clock, if it sets one.
 fn row_clock(field: &str, raw: Option<&str>) -> Result<Option<Clock>, FieldError> {
-    match raw {
-        None => Ok(None),
-        Some("cpu") => Ok(Some(Clock::Cpu)),
-        Some("wall") => Ok(Some(Clock::Wall)),
-        Some(other) => Err(FieldError::new(
-            field,
-            format!("`{other}`: write \"cpu\" or \"wall\""),
-        )),
-    }
+    raw.map(|v| {
+        Clock::parse(v)
+            .map_err(|_| FieldError::new(field, format!("`{v}`: write {}", Clock::names())))
+    })
+    .transpose()
 }
 
 /// `REFERENCE` of `versions.env` is a row.

@@ -169,7 +169,7 @@ pub struct RawRow {
     pub build: Vec<String>,
     /// Run argv template.
     pub run: Vec<String>,
-    /// Verdict clock for this row (`cpu` or `wall`).
+    /// Verdict clock for this row (`cpu`, `wall` or `user`).
     pub clock: Option<String>,
 }
 

@@ -524,11 +524,13 @@ impl<'a> Keys<'a> {
     /// this cell.
     fn clock(&self, key: &str) -> Result<Option<Clock>, ConfigError> {
         match self.raw(key) {
-            "cpu" => Ok(Some(Clock::Cpu)),
-            "user" => Ok(Some(Clock::User)),
-            "wall" => Ok(Some(Clock::Wall)),
             "auto" => Ok(None),
-            v => Err(self.error_at(key, format!("{key}={v}: write cpu, user, wall or auto"))),
+            v => Clock::parse(v).map(Some).map_err(|_| {
+                self.error_at(
+                    key,
+                    format!("{key}={v}: write {}", Clock::names_with(&["auto"])),
+                )
+            }),
         }
     }
 

@@ -66,11 +66,11 @@ pub fn any_job_text(job: &AnyJob) -> String {
 
 /// The ratio a verdict reads: the row's own clock.
 pub fn verdict_ratio<'a>(row: &'a RowResult, phase: &Phase) -> Option<&'a RatioCi> {
-    Some(row.phases.get(phase)?.ratio.as_ref()?.on(row.verdict_clock))
+    row.phases.get(phase)?.ratio.as_ref()?.on(row.verdict_clock)
 }
 
 /// Median seconds on the row's verdict clock.
 pub fn verdict_median(row: &RowResult, phase: &Phase) -> Option<f64> {
     let s = row.phases.get(phase)?.stats.as_ref()?;
-    Some(s.on(row.verdict_clock).median)
+    Some(s.on(row.verdict_clock)?.median)
 }

@@ -7,7 +7,7 @@
 //! tool printed opens no heading, table row or HTML), and their blank lines are placed one
 //! by one ([`Block::Blank`]) where they always were.
 
-use cell_schema::{CellResult, JobResult, Phase, RatioCi, RowResult, Skipped};
+use cell_schema::{CellResult, Clock, JobResult, Phase, RatioCi, RowResult, Skipped};
 
 use crate::doc::{
     self, Align, Block, Item, Span, Table, verbatim, verbatim_code, verbatim_heading, verbatim_para,
@@ -25,52 +25,66 @@ fn fig4(v: Option<f64>) -> String {
     v.map_or("–".into(), |m| format!("{m:.4}"))
 }
 
-/// The figures of one row on a phase: ratio, CI, cpu and wall ratios, rounds.
-fn ratio_cells(row: &RowResult, phase: &Phase) -> [String; 5] {
+/// The metrics whose ratios a phase table shows, in key order: every required one, and an
+/// optional one where some row holds a ratio on it there (a job judged on it wrote it).
+fn table_metrics(rows: &[(&str, &RowResult)], phase: &Phase) -> Vec<Clock> {
+    Clock::ALL
+        .into_iter()
+        .filter(|m| {
+            m.required()
+                || rows.iter().any(|(_, r)| {
+                    r.phases
+                        .get(phase)
+                        .and_then(|p| p.ratio.as_ref())
+                        .is_some_and(|x| x.on(*m).is_some())
+                })
+        })
+        .collect()
+}
+
+/// The figures of one row on a phase: ratio, CI, the ratio on each of `metrics`, rounds.
+fn ratio_cells(row: &RowResult, phase: &Phase, metrics: &[Clock]) -> Vec<String> {
     let ratio = row.phases.get(phase).and_then(|p| p.ratio.as_ref());
-    match (verdict_ratio(row, phase), ratio) {
-        (Some(v), Some(r)) => [
-            format!("{:.4}", v.median),
-            ci(v),
-            format!("{:.4}", r.cpu.median),
-            format!("{:.4}", r.wall.median),
-            v.n.to_string(),
-        ],
-        _ => ["–".into(), "–".into(), "–".into(), "–".into(), "0".into()],
-    }
+    let (Some(v), Some(r)) = (verdict_ratio(row, phase), ratio) else {
+        let mut none = vec!["–".to_owned(); 2 + metrics.len()];
+        none.push("0".into());
+        return none;
+    };
+    let mut cells = vec![format!("{:.4}", v.median), ci(v)];
+    cells.extend(metrics.iter().map(|m| fig4(r.on(*m).map(|x| x.median))));
+    cells.push(v.n.to_string());
+    cells
 }
 
 /// One line per row for a phase: the columns every table shows.
 fn phase_table<'a>(rows: impl Iterator<Item = (&'a str, &'a RowResult)>, phase: &Phase) -> Table {
-    let mut t = Table::new(&[
+    let rows: Vec<(&str, &RowResult)> = rows.collect();
+    let metrics = table_metrics(&rows, phase);
+    let titles: Vec<String> = metrics.iter().map(|m| format!("{m} ratio")).collect();
+    let mut head = vec![
         ("row", Align::Left),
         ("job", Align::Left),
         ("clock", Align::Left),
         ("median s", Align::Right),
         ("ratio", Align::Right),
         ("CI", Align::Right),
-        ("cpu ratio", Align::Right),
-        ("wall ratio", Align::Right),
-        ("n", Align::Right),
-        ("answer", Align::Left),
-    ]);
+    ];
+    head.extend(titles.iter().map(|t| (t.as_str(), Align::Right)));
+    head.extend([("n", Align::Right), ("answer", Align::Left)]);
+    let mut t = Table::new(&head);
     for (job, row) in rows {
         let Some(pr) = row.phases.get(phase) else {
             continue;
         };
-        let [ratio, ci_s, cpu, wall, n] = ratio_cells(row, phase);
-        t.row(vec![
+        let mut cells = vec![
             String::new(),
             job.to_owned(),
             row.verdict_clock.name().to_owned(),
             fig4(verdict_median(row, phase)),
-            ratio,
-            ci_s,
-            cpu,
-            wall,
-            n,
-            if pr.answer_ok { "ok" } else { "WRONG" }.into(),
-        ]);
+        ];
+        cells.extend(ratio_cells(row, phase, &metrics));
+        cells.push(if pr.answer_ok { "ok" } else { "WRONG" }.into());
+        t.row(cells);
     }
     t
 }

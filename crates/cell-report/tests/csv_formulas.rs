@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use cell_report::report::{self, Output, Report, ReportOptions};
 use cell_schema::store::{HistoryRun, RunDirName};
-use cell_schema::{CellResult, RowName};
+use cell_schema::{CellResult, Clock, RowName};
 use cell_testkit::suites::suite_cell;
 use serde_json::Value;
 
@@ -55,7 +55,7 @@ fn hostile(mut r: Report, text: &str) -> Report {
     for s in samples.iter_mut() {
         s.row = RowName::new(text);
     }
-    samples[0].wall_s = -1.5;
+    samples[0].figures.insert(Clock::Wall, -1.5);
     for f in &mut r.footprint {
         f.row.row = RowName::new(text);
     }

@@ -768,8 +768,9 @@ fn the_report_soak_charts_stay_well_formed_around_hostile_runs() {
     }
 }
 
+/// Fifteen since `user_s` joined `wall_s` and `cpu_s`: a column per metric.
 #[test]
-fn the_samples_csv_holds_records_of_fourteen_fields_and_no_free_text() {
+fn the_samples_csv_holds_records_of_fifteen_fields_and_no_free_text() {
     let files = hostile_report();
     let csv = file(&files, report::SAMPLES_CSV);
     assert!(
@@ -780,7 +781,7 @@ fn the_samples_csv_holds_records_of_fourteen_fields_and_no_free_text() {
     assert!(records.len() > 1);
     for r in records {
         assert!(!r.contains(['"', '\n', '\r']), "{r:?}");
-        assert_eq!(r.split(',').count(), 14, "{r:?}");
+        assert_eq!(r.split(',').count(), 15, "{r:?}");
     }
 }
 

@@ -396,15 +396,15 @@ fn csv_has_a_header_and_one_record_per_sample() {
     let lines: Vec<&str> = csv.split_terminator("\r\n").collect();
     assert_eq!(
         lines[0],
-        "run,date,cell,job,row,role,phase,round,seq,warmup,wall_s,cpu_s,maxrss_kib,ok"
+        "run,date,cell,job,row,role,phase,round,seq,warmup,wall_s,cpu_s,user_s,maxrss_kib,ok"
     );
     assert_eq!(lines.len(), 1 + r.samples.as_ref().map_or(0, Vec::len));
     assert!(csv.ends_with("\r\n") && !csv.replace("\r\n", "").contains('\n'));
     assert_eq!(
         lines[1],
-        "2026-03-01-9001,2026-03-01,linux-x86_64-ubuntu-24.04,clang,c-O2,reference,fib,0,0,true,0.0101,0.0101,1024,true"
+        "2026-03-01-9001,2026-03-01,linux-x86_64-ubuntu-24.04,clang,c-O2,reference,fib,0,0,true,0.0101,0.0101,,1024,true"
     );
-    assert!(lines.iter().all(|l| l.split(',').count() == 14));
+    assert!(lines.iter().all(|l| l.split(',').count() == 15));
 }
 
 #[test]

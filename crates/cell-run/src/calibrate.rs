@@ -235,7 +235,12 @@ fn noise(
     level: f64,
 ) -> (BTreeMap<Phase, BTreeMap<Clock, cell_schema::Noise>>, Clock) {
     let mut by_phase = BTreeMap::new();
-    let mut totals = [(Clock::Cpu, 0.0), (Clock::Wall, 0.0), (Clock::User, 0.0)];
+    // Every metric `CLOCK=auto` may choose, in key order.
+    let mut totals: Vec<(Clock, f64)> = Clock::ALL
+        .into_iter()
+        .filter(|m| m.info().auto)
+        .map(|m| (m, 0.0))
+        .collect();
     for p in phases {
         let mut clocks = BTreeMap::new();
         for (clock, total) in &mut totals {
@@ -257,7 +262,7 @@ fn noise(
         }
         by_phase.insert(p.clone(), clocks);
     }
-    // The first of the quietest wins a tie: cpu before wall before user.
+    // The first of the quietest wins a tie, in key order: cpu before wall before user.
     let quieter_clock = totals
         .iter()
         .fold(totals[0], |best, t| if t.1 < best.1 { *t } else { best })

@@ -556,11 +556,12 @@ fn judge(
     let mut rows = Vec::with_capacity(timed.len());
     let mut contentions = Vec::new();
     // The A/A control is read on the clock of every row it vouches for.
-    let user = default_clock == Clock::User || timed.iter().any(|t| t.clock == Clock::User);
+    let metrics =
+        Clock::written(std::iter::once(default_clock).chain(timed.iter().map(|t| t.clock)));
     for (i, t) in timed.iter().enumerate() {
         let mut phases = BTreeMap::new();
         for p in &t.phases {
-            let f = protocol::figures(outcome, i, p, plan.settings.ci_level, user);
+            let f = protocol::figures(outcome, i, p, plan.settings.ci_level, &metrics);
             contentions.extend(f.contentions.iter().copied());
             phases.insert(
                 p.clone(),

@@ -454,13 +454,19 @@ pub struct PhaseFigures {
 }
 
 /// Computes the figures of `unit` on `phase` from its runs as written
-/// ([`figures::phase_figures`]). The user clock's summary and ratio are computed only when
-/// `user` (a row of the job is judged on it): elsewhere nothing reads them and the samples hold
-/// every user time.
-pub fn figures(out: &Outcome, unit: usize, phase: &Phase, level: f64, user: bool) -> PhaseFigures {
+/// ([`figures::phase_figures`]) on each of `metrics` ([`Clock::written`]): an optional
+/// metric's summary and ratio only where a row of the job is judged on it; elsewhere nothing
+/// reads them and the samples hold every run's figure.
+pub fn figures(
+    out: &Outcome,
+    unit: usize,
+    phase: &Phase,
+    level: f64,
+    metrics: &[Clock],
+) -> PhaseFigures {
     let runs = wire_runs(&out.runs, out.warmup, unit, phase);
     let reference = (unit != 0).then(|| wire_runs(&out.runs, out.warmup, 0, phase));
-    let f = figures::phase_figures(&runs, reference.as_deref(), out.mode, level, user);
+    let f = figures::phase_figures(&runs, reference.as_deref(), out.mode, level, metrics);
     let first_wrong = out
         .runs
         .iter()
@@ -618,11 +624,11 @@ mod tests {
             spread: 0.0,
         };
         let out = run(&units(2), &params(3, 3), &mut ex, &mut |_| {});
-        let f = figures(&out, 1, &Phase::from("mix"), 0.95, true);
+        let f = figures(&out, 1, &Phase::from("mix"), 0.95, &Clock::ALL);
         assert_eq!(f.runs.len(), 4);
         assert_eq!(f.runs.iter().filter(|r| r.warmup).count(), 1);
-        assert_eq!(f.stats.unwrap().cpu.n, 3);
-        assert!((f.ratio.unwrap().cpu.median - 2.0).abs() < 1e-12);
+        assert_eq!(f.stats.unwrap().on(Clock::Cpu).unwrap().n, 3);
+        assert!((f.ratio.unwrap().on(Clock::Cpu).unwrap().median - 2.0).abs() < 1e-12);
     }
 
     /// Records which unit ran on which CPU of each pair.

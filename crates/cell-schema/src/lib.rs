@@ -8,8 +8,10 @@
 pub mod escape;
 pub mod ids;
 mod imported;
+mod metric;
 pub mod read;
 mod samples;
+mod stats;
 pub mod store;
 mod suite;
 pub mod time;
@@ -31,7 +33,9 @@ pub use imported::{
     ImportedMachine, ImportedPhase, ImportedRow, ImportedSkipped, ImportedSoakKind,
     ImportedSoakRun, ImportedSoakServer, ImportedTool, ImportedTooth, PrintedVersion,
 };
+pub use metric::{Clock, Metric, MetricInfo, UnknownMetric};
 pub use samples::{Samples, as_written};
+pub use stats::{ClockStats, RatioCi, Ratios, Summary};
 pub use suite::{
     CellHttpServer, CellSoakServer, CellSuiteServer, Combo, Drift, HttpJobResult, HttpKind,
     HttpMode, HttpRequestSpec, HttpRun, HttpServerResult, HttpSettings, HttpShape, HttpSuite,
@@ -342,41 +346,6 @@ impl Subject {
     }
 }
 
-/// Which clock a verdict is read from.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Clock {
-    /// User + system CPU time of the process (`wait4` rusage).
-    Cpu,
-    /// Monotonic wall time from spawn to reap.
-    Wall,
-    /// User CPU time alone: the system time a memory-bound phase pays in page faults left
-    /// out.
-    User,
-}
-
-impl Clock {
-    /// `cpu` or `wall`, as every message and table names a clock.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Cpu => "cpu",
-            Self::Wall => "wall",
-            Self::User => "user",
-        }
-    }
-
-    /// The clock a verdict does not read, shown beside it.
-    #[must_use]
-    pub fn other(self) -> Self {
-        match self {
-            Self::Cpu | Self::User => Self::Wall,
-            Self::Wall => Self::Cpu,
-        }
-    }
-}
-
 /// The part a row plays in a job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -636,105 +605,6 @@ pub struct Run {
     pub ok: bool,
     /// Position (`seq`) of the reference run this run's ratio pairs with.
     pub paired_with: Option<u32>,
-}
-
-/// Order statistics of one clock over the measured runs.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Summary {
-    /// Number of measured runs.
-    pub n: u32,
-    /// Fastest, seconds.
-    pub min: f64,
-    /// Median, seconds.
-    pub median: f64,
-    /// Slowest, seconds.
-    pub max: f64,
-    /// Median absolute deviation from the median, seconds (unscaled).
-    pub mad: f64,
-}
-
-/// Both clocks' summaries.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ClockStats {
-    /// CPU time.
-    #[serde(serialize_with = "write::one_line")]
-    pub cpu: Summary,
-    /// Wall time.
-    #[serde(serialize_with = "write::one_line")]
-    pub wall: Summary,
-    /// User time: written where a verdict of the job reads the user clock (absent in older
-    /// files, and in jobs judged on CPU or wall time alone).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "write::one_line_opt"
-    )]
-    pub user: Option<Summary>,
-    /// System time (files of version 1; version 2's samples hold every system time).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "write::one_line_opt"
-    )]
-    pub sys: Option<Summary>,
-}
-
-impl ClockStats {
-    /// The statistics a clock reads (user time falls back to CPU time in a file that did not
-    /// record it apart).
-    pub fn on(&self, clock: Clock) -> &Summary {
-        match clock {
-            Clock::Cpu => &self.cpu,
-            Clock::Wall => &self.wall,
-            Clock::User => self.user.as_ref().unwrap_or(&self.cpu),
-        }
-    }
-}
-
-/// The median of per-round ratios with its distribution-free confidence interval.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct RatioCi {
-    /// Number of per-round ratios.
-    pub n: u32,
-    /// Their median.
-    pub median: f64,
-    /// Lower bound of the interval.
-    pub lo: f64,
-    /// Upper bound of the interval.
-    pub hi: f64,
-    /// The coverage the order statistics actually give (below nominal for very few rounds).
-    pub level: f64,
-}
-
-/// Ratios to the reference on both clocks.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Ratios {
-    /// CPU time ratio.
-    #[serde(serialize_with = "write::one_line")]
-    pub cpu: RatioCi,
-    /// Wall time ratio.
-    #[serde(serialize_with = "write::one_line")]
-    pub wall: RatioCi,
-    /// User time ratio: written where a verdict of the job reads the user clock (absent in
-    /// older files, and in jobs judged on CPU or wall time alone).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "write::one_line_opt"
-    )]
-    pub user: Option<RatioCi>,
-}
-
-impl Ratios {
-    /// The ratio a clock reads (user time falls back to CPU time in a file that did not
-    /// record it apart).
-    pub fn on(&self, clock: Clock) -> &RatioCi {
-        match clock {
-            Clock::Cpu => &self.cpu,
-            Clock::Wall => &self.wall,
-            Clock::User => self.user.as_ref().unwrap_or(&self.cpu),
-        }
-    }
 }
 
 /// One row on one phase.

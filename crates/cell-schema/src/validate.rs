@@ -14,7 +14,7 @@
 use std::fmt;
 
 use crate::{
-    Calibration, CellId, CellResult, Combo, HttpServerResult, HttpSettings, HttpToolResult,
+    Calibration, CellId, CellResult, Clock, Combo, HttpServerResult, HttpSettings, HttpToolResult,
     Imported, JobSummary, LEGACY_WORKLOAD, LoadReport, Noise, ProtocolMode, RatioCi, ResultsFile,
     RowResult, RssFit, ServerName, SoakServerResult, Summary,
 };
@@ -276,18 +276,20 @@ fn row_result(what: &str, row: &RowResult, out: &mut Vec<Problem>) {
     }
     for (phase, pr) in &row.phases {
         let at = format!("{what} on phase {phase}");
-        if let Some(r) = &pr.ratio {
-            ratio(&format!("cpu ratio of {at}"), &r.cpu, out);
-            ratio(&format!("wall ratio of {at}"), &r.wall, out);
+        // Every metric the file holds is checked, the optional ones too.
+        for (metric, r) in pr.ratio.iter().flat_map(|r| &r.clocks) {
+            ratio(&format!("{metric} ratio of {at}"), r, out);
         }
-        if let Some(s) = &pr.stats {
-            summary(&format!("cpu time of {at}"), &s.cpu, out);
-            summary(&format!("wall time of {at}"), &s.wall, out);
+        for (metric, s) in pr.stats.iter().flat_map(|s| &s.clocks) {
+            summary(&format!("{} of {at}", metric.info().label), s, out);
         }
         for run in &pr.runs {
             let of = format!("{at}, round {} seq {}", run.round, run.seq);
-            seconds(&format!("wall time of {of}"), run.wall_s, out);
-            seconds(&format!("cpu time of {of}"), run.cpu_s, out);
+            for metric in Clock::COLUMNS {
+                if let Some(v) = metric.of_run(run) {
+                    seconds(&format!("{} of {of}", metric.info().label), v, out);
+                }
+            }
         }
         // A process that ran executed at least one instruction.
         if pr.instructions == Some(0) {

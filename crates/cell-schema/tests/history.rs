@@ -95,6 +95,60 @@ fn impossible_values_are_named_where_they_sit() {
     }
 }
 
+/// Regression: `validate` checked the cpu and wall figures by name and never the user ones,
+/// so a NaN or negative user time, summary or ratio reached the gate. Every metric a file
+/// holds is checked, each problem naming the metric.
+#[test]
+fn an_impossible_user_figure_is_refused_by_name() {
+    use cell_schema::Clock;
+    fn summary(median: f64) -> cell_schema::Summary {
+        cell_schema::Summary {
+            n: 3,
+            min: 0.1,
+            median,
+            max: 0.3,
+            mad: 0.0,
+        }
+    }
+    let cases: [Case; 4] = [
+        (
+            "NaN user time of a run",
+            |c| phase(c).runs[1].user_s = Some(f64::NAN),
+            "user time of row gcc-O2 on phase fib, round",
+        ),
+        (
+            "negative user time of a run",
+            |c| phase(c).runs[1].user_s = Some(-0.5),
+            "user time of row gcc-O2 on phase fib, round",
+        ),
+        (
+            "negative user ratio",
+            |c| {
+                let r = phase(c).ratio.as_mut().unwrap();
+                let mut user = r.clocks[&Clock::Wall].clone();
+                user.median = -1.0;
+                r.clocks.insert(Clock::User, user);
+            },
+            "user ratio of row gcc-O2 on phase fib is -1 (impossible)",
+        ),
+        (
+            "NaN user summary",
+            |c| {
+                let s = phase(c).stats.as_mut().unwrap();
+                s.clocks.insert(Clock::User, summary(f64::NAN));
+            },
+            "median user time of row gcc-O2 on phase fib is NaN s (impossible)",
+        ),
+    ];
+    for (what, spoil, want) in cases {
+        let mut c = first_cell();
+        assert!(messages(&c).is_empty());
+        spoil(&mut c);
+        let got = messages(&c);
+        assert!(got.iter().any(|m| m.contains(want)), "{what}: {got:?}");
+    }
+}
+
 /// `gcc-O2`'s first phase, where the cases spoil a value.
 fn phase(c: &mut CellResult) -> &mut cell_schema::PhaseResult {
     c.rows
@@ -108,7 +162,11 @@ fn phase(c: &mut CellResult) -> &mut cell_schema::PhaseResult {
 }
 
 fn ratio(c: &mut CellResult) -> &mut cell_schema::RatioCi {
-    &mut phase(c).ratio.as_mut().unwrap().wall
+    phase(c)
+        .ratio
+        .as_mut()
+        .and_then(|r| r.clocks.get_mut(&cell_schema::Clock::Wall))
+        .unwrap()
 }
 
 /// Issue 12: one bad file stopped every reader of the history. Now it is left out by path

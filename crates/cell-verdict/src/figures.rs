@@ -19,11 +19,7 @@ use cell_stats::{median, median_ci, summary};
 /// What `clock` reads of a run; `None` when the run has no figure on it (a user time a file
 /// did not record apart).
 pub fn on_clock(run: &Run, clock: Clock) -> Option<f64> {
-    match clock {
-        Clock::Cpu => Some(run.cpu_s),
-        Clock::Wall => Some(run.wall_s),
-        Clock::User => run.user_s,
-    }
+    clock.of_run(run)
 }
 
 /// Per-round ratios of `row` (its runs on one phase) to the reference run each pairs with
@@ -131,51 +127,58 @@ fn wire_summary(xs: &[f64]) -> Summary {
     }
 }
 
-/// The measured runs' summaries per clock; the user clock's only when `user` (a row of the
-/// job is judged on it) and every measured run recorded it. The system time's summary is never
-/// written: nothing judges by it, and the samples hold it whole.
-pub fn clock_stats(runs: &[Run], user: bool) -> Option<ClockStats> {
+/// The measured runs' summaries on each of `metrics` ([`Clock::written`]): `None` when a
+/// required metric lacks a figure on a measured run; an optional one only when every measured
+/// run recorded it. The system time's summary is never written: nothing judges by it, and the
+/// samples hold it whole.
+pub fn clock_stats(runs: &[Run], metrics: &[Clock]) -> Option<ClockStats> {
     let measured: Vec<&Run> = runs.iter().filter(|r| !r.warmup).collect();
     if measured.is_empty() {
         return None;
     }
-    let on = |c: Clock| -> Option<Vec<f64>> { measured.iter().map(|r| on_clock(r, c)).collect() };
-    Some(ClockStats {
-        cpu: wire_summary(&on(Clock::Cpu)?),
-        wall: wire_summary(&on(Clock::Wall)?),
-        user: if user {
-            on(Clock::User).map(|u| wire_summary(&u))
-        } else {
-            None
-        },
-        sys: None,
-    })
+    let mut clocks = BTreeMap::new();
+    for &m in metrics {
+        match measured
+            .iter()
+            .map(|r| on_clock(r, m))
+            .collect::<Option<Vec<f64>>>()
+        {
+            Some(xs) => {
+                clocks.insert(m, wire_summary(&xs));
+            }
+            None if m.required() => return None,
+            None => {}
+        }
+    }
+    Some(ClockStats { clocks, sys: None })
 }
 
-/// The ratios of a row to the reference on every clock a verdict may read (user time only when
-/// `user`). The reference itself is 1 on every measured run.
+/// The ratios of a row to the reference on each of `metrics` ([`Clock::written`]): `None` when
+/// a required metric has none. The reference itself is 1 on every measured run.
 pub fn row_ratios(
     runs: &[Run],
     reference: Option<&[Run]>,
     mode: ProtocolMode,
     level: f64,
-    user: bool,
+    metrics: &[Clock],
 ) -> Option<Ratios> {
     let Some(reference) = reference else {
         let ones = vec![1.0; runs.iter().filter(|r| !r.warmup).count()];
         return ratio_ci(&ones, level).map(|r| Ratios {
-            cpu: r.clone(),
-            wall: r.clone(),
-            user: user.then_some(r),
+            clocks: metrics.iter().map(|m| (*m, r.clone())).collect(),
         });
     };
-    let on = |clock| ratio_ci(&ratios(runs, reference, clock, mode), level);
-    let (cpu, wall) = (on(Clock::Cpu)?, on(Clock::Wall)?);
-    Some(Ratios {
-        cpu,
-        wall,
-        user: if user { on(Clock::User) } else { None },
-    })
+    let mut clocks = BTreeMap::new();
+    for &m in metrics {
+        match ratio_ci(&ratios(runs, reference, m, mode), level) {
+            Some(r) => {
+                clocks.insert(m, r);
+            }
+            None if m.required() => return None,
+            None => {}
+        }
+    }
+    Some(Ratios { clocks })
 }
 
 /// Every measured run's wall/cpu (runs with no CPU time left out).
@@ -221,17 +224,17 @@ pub struct PhaseFigures {
 }
 
 /// The figures of a row's runs on one phase against the reference's runs on it (`None`: the
-/// row is the reference).
+/// row is the reference), on each of `metrics` ([`Clock::written`]).
 pub fn phase_figures(
     runs: &[Run],
     reference: Option<&[Run]>,
     mode: ProtocolMode,
     level: f64,
-    user: bool,
+    metrics: &[Clock],
 ) -> PhaseFigures {
     PhaseFigures {
-        stats: clock_stats(runs, user),
-        ratio: row_ratios(runs, reference, mode, level, user),
+        stats: clock_stats(runs, metrics),
+        ratio: row_ratios(runs, reference, mode, level, metrics),
         contention: row_contention(runs),
         all_ok: runs.iter().all(|r| r.ok),
     }
@@ -292,6 +295,11 @@ mod tests {
         let mut row = vec![run(1, 1, 2.0, Some(0))];
         row[0].user_s = None;
         assert!(per_round(&row, &reference, Clock::User, ProtocolMode::Sequential).is_empty());
-        assert!(clock_stats(&row, true).unwrap().user.is_none());
+        assert!(
+            clock_stats(&row, &Clock::ALL)
+                .unwrap()
+                .on(Clock::User)
+                .is_none()
+        );
     }
 }

@@ -114,7 +114,10 @@ fn too_noisy(job: &JobSummary, phase: &Phase, clock: Clock, tolerance: f64) -> O
     else {
         return Some(crate::rules::no_control_measurement(phase.as_str()));
     };
-    NoisyControl::check(phase.as_str(), clock, r.on(clock), tolerance).map(|n| n.gate_reason())
+    let Some(r) = r.on(clock) else {
+        return Some(crate::rules::no_control_metric(phase.as_str(), clock));
+    };
+    NoisyControl::check(phase.as_str(), clock, r, tolerance).map(|n| n.gate_reason())
 }
 
 /// Why a row's ratio cannot be compared with its baseline's when the two were timed by
@@ -668,7 +671,13 @@ fn health_notices(
         ) else {
             continue;
         };
-        let (a, b) = (new.on(clock).median, prev.on(clock).median);
+        // A reference a file holds no figure of on this clock is not compared.
+        let (Some(a), Some(b)) = (
+            new.on(clock).map(|s| s.median),
+            prev.on(clock).map(|s| s.median),
+        ) else {
+            continue;
+        };
         if b > 0.0 && (a / b - 1.0).abs() > config.health_threshold {
             out.push(format!(
                 "health: job {tc}'s reference on {p} took {a:.4} s, {:+.1}% from {b:.4} s in {base_name} (beyond ±{:.0}%): the machine changed, ratios still compare",
@@ -799,39 +808,12 @@ fn row_verdicts(
         };
         let clock = row.row.verdict_clock;
         for (p, pr) in &row.row.phases {
-            let (Some(new), Some(old)) = (
-                pr.ratio.as_ref().map(|r| r.on(clock)),
-                old_row
-                    .row
-                    .phases
-                    .get(p)
-                    .and_then(|x| x.ratio.as_ref())
-                    .map(|r| r.on(clock)),
+            let (Some(new_r), Some(old_r)) = (
+                pr.ratio.as_ref(),
+                old_row.row.phases.get(p).and_then(|x| x.ratio.as_ref()),
             ) else {
                 continue;
             };
-            // Either side too noisy and there is no call: a noisy baseline is no firmer a
-            // reference than a noisy new run. Nor is a ratio of another protocol.
-            let (job, base_job) = (cell.jobs.get(&row.job), base.jobs.get(&old_row.job));
-            let no_user = (clock == Clock::User
-                && old_row
-                    .row
-                    .phases
-                    .get(p)
-                    .and_then(|x| x.ratio.as_ref())
-                    .is_some_and(|r| r.user.is_none()))
-            .then(|| {
-                "the baseline recorded no user-time ratio (written before user time was recorded apart, or by a job none of whose rows was judged on it): a user-time ratio is not compared with a cpu-time one".to_owned()
-            });
-            let noisy = no_user
-                .or_else(|| other_protocol(job, base_job))
-                .or_else(|| job.and_then(|j| too_noisy(j, p, clock, config.tolerance)))
-                .or_else(|| {
-                    base.jobs
-                        .get(&old_row.job)
-                        .and_then(|j| too_noisy(j, p, clock, config.tolerance))
-                        .map(|why| format!("baseline {why}"))
-                });
             let line = VerdictLine {
                 cell: cell.cell.id.as_str(),
                 row: name.as_str(),
@@ -839,6 +821,24 @@ fn row_verdicts(
                 clock,
                 base_name,
             };
+            let (new, old) = match (new_r.on(clock), old_r.on(clock)) {
+                (Some(n), Some(o)) => (n, o),
+                (n, o) => {
+                    verdicts.push(line.unmeasured(n, o, config.tolerance));
+                    continue;
+                }
+            };
+            // Either side too noisy and there is no call: a noisy baseline is no firmer a
+            // reference than a noisy new run. Nor is a ratio of another protocol.
+            let (job, base_job) = (cell.jobs.get(&row.job), base.jobs.get(&old_row.job));
+            let noisy = other_protocol(job, base_job)
+                .or_else(|| job.and_then(|j| too_noisy(j, p, clock, config.tolerance)))
+                .or_else(|| {
+                    base.jobs
+                        .get(&old_row.job)
+                        .and_then(|j| too_noisy(j, p, clock, config.tolerance))
+                        .map(|why| format!("baseline {why}"))
+                });
             verdicts.push(line.verdict(new, old, noisy, config.tolerance));
         }
     }
@@ -960,7 +960,7 @@ fn imported_verdicts(
         };
         for (p, pr) in &row.row.phases {
             let (Some(new), Some(old)) = (
-                pr.ratio.as_ref().map(|r| &r.wall),
+                pr.ratio.as_ref().and_then(|r| r.on(Clock::Wall)),
                 old_row.phases.get(p).map(|x| x.point_ratio),
             ) else {
                 continue;
@@ -1016,6 +1016,56 @@ struct VerdictLine<'a> {
 }
 
 impl VerdictLine<'_> {
+    /// INCONCLUSIVE: a side holds no ratio on the verdict clock (a file written before that
+    /// clock was recorded, or by a job none of whose rows was judged on it), and no other
+    /// clock's ratio stands in for it: the side without one shows 0, and the line says why.
+    fn unmeasured(
+        &self,
+        new: Option<&RatioCi>,
+        old: Option<&RatioCi>,
+        tolerance: f64,
+    ) -> GateVerdict {
+        let label = self.clock.info().label;
+        let base = self.base_name;
+        let why = match (new, old) {
+            (Some(_), None) => format!("{base} recorded no {label} ratio"),
+            (None, Some(_)) => format!("this run recorded no {label} ratio ({base} did)"),
+            _ => format!("neither this run nor {base} recorded a {label} ratio"),
+        };
+        let none = GateRatio {
+            median: 0.0,
+            lo: 0.0,
+            hi: 0.0,
+        };
+        let shown = |r: Option<&RatioCi>| {
+            r.map_or_else(
+                || "none".to_owned(),
+                |r| format!("{:.4} (CI {:.4}–{:.4})", r.median, r.lo, r.hi),
+            )
+        };
+        let (lo, hi) = old.map_or((0.0, 0.0), |o| band(o.median, tolerance));
+        GateVerdict {
+            row: cell_schema::RowName::from(self.row),
+            phase: self.phase.clone(),
+            clock: self.clock,
+            status: GateStatus::Inconclusive,
+            old: old.map_or(none.clone(), gate_ratio),
+            new: new.map_or(none, gate_ratio),
+            band: [lo, hi],
+            message: format!(
+                "{} {} {} {} ({}): {} vs {} in {base}, not compared: {why}",
+                GateStatus::Inconclusive.word(),
+                self.cell,
+                self.row,
+                self.phase,
+                self.clock.name(),
+                shown(new),
+                shown(old),
+            ),
+            against_imported_point: false,
+        }
+    }
+
     fn verdict(
         &self,
         new: &RatioCi,

@@ -143,8 +143,15 @@ fn control_by_phase(job: &WorkloadJob<'_>, tolerance: f64) -> Vec<PhaseControl> 
             )],
             Some(ratios) => clocks
                 .iter()
-                .filter_map(|c| NoisyControl::check(p.as_str(), *c, ratios.on(*c), tolerance))
-                .map(|n| n.job_reason())
+                .filter_map(|c| match ratios.on(*c) {
+                    Some(r) => {
+                        NoisyControl::check(p.as_str(), *c, r, tolerance).map(|n| n.job_reason())
+                    }
+                    None => Some(format!(
+                        "too noisy to gate: {}",
+                        crate::rules::no_control_metric(p.as_str(), *c)
+                    )),
+                })
                 .collect(),
         };
         out.push(PhaseControl {

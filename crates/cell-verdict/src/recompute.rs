@@ -251,11 +251,11 @@ impl<'a> JobView<'a> {
 
     fn recompute(&mut self, config: &GateConfig, level: f64, out: &mut Vec<String>) {
         let reference = self.reference_runs();
-        let user = self.protocol.default_clock == Clock::User
-            || self
-                .rows
-                .iter()
-                .any(|(_, r, _)| r.verdict_clock == Clock::User);
+        // The metrics the job wrote: every required one, and each one a verdict of it reads.
+        let metrics = Clock::written(
+            std::iter::once(self.protocol.default_clock)
+                .chain(self.rows.iter().map(|(_, r, _)| r.verdict_clock)),
+        );
         let mut contentions = Vec::new();
         for (name, row, again) in &mut self.rows {
             let is_reference = *name == self.protocol.reference;
@@ -263,7 +263,7 @@ impl<'a> JobView<'a> {
             let fig = Figures {
                 mode: self.protocol.mode,
                 level,
-                user,
+                metrics: metrics.clone(),
                 intervals: self.own_config || same_setting(self.protocol.ci_level, level),
             };
             fig.row(&self.what, name, row, theirs, &config.expect, out);
@@ -530,7 +530,8 @@ fn same_verdict(a: &Verdict, b: &Verdict) -> bool {
 struct Figures {
     mode: cell_schema::ProtocolMode,
     level: f64,
-    user: bool,
+    /// The metrics recomputed ([`Clock::written`]).
+    metrics: Vec<Clock>,
     /// Compare the intervals' bounds and levels (not when the job computed them at another
     /// `CI_LEVEL` than the one they are recomputed at).
     intervals: bool,
@@ -551,7 +552,7 @@ impl Figures {
         for (p, pr) in &mut row.phases {
             let at = format!("{what}row {name} on {p}");
             let theirs = reference.map(|r| r.get(p).map_or(&[][..], Vec::as_slice));
-            let f = phase_figures(&pr.runs, theirs, self.mode, self.level, self.user);
+            let f = phase_figures(&pr.runs, theirs, self.mode, self.level, &self.metrics);
             // A ratio divides two times, each written to the microsecond.
             let slack = |c: Clock| quantum(&pr.runs, c) + theirs.map_or(0.0, |r| quantum(r, c));
             // A stated figure within rounding of its samples' stays as written (a file of an
@@ -663,16 +664,14 @@ fn stats(
     out: &mut Vec<String>,
 ) -> bool {
     let mut agree = true;
-    let pairs = |s: Option<&ClockStats>| -> Vec<(&'static str, Option<Summary>)> {
-        vec![
-            ("cpu", s.map(|s| s.cpu.clone())),
-            ("wall", s.map(|s| s.wall.clone())),
-            ("user", s.and_then(|s| s.user.clone())),
-        ]
-    };
-    for ((clock, a), (_, b)) in pairs(stated).into_iter().zip(pairs(got)) {
-        // A user summary the job did not write is not a disagreement; one it wrote is checked.
-        if clock == "user" && a.is_none() {
+    for clock in Clock::ALL {
+        let (a, b) = (
+            stated.and_then(|s| s.on(clock)).cloned(),
+            got.and_then(|s| s.on(clock)).cloned(),
+        );
+        // An optional summary the job did not write is not a disagreement; one it wrote is
+        // checked.
+        if !clock.required() && a.is_none() {
             continue;
         }
         let same = match (&a, &b) {
@@ -701,15 +700,12 @@ fn ratios(
     out: &mut Vec<String>,
 ) -> bool {
     let mut agree = true;
-    let pairs = |r: Option<&Ratios>| -> [(Clock, Option<RatioCi>); 3] {
-        [
-            (Clock::Cpu, r.map(|r| r.cpu.clone())),
-            (Clock::Wall, r.map(|r| r.wall.clone())),
-            (Clock::User, r.and_then(|r| r.user.clone())),
-        ]
-    };
-    for ((clock, a), (_, b)) in pairs(stated).into_iter().zip(pairs(got)) {
-        if clock == Clock::User && a.is_none() {
+    for clock in Clock::ALL {
+        let (a, b) = (
+            stated.and_then(|r| r.on(clock)).cloned(),
+            got.and_then(|r| r.on(clock)).cloned(),
+        );
+        if !clock.required() && a.is_none() {
             continue;
         }
         if !close_ci(a.as_ref(), b.as_ref(), slack(clock), intervals) {

@@ -43,6 +43,15 @@ pub fn no_control_measurement(phase: &str) -> String {
     format!("the A/A control has no measurement on {phase}")
 }
 
+/// Why a phase the A/A control has no ratio on `clock` for cannot be judged on that clock (a
+/// file that did not record it): its rows are inconclusive there.
+pub fn no_control_metric(phase: &str, clock: Clock) -> String {
+    format!(
+        "the A/A control has no {} ratio on {phase}",
+        clock.info().label
+    )
+}
+
 /// A control that failed the A/A rule on one phase and clock.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NoisyControl<'a> {

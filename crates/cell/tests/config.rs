@@ -603,3 +603,69 @@ fn an_invisible_character_in_cell_toml_is_refused_naming_the_field() {
         );
     }
 }
+
+/// A row that sets its own verdict clock.
+fn clocked_row(clock: &str) -> String {
+    format!(
+        "\n[rows.c-clocked]\ntoolchain = \"clang\"\nlabel = \"clang -O1\"\nsource = \"c\"\nbuild = [\"{{tool:clang}}\", \"-O1\", \"-o\", \"{{out}}\", \"{{src}}/main.c\"]\nrun = [\"{{bin}}\", \"{{phase}}\"]\nclock = \"{clock}\"\n"
+    )
+}
+
+/// Regression: clock names were parsed in three places that disagreed — `CLOCK=user` in
+/// versions.env was accepted, a row's `clock = "user"` refused. Every metric now goes through
+/// one parser: written in versions.env and in a row, recorded by the job, and read back from
+/// its file as the gate reads it, it is the same metric.
+#[test]
+fn every_clock_round_trips_through_versions_env_a_row_and_the_job_file() {
+    for clock in cell_schema::Clock::ALL {
+        let tmp = tempfile::tempdir().unwrap();
+        let versions = format!("{VERSIONS}CLOCK={clock}\n");
+        let root = project(tmp.path(), &versions, &clocked_row(clock.name()));
+        let timings = cell_testkit::scripted::Timings::new(1)
+            .row("c-fast", 0.04)
+            .row("c-slow", 0.1)
+            .row("c-clocked", 0.05)
+            .write(&tmp.path().join("timings.json"));
+        let out = tmp.path().join("job");
+        cell()
+            .args(["run", "-q", "--cell", "local", "--toolchain", "clang"])
+            .arg("--scripted-timings")
+            .arg(&timings)
+            .arg("--root")
+            .arg(&root)
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success();
+        let text = std::fs::read_to_string(out.join("results.json")).unwrap();
+        let cell_schema::ResultsFile::Job(job) = cell_schema::read_results(&text).unwrap() else {
+            panic!("{clock}: not a job file");
+        };
+        assert_eq!(
+            job.protocol.default_clock, clock,
+            "versions.env CLOCK={clock}"
+        );
+        let row = &job.rows[&cell_schema::RowName::from("c-clocked")];
+        assert_eq!(row.verdict_clock, clock, "a row's clock = \"{clock}\"");
+        // What the job judged on it, it wrote: no figure is a stand-in for another.
+        for pr in row.phases.values() {
+            assert!(pr.ratio.as_ref().unwrap().on(clock).is_some(), "{clock}");
+            assert!(pr.stats.as_ref().unwrap().on(clock).is_some(), "{clock}");
+        }
+    }
+}
+
+/// The other half of the regression above: a name that is no clock is refused alike in
+/// versions.env and in a row, each naming where it stands and the names there are.
+#[test]
+fn an_unknown_clock_is_refused_alike_in_versions_env_and_a_row() {
+    run_with(&format!("{VERSIONS}CLOCK=fast\n"), "")
+        .code(2)
+        .stderr(predicate::str::contains(
+            "versions.env:8: CLOCK=fast: write cpu, wall, user or auto",
+        ));
+    run_with(VERSIONS, &clocked_row("fast")).code(2).stderr(
+        predicate::str::contains("rows.c-clocked.clock")
+            .and(predicate::str::contains("`fast`: write cpu, wall or user")),
+    );
+}

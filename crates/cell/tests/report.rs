@@ -186,7 +186,7 @@ fn report_of_two_local_runs_writes_pages_charts_and_every_sample() {
     let lines: Vec<&str> = csv.split_terminator("\r\n").collect();
     assert_eq!(
         lines[0],
-        "run,date,cell,job,row,role,phase,round,seq,warmup,wall_s,cpu_s,maxrss_kib,ok"
+        "run,date,cell,job,row,role,phase,round,seq,warmup,wall_s,cpu_s,user_s,maxrss_kib,ok"
     );
     for (run, cell) in &results {
         let expected = sample_count(cell);

@@ -279,7 +279,7 @@ fn a_job_s_written_figures_recompute_to_the_bit() {
                         theirs,
                         job.protocol.mode,
                         job.protocol.ci_level,
-                        false,
+                        &cell_schema::Clock::written([job.protocol.default_clock]),
                     );
                     assert_eq!(f.stats, pr.stats, "{name} {p}");
                     assert_eq!(f.ratio, pr.ratio, "{name} {p}");

@@ -7,6 +7,8 @@
 //! date, a version, a commit, a reason) goes through [`text`], the one rule for text a
 //! spreadsheet must never evaluate; a figure is a [`Figure`] this tool formatted, written bare.
 
+use cell_schema::Clock;
+
 use super::model::{FootprintRecord, Report, Sample, role_name};
 use super::{Exporter, FOOTPRINT_CSV, Output, RAW_CSV, SAMPLES_CSV, SUMMARY_CSV};
 
@@ -15,23 +17,17 @@ use super::{Exporter, FOOTPRINT_CSV, Output, RAW_CSV, SAMPLES_CSV, SUMMARY_CSV};
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CsvExporter;
 
-/// The header line's fields.
-pub const HEADER: [&str; 14] = [
-    "run",
-    "date",
-    "cell",
-    "job",
-    "row",
-    "role",
-    "phase",
-    "round",
-    "seq",
-    "warmup",
-    "wall_s",
-    "cpu_s",
-    "maxrss_kib",
-    "ok",
-];
+/// The header line's fields: the run's place, a column per metric (its per-run key, in
+/// [`Clock::COLUMNS`] order: `wall_s`, `cpu_s`, `user_s`; empty where a run did not record it),
+/// then its peak RSS and answer.
+pub fn samples_header() -> Vec<&'static str> {
+    let mut h = vec![
+        "run", "date", "cell", "job", "row", "role", "phase", "round", "seq", "warmup",
+    ];
+    h.extend(Clock::COLUMNS.map(|m| m.info().run_key));
+    h.extend(["maxrss_kib", "ok"]);
+    h
+}
 
 /// The header line's fields of `footprint.csv`.
 pub const FOOTPRINT_HEADER: [&str; 15] = [
@@ -206,9 +202,9 @@ pub fn record(fields: &[Field]) -> String {
 
 /// The whole file: the header, then one record per sample.
 pub fn render(samples: &[Sample]) -> String {
-    let mut out = record(&header(&HEADER));
+    let mut out = record(&header(&samples_header()));
     for s in samples {
-        out.push_str(&record(&[
+        let mut fields = vec![
             Field::text(&s.run),
             Field::text(&s.date),
             Field::text(s.cell.as_str()),
@@ -219,11 +215,10 @@ pub fn render(samples: &[Sample]) -> String {
             Field::figure(s.round),
             Field::figure(s.seq),
             Field::figure(s.warmup),
-            Field::figure(s.wall_s),
-            Field::figure(s.cpu_s),
-            Field::figure(s.maxrss_kib),
-            Field::figure(s.ok),
-        ]));
+        ];
+        fields.extend(Clock::COLUMNS.map(|m| Field::opt(s.figures.get(&m).copied())));
+        fields.extend([Field::figure(s.maxrss_kib), Field::figure(s.ok)]);
+        out.push_str(&record(&fields));
     }
     out
 }

@@ -379,10 +379,8 @@ pub struct Sample {
     pub seq: u32,
     /// Excluded from statistics.
     pub warmup: bool,
-    /// Wall seconds.
-    pub wall_s: f64,
-    /// CPU seconds.
-    pub cpu_s: f64,
+    /// Each metric the run recorded (wall, cpu, user seconds), by metric.
+    pub figures: BTreeMap<Clock, f64>,
     /// Peak RSS, KiB.
     pub maxrss_kib: u64,
     /// Right answer, exit 0.
@@ -727,9 +725,10 @@ fn build_tools(job: &JobSummary, row: &RowResult) -> Vec<ToolName> {
 fn point(run: &HistoryRun, job: &ToolchainName, row: &RowResult, phase: &Phase) -> Option<Point> {
     let pr = row.phases.get(phase)?;
     let ratios = pr.ratio.as_ref()?;
+    // A file without a ratio on the row's clock gives no point (never another clock's).
     let (v, other): (&RatioCi, &RatioCi) = (
-        ratios.on(row.verdict_clock),
-        ratios.on(row.verdict_clock.other()),
+        ratios.on(row.verdict_clock)?,
+        ratios.on(row.verdict_clock.other())?,
     );
     Some(Point {
         run: run.name.to_string(),
@@ -834,14 +833,14 @@ fn job_report(j: &JobSummary) -> JobReport {
             .iter()
             .filter_map(|(p, pr)| {
                 let s = pr.stats.as_ref()?;
-                let median_s = s.on(j.reference.verdict_clock).median;
+                let median_s = s.on(j.reference.verdict_clock)?.median;
                 Some((
                     p.clone(),
                     ReferenceMedian {
                         clock: j.reference.verdict_clock,
                         median_s,
-                        cpu_s: s.cpu.median,
-                        wall_s: s.wall.median,
+                        cpu_s: s.on(Clock::Cpu)?.median,
+                        wall_s: s.on(Clock::Wall)?.median,
                     },
                 ))
             })
@@ -911,8 +910,10 @@ fn run_samples(run: &HistoryRun, cells: &[(&CellId, &CellResult)]) -> Vec<Sample
                         round: r.round,
                         seq: r.seq,
                         warmup: r.warmup,
-                        wall_s: r.wall_s,
-                        cpu_s: r.cpu_s,
+                        figures: Clock::ALL
+                            .into_iter()
+                            .filter_map(|m| Some((m, m.of_run(r)?)))
+                            .collect(),
                         maxrss_kib: r.maxrss_kib,
                         ok: r.ok,
                     });
