@@ -531,7 +531,10 @@ mod tests {
     fn every_scope_is_written_as_github_spells_it_in_declaration_order() {
         let all = Permissions::of(Scope::ALL.map(|s| (s, Level::Read)));
         let yaml = serde_norway::to_string(&all).unwrap();
-        let keys: Vec<&str> = yaml.lines().filter_map(|l| l.strip_suffix(": read")).collect();
+        let keys: Vec<&str> = yaml
+            .lines()
+            .filter_map(|l| l.strip_suffix(": read"))
+            .collect();
         assert_eq!(
             keys,
             [
