@@ -10,8 +10,8 @@ use cell_schema::{
     ToolchainName, round_time,
 };
 
-use crate::github::{Github, GithubError};
 use crate::merge::{JobInput, MergedCell, merge_run};
+use cell_github::{Github, GithubError};
 
 /// Where the job results come from.
 pub enum Source<'a> {
@@ -297,8 +297,8 @@ fn from_api(
 /// Our artifacts: named `cell-<cell-id>-<job>-a<N>` and one safe path segment (a name from
 /// the API becomes a directory); any other `cell-` name is listed as missing, not unpacked.
 fn our_artifacts(
-    artifacts: &[crate::github::Artifact],
-) -> (Vec<&crate::github::Artifact>, Vec<String>) {
+    artifacts: &[cell_github::Artifact],
+) -> (Vec<&cell_github::Artifact>, Vec<String>) {
     let mut ours = Vec::new();
     let mut refused = Vec::new();
     for a in artifacts.iter().filter(|a| a.name.starts_with("cell-")) {
@@ -319,7 +319,7 @@ fn our_artifacts(
 /// with their conclusion; an older attempt's result of such a job is dropped, not merged as
 /// if it were this attempt's. A job that failed trips the gate.
 fn missing_jobs(
-    jobs: &[crate::github::Job],
+    jobs: &[cell_github::Job],
     inputs: &mut Vec<JobInput>,
     lines: &mut Vec<String>,
     tripped: &mut Vec<String>,
@@ -369,7 +369,7 @@ fn missing_jobs(
 /// bad artifact never costs the others.
 fn download_all(
     github: &Github,
-    ours: &[&crate::github::Artifact],
+    ours: &[&cell_github::Artifact],
     staging: &Path,
     unpacked: &Path,
     caps: &cell_fetch::UnpackOptions,

@@ -1,10 +1,9 @@
-//! Bringing a run home: the GitHub client, the artifact download (through `cell-fetch`), the
+//! Bringing a run home: the run's records and artifacts (through `cell-github`), the
 //! merge of a run's jobs into cell results, and the git commit and push. What it returns is
 //! data; the binary renders it and writes it into the results store.
 
 pub mod collect;
 pub mod git;
-pub mod github;
 pub mod lock;
 pub mod merge;
 

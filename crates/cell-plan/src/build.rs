@@ -19,7 +19,7 @@ use crate::pins::{self, CACHE, RUST_TOOLCHAIN, UPLOAD_ARTIFACT};
 use crate::side;
 use crate::workflow::{
     Cron, Defaults, Filters, Input, InputType, Job, Level, Map, Matrix, On, Permissions,
-    RunDefaults, RunsOn, Step, Strategy, Workflow, WorkflowDispatch, expr,
+    RunDefaults, RunsOn, Scope, Step, Strategy, Workflow, WorkflowDispatch, expr,
 };
 
 /// Where `plan` and `collect` run: a hosted runner, whatever the cells are.
@@ -114,10 +114,7 @@ pub fn workflow(plan: &Plan, layout: &Layout) -> Result<Workflow, PlanError> {
     let wf = Workflow {
         name: "cell".into(),
         on: triggers(plan),
-        permissions: Permissions {
-            contents: Some(Level::Read),
-            actions: None,
-        },
+        permissions: Permissions::of([(Scope::Contents, Level::Read)]),
         defaults: Some(Defaults {
             run: RunDefaults {
                 shell: "bash".into(),

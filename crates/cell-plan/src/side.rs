@@ -6,7 +6,7 @@ use cell_model::Plan;
 
 use crate::layout::{Layout, runs_on};
 use crate::pins::{CHECKOUT, DOWNLOAD_ARTIFACT, RUST_CACHE, UPLOAD_ARTIFACT};
-use crate::workflow::{Concurrency, Job, Level, Map, Permissions, RunsOn, Step, expr};
+use crate::workflow::{Concurrency, Job, Level, Map, Permissions, RunsOn, Scope, Step, expr};
 use crate::{HOST_RUNNER, WORKFLOW_PATH};
 
 /// Minutes `build-*`, `plan` and `collect` may take (a cold build of cell is most of it).
@@ -260,10 +260,10 @@ pub fn collect_job(plan: &Plan, layout: &Layout) -> Job {
             build_job_id(HOST_PLATFORM)
         )),
         runs_on: RunsOn::Label(HOST_RUNNER.into()),
-        permissions: Some(Permissions {
-            contents: Some(Level::Write),
-            actions: Some(Level::Read),
-        }),
+        permissions: Some(Permissions::of([
+            (Scope::Contents, Level::Write),
+            (Scope::Actions, Level::Read),
+        ])),
         concurrency: Some(Concurrency {
             group: format!("cell-collect-{}", expr("github.ref")),
             cancel_in_progress: false,

@@ -3,6 +3,8 @@
 //! Field order is declaration order and every map keeps insertion order ([`Map`]), so one
 //! value always serializes to the same bytes. Optional and empty fields are left out.
 
+use std::collections::BTreeMap;
+
 use serde::ser::SerializeMap as _;
 use serde::{Serialize, Serializer};
 
@@ -154,15 +156,103 @@ pub struct Filters {
     pub paths: Vec<String>,
 }
 
-/// Permissions of the `GITHUB_TOKEN`; unnamed scopes are `none`.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Permissions {
-    /// Repository contents.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub contents: Option<Level>,
+/// Permissions of the `GITHUB_TOKEN`: each scope named once with its level; a scope not
+/// named is `none`. Written in [`Scope`]'s order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Permissions(pub BTreeMap<Scope, Level>);
+
+impl Permissions {
+    /// These scopes at these levels.
+    pub fn of(scopes: impl IntoIterator<Item = (Scope, Level)>) -> Self {
+        Self(scopes.into_iter().collect())
+    }
+
+    /// The level of `scope`, `None` when it is not named (GitHub reads that as `none`).
+    pub fn get(&self, scope: Scope) -> Option<Level> {
+        self.0.get(&scope).copied()
+    }
+}
+
+/// A scope of the `GITHUB_TOKEN`'s permissions, as GitHub spells it in workflow YAML. The
+/// order of the variants is the order they are written in (`contents` first, as the workflow
+/// has always listed it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    /// Repository contents, commits, branches, releases.
+    Contents,
     /// Workflow runs and artifacts.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub actions: Option<Level>,
+    Actions,
+    /// Artifact attestations.
+    Attestations,
+    /// Check runs and check suites.
+    Checks,
+    /// Deployments.
+    Deployments,
+    /// Discussions.
+    Discussions,
+    /// OIDC tokens (`id-token`, `write` or `none` only).
+    IdToken,
+    /// Issues and their comments.
+    Issues,
+    /// Packages.
+    Packages,
+    /// GitHub Pages builds.
+    Pages,
+    /// Pull requests and their comments.
+    PullRequests,
+    /// Repository projects.
+    RepositoryProjects,
+    /// Code scanning alerts.
+    SecurityEvents,
+    /// Commit statuses.
+    Statuses,
+}
+
+impl Scope {
+    /// Every scope, in the order they are written.
+    pub const ALL: [Self; 14] = [
+        Self::Contents,
+        Self::Actions,
+        Self::Attestations,
+        Self::Checks,
+        Self::Deployments,
+        Self::Discussions,
+        Self::IdToken,
+        Self::Issues,
+        Self::Packages,
+        Self::Pages,
+        Self::PullRequests,
+        Self::RepositoryProjects,
+        Self::SecurityEvents,
+        Self::Statuses,
+    ];
+
+    /// The key in workflow YAML (`pull-requests`, `id-token`, …).
+    pub fn key(self) -> &'static str {
+        match self {
+            Self::Contents => "contents",
+            Self::Actions => "actions",
+            Self::Attestations => "attestations",
+            Self::Checks => "checks",
+            Self::Deployments => "deployments",
+            Self::Discussions => "discussions",
+            Self::IdToken => "id-token",
+            Self::Issues => "issues",
+            Self::Packages => "packages",
+            Self::Pages => "pages",
+            Self::PullRequests => "pull-requests",
+            Self::RepositoryProjects => "repository-projects",
+            Self::SecurityEvents => "security-events",
+            Self::Statuses => "statuses",
+        }
+    }
+}
+
+impl Serialize for Scope {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.key())
+    }
 }
 
 /// A permission level.
@@ -428,5 +518,57 @@ impl From<String> for Value {
 impl From<bool> for Value {
     fn from(b: bool) -> Self {
         Self::Bool(b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scope spelled in Rust's way (`pull_requests`) would be ignored by GitHub and leave
+    /// the token without the permission.
+    #[test]
+    fn every_scope_is_written_as_github_spells_it_in_declaration_order() {
+        let all = Permissions::of(Scope::ALL.map(|s| (s, Level::Read)));
+        let yaml = serde_norway::to_string(&all).unwrap();
+        let keys: Vec<&str> = yaml
+            .lines()
+            .filter_map(|l| l.strip_suffix(": read"))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "contents",
+                "actions",
+                "attestations",
+                "checks",
+                "deployments",
+                "discussions",
+                "id-token",
+                "issues",
+                "packages",
+                "pages",
+                "pull-requests",
+                "repository-projects",
+                "security-events",
+                "statuses",
+            ]
+        );
+        assert_eq!(all.get(Scope::PullRequests), Some(Level::Read));
+        assert_eq!(Permissions::default().get(Scope::Contents), None);
+    }
+
+    /// The collect job's permissions are written as they always were: `contents` before
+    /// `actions`, whatever order they are given in.
+    #[test]
+    fn permissions_are_written_in_scope_order_not_insertion_order() {
+        let p = Permissions::of([
+            (Scope::Actions, Level::Read),
+            (Scope::Contents, Level::Write),
+        ]);
+        assert_eq!(
+            serde_norway::to_string(&p).unwrap(),
+            "contents: write\nactions: read\n"
+        );
     }
 }

@@ -11,8 +11,11 @@
 //! closed without a response.
 //!
 //! Requests are read by `content-length` only (no chunked uploads): what the clients under test
-//! send. The server stops accepting when it is dropped; a test keeps it alive as long as a
-//! client may connect.
+//! send. A body over [`MAX_REQUEST_BODY`] is answered 413 without being read or handed on.
+//! Writes (POST, PATCH, PUT) are logged like every request and listed by [`Server::writes`]
+//! with their JSON body parsed and whether they carried `Authorization`, so a test asserts a
+//! comment as it asserts a commit. The server stops accepting when it is dropped; a test keeps
+//! it alive as long as a client may connect.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -39,6 +42,33 @@ impl Request {
         self.headers
             .get(&name.to_ascii_lowercase())
             .map(String::as_str)
+    }
+}
+
+/// The largest request body read: a comment or a check run is a few KB.
+pub const MAX_REQUEST_BODY: usize = 1 << 20;
+
+/// A write (POST, PATCH or PUT) as the server saw it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Write {
+    pub method: String,
+    /// Path and query, as sent.
+    pub path: String,
+    /// The body parsed as JSON, `None` when it is not JSON.
+    pub json: Option<serde_json::Value>,
+    /// The `Authorization` header's value, when there was one.
+    pub authorization: Option<String>,
+}
+
+impl Request {
+    /// Whether this is a write: POST, PATCH or PUT.
+    pub fn is_write(&self) -> bool {
+        matches!(self.method.as_str(), "POST" | "PATCH" | "PUT")
+    }
+
+    /// The body as JSON, `None` when it is not JSON.
+    pub fn json(&self) -> Option<serde_json::Value> {
+        serde_json::from_slice(&self.body).ok()
     }
 }
 
@@ -234,16 +264,40 @@ impl Server {
         server
     }
 
-    /// A server answering each path (with its query, exactly as requested) from `routes`, and
-    /// 404 to anything else.
+    /// A server answering from `routes`, 404 to a path it does not name and 405 to a method
+    /// it does not route for a path it names. A route is `"/path"` (a GET or HEAD of that path,
+    /// with its query, exactly as requested) or `"METHOD /path"` (e.g. `"POST /x"`).
     pub fn routes<P: Into<String>>(routes: impl IntoIterator<Item = (P, Response)>) -> Self {
-        let table: BTreeMap<String, Response> =
-            routes.into_iter().map(|(p, r)| (p.into(), r)).collect();
+        let table: BTreeMap<(String, String), Response> = routes
+            .into_iter()
+            .map(|(p, r)| {
+                let p = p.into();
+                let (method, path) = match p.split_once(' ') {
+                    Some((m, path)) => (m.to_ascii_uppercase(), path.to_owned()),
+                    None => ("GET".to_owned(), p),
+                };
+                ((method, path), r)
+            })
+            .collect();
         Self::start(move |req| {
-            table
-                .get(&req.path)
-                .cloned()
-                .unwrap_or_else(Response::not_found)
+            let method = if req.method == "HEAD" {
+                "GET"
+            } else {
+                req.method.as_str()
+            };
+            if let Some(r) = table.get(&(method.to_owned(), req.path.clone())) {
+                return r.clone();
+            }
+            let allowed: Vec<&str> = table
+                .keys()
+                .filter(|(_, p)| *p == req.path)
+                .map(|(m, _)| m.as_str())
+                .collect();
+            if allowed.is_empty() {
+                Response::not_found()
+            } else {
+                Response::status(405).header("allow", &allowed.join(", "))
+            }
         })
     }
 
@@ -281,6 +335,20 @@ impl Server {
         self.shared.log.lock().unwrap().clone()
     }
 
+    /// Every write (POST, PATCH, PUT) so far, in order, its body parsed as JSON.
+    pub fn writes(&self) -> Vec<Write> {
+        let log = self.shared.log.lock().unwrap();
+        log.iter()
+            .filter(|r| r.is_write())
+            .map(|r| Write {
+                method: r.method.clone(),
+                path: r.path.clone(),
+                json: r.json(),
+                authorization: r.header("authorization").map(str::to_owned),
+            })
+            .collect()
+    }
+
     /// How many requests asked for exactly `path` (with its query).
     pub fn hits(&self, path: &str) -> usize {
         let log = self.shared.log.lock().unwrap();
@@ -303,6 +371,16 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
         return Ok(());
     };
     shared.log.lock().unwrap().push(request.clone());
+    if request
+        .header("content-length")
+        .and_then(|v| v.parse::<usize>().ok())
+        > Some(MAX_REQUEST_BODY)
+    {
+        let refused = Response::status(413).body("request body too large");
+        stream.write_all(head(&refused).as_bytes())?;
+        stream.write_all(&refused.body)?;
+        return stream.flush();
+    }
     let queued = {
         let mut once = shared.once.lock().unwrap();
         once.iter()
@@ -390,7 +468,8 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> io::Result<Option<Request>
         .get("content-length")
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    let mut body = vec![0; len];
+    // An oversized body is not read: the caller answers 413.
+    let mut body = vec![0; if len > MAX_REQUEST_BODY { 0 } else { len }];
     reader.read_exact(&mut body)?;
     Ok(Some(Request {
         method,
@@ -403,6 +482,7 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> io::Result<Option<Request>
 fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
+        201 => "Created",
         204 => "No Content",
         301 => "Moved Permanently",
         302 => "Found",
@@ -413,7 +493,10 @@ fn reason(status: u16) -> &'static str {
         401 => "Unauthorized",
         403 => "Forbidden",
         404 => "Not Found",
+        405 => "Method Not Allowed",
         410 => "Gone",
+        413 => "Content Too Large",
+        422 => "Unprocessable Entity",
         429 => "Too Many Requests",
         500 => "Internal Server Error",
         502 => "Bad Gateway",
@@ -514,6 +597,67 @@ mod tests {
         assert!(get(&server, "/other").0.ends_with("fine"));
         assert!(get(&server, "/api").0.starts_with("HTTP/1.1 502 "));
         assert!(get(&server, "/api").0.ends_with("fine"));
+    }
+
+    /// The route table answered every method alike: a client that sent a POST where it
+    /// should have sent a GET (or the reverse) passed its test.
+    #[test]
+    fn a_get_route_does_not_answer_a_post_and_a_post_route_not_a_get() {
+        let server = Server::routes([
+            ("/a", Response::ok("got")),
+            ("POST /c", Response::status(201).body("made")),
+        ]);
+        let post = |path: &str| {
+            let (out, _) = exchange(
+                &server,
+                &format!("POST {path} HTTP/1.1\r\ncontent-length: 2\r\n\r\n{{}}"),
+                Duration::from_secs(5),
+            );
+            String::from_utf8(out).unwrap()
+        };
+        let refused = post("/a");
+        assert!(refused.starts_with("HTTP/1.1 405 "), "{refused}");
+        assert!(refused.contains("allow: GET\r\n"), "{refused}");
+        assert!(post("/c").starts_with("HTTP/1.1 201 Created\r\n"));
+        assert!(get(&server, "/c").0.starts_with("HTTP/1.1 405 "));
+        assert!(get(&server, "/a").0.ends_with("got"));
+        assert!(post("/elsewhere").starts_with("HTTP/1.1 404 "));
+    }
+
+    #[test]
+    fn writes_are_listed_with_their_json_and_authorization() {
+        let server = Server::start(|_| Response::status(201));
+        let send = |raw: &str| exchange(&server, raw, Duration::from_secs(5));
+        send(
+            "PATCH /x HTTP/1.1\r\nauthorization: Bearer t\r\ncontent-length: 12\r\n\r\n{\"body\":\"b\"}",
+        );
+        send("GET /y HTTP/1.1\r\n\r\n");
+        send("PUT /z HTTP/1.1\r\ncontent-length: 3\r\n\r\nnot");
+        let writes = server.writes();
+        assert_eq!(writes.len(), 2, "{writes:?}");
+        assert_eq!(writes[0].method, "PATCH");
+        assert_eq!(writes[0].json, Some(serde_json::json!({"body": "b"})));
+        assert_eq!(writes[0].authorization.as_deref(), Some("Bearer t"));
+        assert_eq!((writes[1].path.as_str(), &writes[1].json), ("/z", &None));
+        assert_eq!(writes[1].authorization, None);
+    }
+
+    /// A client that streamed a huge body made the server allocate all of it.
+    #[test]
+    fn a_body_over_the_cap_is_refused_unread() {
+        let server = Server::start(|_| Response::ok("handled"));
+        let (out, _) = exchange(
+            &server,
+            &format!(
+                "POST /x HTTP/1.1\r\ncontent-length: {}\r\n\r\n",
+                MAX_REQUEST_BODY + 1
+            ),
+            Duration::from_secs(5),
+        );
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.starts_with("HTTP/1.1 413 "), "{out}");
+        assert!(!out.contains("handled"), "{out}");
+        assert!(server.requests()[0].body.is_empty());
     }
 
     #[test]

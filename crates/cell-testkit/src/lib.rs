@@ -12,7 +12,10 @@
 //!   [`split_section`] (a Markdown file without one of its sections);
 //! - [`http`]: one loopback HTTP/1.1 server (a handler closure or a route table, a log of every
 //!   request) with fault injection: any status, redirects, rate limits, a delay, a body that
-//!   stalls or comes up short, a connection closed without an answer;
+//!   stalls or comes up short, a connection closed without an answer; method-aware routes, a
+//!   bounded request body, and the writes (POST, PATCH, PUT) listed with their JSON;
+//! - [`github`]: GitHub's write endpoints cell uses (issue comments, check runs) on loopback,
+//!   alone or inside the walk's run API, holding what was written;
 //! - [`archive`]: tar, tar.gz, tar.xz and zip archives of files with modes, directories,
 //!   symlinks, hard links and fifos, under names as given (`..` and absolute ones too);
 //! - [`snippets`]: the TOML of a toolchain and of a C row, written once, and the pieces the
@@ -30,6 +33,7 @@ use std::path::{Path, PathBuf};
 use sha2::Digest as _;
 
 pub mod archive;
+pub mod github;
 pub mod http;
 pub mod lint;
 pub mod planning;

@@ -121,9 +121,16 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "cell-verdict",
         ],
     ),
+    ("cell-github", &["cell-schema", "cell-stats", "cell-fetch"]),
     (
         "cell-collect",
-        &["cell-schema", "cell-stats", "cell-fetch", "cell-verdict"],
+        &[
+            "cell-schema",
+            "cell-stats",
+            "cell-fetch",
+            "cell-github",
+            "cell-verdict",
+        ],
     ),
     (
         "cell-report",

@@ -12,14 +12,18 @@
 //!   `conclusion`, `started_at`, `completed_at`, `labels`; a job a re-run kept shows with the
 //!   attempt that ran it.
 //!
-//! Every API request must carry `Authorization: Bearer <the run's token>`; others get 401.
+//! - the write endpoints of [`crate::github::Writes`] (issue comments, check runs), whose
+//!   state a test reads from [`Api::writes`].
+//!
+//! Every API request must carry `Authorization: Bearer <the run's token>`; others get 401. The
+//! run's routes answer GET alone: another method on them is GitHub's 404.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
 use super::artifacts::Store;
+use crate::github::{Writes, query};
 use crate::http::{Request, Response, Server};
 
 /// One job as the jobs API lists it.
@@ -54,54 +58,17 @@ pub struct RunState {
 /// The running stand-in.
 pub struct Api {
     pub server: Server,
-}
-
-fn query(path: &str) -> BTreeMap<String, String> {
-    path.split_once('?')
-        .map(|(_, q)| {
-            q.split('&')
-                .filter_map(|kv| kv.split_once('='))
-                .map(|(k, v)| (k.to_owned(), v.to_owned()))
-                .collect()
-        })
-        .unwrap_or_default()
+    /// What was written through the write endpoints.
+    pub writes: Arc<Writes>,
 }
 
 /// One page of `items` under `key`, with GitHub's `Link` header.
 fn page(req: &Request, base: &str, key: &str, items: Vec<Value>) -> Response {
-    let q = query(&req.path);
-    let per = q
-        .get("per_page")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(30usize)
-        .clamp(1, 100);
-    let n: usize = q
-        .get("page")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1)
-        .max(1);
-    let total = items.len();
-    let slice: Vec<Value> = items.into_iter().skip((n - 1) * per).take(per).collect();
-    let resp = Response::json(200, &json!({ "total_count": total, key: slice }));
-    let last = total.div_ceil(per).max(1);
-    if n >= last {
-        return resp;
-    }
-    let path = req.path.split('?').next().unwrap_or_default();
-    let mut others: Vec<String> = q
-        .iter()
-        .filter(|(k, _)| *k != "page")
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
-    others.sort();
-    let url = |p: usize| format!("{base}{path}?{}&page={p}", others.join("&"));
-    resp.header(
-        "link",
-        &format!(
-            "<{}>; rel=\"next\", <{}>; rel=\"last\"",
-            url(n + 1),
-            url(last)
-        ),
+    crate::github::page(
+        req,
+        base,
+        items,
+        |slice, total| json!({ "total_count": total, key: slice }),
     )
 }
 
@@ -162,7 +129,13 @@ fn artifact_json(s: &RunState, a: &super::artifacts::Artifact, base: &str) -> Va
     })
 }
 
-fn answer(req: &Request, state: &RunState, store: &Store, token: &str, base: &str) -> Response {
+fn answer(
+    req: &Request,
+    state: &RunState,
+    store: &Store,
+    writes: &Writes,
+    (token, base): (&str, &str),
+) -> Response {
     let path = req.path.split('?').next().unwrap_or_default();
     if let Some(id) = path.strip_prefix("/_blob/") {
         // The blob store: signed URL, no token (GitHub's rejects one).
@@ -176,6 +149,12 @@ fn answer(req: &Request, state: &RunState, store: &Store, token: &str, base: &st
     }
     if req.header("authorization") != Some(&format!("Bearer {token}")) {
         return Response::json(401, &json!({"message": "Bad credentials"}));
+    }
+    if let Some(written) = writes.answer(req, base) {
+        return written;
+    }
+    if req.method != "GET" {
+        return Response::json(404, &json!({"message": "Not Found"}));
     }
     let runs = format!("/repos/{}/actions/runs/{}", state.repo, state.run_id);
     if path == runs {
@@ -251,11 +230,13 @@ impl Api {
     pub fn start(state: Arc<Mutex<RunState>>, store: Arc<Store>, token: String) -> Self {
         let server = Server::new();
         let base = server.base();
+        let writes = Arc::new(Writes::default());
+        let held = Arc::clone(&writes);
         server.handle(move |req| {
             let snapshot = state.lock().unwrap().clone();
-            answer(req, &snapshot, &store, &token, &base)
+            answer(req, &snapshot, &store, &held, (&token, &base))
         });
-        Self { server }
+        Self { server, writes }
     }
 
     pub fn base(&self) -> String {

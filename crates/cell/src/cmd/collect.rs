@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use cell_collect::github::{Github, GithubError, Settings};
 use cell_collect::{Options, Source, collect, git};
 use cell_fetch::Timeouts;
+use cell_github::{Github, GithubError, Settings};
 use cell_schema::store::{self, Replace, Written};
 use cell_schema::{RunId, Status, escape};
 use clap::Args;

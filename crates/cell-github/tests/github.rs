@@ -1,11 +1,11 @@
 //! The GitHub client against loopback stand-ins for the API and its blob store: the artifact
 //! redirect read by our code, the token kept to the API, the outcomes of several downloads,
-//! the idle timeout and the deadline.
+//! the idle timeout and the deadline, the token refused to any URL off the API's origin.
 
 use std::time::{Duration, Instant};
 
-use cell_collect::github::{Artifact, Github, GithubError, RetryPolicy, Settings};
 use cell_fetch::Timeouts;
+use cell_github::{Artifact, Github, GithubError, RetryPolicy, Settings};
 use cell_schema::RunId;
 use cell_testkit::http::{Request, Response, Server};
 use cell_testkit::sha256;
@@ -138,5 +138,127 @@ fn the_deadline_ends_a_stalled_body_naming_the_request() {
         started.elapsed() < Duration::from_secs(20),
         "{:?}",
         started.elapsed()
+    );
+}
+
+fn jobs_page(link: &str) -> Response {
+    Response::json(200, &serde_json::json!({"total_count": 1, "jobs": []})).header("link", link)
+}
+
+/// octocrab attached the token by host alone: a `Link` to the API's host under another
+/// scheme or port would have carried it there (in clear, for `http://`).
+#[test]
+fn a_link_to_another_port_is_refused_by_name_and_never_gets_the_token() {
+    let other = Server::start(|_| Response::json(200, &serde_json::json!({"jobs": []})));
+    let next = other.url("/repos/o/r/actions/runs/7/jobs?per_page=100&page=2");
+    let link = format!("<{next}>; rel=\"next\"");
+    let api = Server::start(move |_| jobs_page(&link));
+    let github = Github::with_settings(
+        &api.base(),
+        Some(TOKEN.into()),
+        quick(None, Duration::from_secs(5)),
+    )
+    .unwrap();
+    let err = github.jobs("o/r", RunId(7)).unwrap_err();
+    assert!(matches!(err, GithubError::ForeignUrl { .. }), "{err}");
+    let shown = next.split('?').next().unwrap();
+    assert!(
+        err.to_string()
+            .starts_with(&format!("GET {shown}?…: refused")),
+        "{err}"
+    );
+    assert!(!err.to_string().contains(TOKEN));
+    assert!(
+        other.requests().is_empty(),
+        "nothing was sent to the other origin"
+    );
+    assert_eq!(api.requests().len(), 1);
+}
+
+/// The same port under another host name is another origin too (the scheme case is the
+/// unit test of `Origin`, and the `https` one below).
+#[test]
+fn a_link_to_the_apis_port_under_another_host_name_is_refused() {
+    let api = Server::new();
+    let link = format!(
+        "<http://localhost:{}/repos/o/r/actions/runs/7/jobs?page=2>; rel=\"next\"",
+        api.port()
+    );
+    api.handle(move |_| jobs_page(&link));
+    let github = Github::with_settings(
+        &api.base(),
+        Some(TOKEN.into()),
+        quick(None, Duration::from_secs(5)),
+    )
+    .unwrap();
+    let err = github.jobs("o/r", RunId(7)).unwrap_err();
+    assert!(
+        err.to_string().contains(&format!(
+            "http://localhost:{}/repos/o/r/actions/runs/7/jobs?…: refused: not on the API's origin http://127.0.0.1:{}",
+            api.port(),
+            api.port()
+        )),
+        "{err}"
+    );
+    assert_eq!(api.requests().len(), 1, "only the first page was asked for");
+}
+
+/// An `archive_download_url` from a payload is sent the token as well: on an `https` API, an
+/// `http://` one on the API's own host is refused before a byte is sent.
+#[test]
+fn an_http_download_url_under_an_https_api_is_refused_before_anything_is_sent() {
+    let github = Github::with_settings(
+        "https://api.github.com",
+        Some(TOKEN.into()),
+        quick(None, Duration::from_secs(5)),
+    )
+    .unwrap();
+    let a = Artifact {
+        id: 1,
+        name: "cell-x-a1".into(),
+        size_in_bytes: 10,
+        archive_download_url: "http://api.github.com/repos/o/r/actions/artifacts/1/zip".into(),
+        expired: false,
+        digest: None,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let err = github.download(&a, &dir.path().join("1.zip")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "GET http://api.github.com/repos/o/r/actions/artifacts/1/zip: refused: not on the API's \
+         origin https://api.github.com:443 (the scheme, host and port must be the API's: the \
+         token goes nowhere else)"
+    );
+}
+
+/// Same-origin `Link`s are followed, each page with the token.
+#[test]
+fn same_origin_pages_are_followed_with_the_token() {
+    let rest = cell_testkit::github::Rest::start(TOKEN);
+    let github = Github::with_settings(
+        &rest.base(),
+        Some(TOKEN.into()),
+        quick(None, Duration::from_secs(5)),
+    )
+    .unwrap();
+    for i in 0..150 {
+        github
+            .create_issue_comment("o/r", 3, &format!("comment {i}"))
+            .unwrap();
+    }
+    let all = github.list_issue_comments("o/r", 3).unwrap();
+    assert_eq!(all.len(), 150);
+    assert_eq!(all[149].body, "comment 149");
+    let gets: Vec<_> = rest
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "GET")
+        .collect();
+    assert_eq!(gets.len(), 2, "two pages of 100");
+    assert!(gets[1].path.contains("page=2"), "{}", gets[1].path);
+    assert!(
+        gets.iter()
+            .all(|r| r.header("authorization") == Some(&format!("Bearer {TOKEN}")))
     );
 }
