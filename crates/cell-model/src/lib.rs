@@ -8,6 +8,7 @@ pub mod env;
 mod env_checks;
 mod error;
 pub mod import;
+mod load_tools;
 pub mod raw;
 mod rows;
 pub mod runners;
@@ -30,6 +31,10 @@ use cells::resolve_cells;
 pub use env::VersionsEnv;
 use env_checks::check_no_empty_value;
 pub use error::{ConfigError, FieldError, LookupError, NameError, TarballError};
+pub use load_tools::{
+    Body, Durations, LOAD_TOOLS, LoadInstall, LoadToolDef, load_tool, load_tool_names,
+    whole_seconds_tool,
+};
 pub use rows::{Row, ToothDef};
 use rows::{check_reference, resolve_rows, resolve_tooth};
 pub(crate) use rows::{check_tools, existing_dir};
@@ -37,8 +42,8 @@ use safe::Kind;
 pub use safe::{Kind as ValueKind, UnsafeValue};
 pub use settings::{DEFAULTS, MAX_REPS, MAX_ROWS_PER_REFERENCE, MAX_SECONDS, Settings, UnpackCaps};
 pub use suite::{
-    CpuSets, DEFAULT_OHA_KEY, Expect, ExpectBody, HttpDef, LOAD_TOOLS, Server, SessionDef, Shape,
-    SoakDef, TOOL_HEADERS, Workload, names_in, parse_mode, request_problem,
+    CpuSets, DEFAULT_OHA_KEY, Expect, ExpectBody, HttpDef, Server, SessionDef, Shape, SoakDef,
+    TOOL_HEADERS, Workload, names_in, parse_mode, request_problem,
 };
 pub use tarball::{TarballDef, TarballSource, Verification};
 pub use template::{Arg, Piece, TemplateError, Vars};

@@ -5,14 +5,15 @@ use std::path::{Path, PathBuf};
 
 use cell_schema::{HttpMode, ServerName, ShapeName, SoakConfig, ToolchainName, WorkloadName};
 
+use crate::Toolchain;
 use crate::error::{FieldError, LookupError};
+use crate::load_tools::{self, known_tools};
 use crate::raw::{
     RawCpus, RawExpect, RawHttp, RawHttpSession, RawServer, RawShape, RawSoak, RawWorkload,
 };
 use crate::template::Arg;
-use crate::{Toolchain, join};
 
-mod matrix;
+pub(crate) mod matrix;
 mod servers;
 mod soak;
 
@@ -20,13 +21,6 @@ pub use matrix::{TOOL_HEADERS, names_in, request_problem};
 use matrix::{resolve_session, resolve_shapes, resolve_workloads};
 use servers::resolve_servers;
 pub(crate) use soak::resolve_soak;
-
-/// Load generators cell drives.
-pub const LOAD_TOOLS: &[&str] = &["wrk", "oha", "ab"];
-
-/// The load generators of `[http]` when `tools` is not written: ab is there only when asked
-/// for (one thread, HTTP/1.0, no faster than one CPU lets it be).
-const DEFAULT_LOAD_TOOLS: &[&str] = &["wrk", "oha"];
 
 /// What a server must answer to a workload's request.
 #[derive(Clone, Debug, PartialEq)]
@@ -302,14 +296,10 @@ impl HttpDef {
         self.validate_whole_seconds()
     }
 
-    /// wrk (`-d 10s`) and ab (`-t 10`) count whole seconds. Connections that wrk cannot
+    /// Some tools count whole seconds (the table says which). Connections that wrk cannot
     /// spread evenly over its threads are not refused: the run records what wrk really used.
     fn validate_whole_seconds(&self) -> Result<(), FieldError> {
-        let Some(tool) = self
-            .tools
-            .iter()
-            .find(|t| matches!(t.as_str(), "wrk" | "ab"))
-        else {
+        let Some(tool) = load_tools::whole_seconds_tool(&self.tools) else {
             return Ok(());
         };
         for (f, v) in [("duration", self.duration_s), ("warmup", self.warmup_s)] {
@@ -329,16 +319,16 @@ fn validate_tools(field: &str, tools: &[String]) -> Result<(), FieldError> {
     if tools.is_empty() {
         return Err(FieldError::new(
             field,
-            format!("empty: write one or more of {}", join(LOAD_TOOLS)),
+            format!("empty: write one or more of {}", known_tools()),
         ));
     }
     for (i, t) in tools.iter().enumerate() {
-        if !LOAD_TOOLS.contains(&t.as_str()) {
+        if load_tools::load_tool(t).is_none() {
             return Err(FieldError::new(
                 format!("{field}[{i}]"),
                 format!(
                     "`{t}` is not a load generator cell drives: write {}",
-                    join(LOAD_TOOLS)
+                    known_tools()
                 ),
             ));
         }
@@ -458,9 +448,13 @@ pub(crate) fn resolve_http(
 ) -> Result<HttpDef, FieldError> {
     let threads = threads_of(&raw)?;
     let shapes = resolve_shapes(&raw, threads)?;
-    let tools = raw
-        .tools
-        .unwrap_or_else(|| DEFAULT_LOAD_TOOLS.iter().map(|t| (*t).to_owned()).collect());
+    let tools = raw.tools.unwrap_or_else(|| {
+        load_tools::LOAD_TOOLS
+            .iter()
+            .filter(|t| t.by_default)
+            .map(|t| t.name.to_owned())
+            .collect()
+    });
     let warmup_s = non_negative("http.warmup", raw.warmup.unwrap_or(2.0))?;
     let legacy = raw.workloads.is_none();
     if !legacy && raw.expect.is_some() {
