@@ -32,7 +32,7 @@ pub use env::VersionsEnv;
 use env_checks::check_no_empty_value;
 pub use error::{ConfigError, FieldError, LookupError, NameError, TarballError};
 pub use load_tools::{
-    Body, Durations, LOAD_TOOLS, LoadInstall, LoadToolDef, load_tool, load_tool_names,
+    Body, Durations, LOAD_TOOLS, LoadInstall, LoadToolDef, load_tool, load_tool_names, soak_tool,
     whole_seconds_tool,
 };
 pub use rows::{Row, ToothDef};

@@ -139,6 +139,14 @@ pub fn load_tool(name: &str) -> Option<&'static LoadToolDef> {
     LOAD_TOOLS.iter().find(|t| t.name == name)
 }
 
+/// The load generator the soak suite drives: the first that can hold a fixed rate.
+pub fn soak_tool() -> &'static LoadToolDef {
+    LOAD_TOOLS
+        .iter()
+        .find(|t| t.fixed_rate)
+        .expect("the table holds a tool with a fixed rate")
+}
+
 /// The names of every load generator, in table order.
 pub fn load_tool_names() -> impl Iterator<Item = &'static str> + Clone {
     LOAD_TOOLS.iter().map(|t| t.name)
