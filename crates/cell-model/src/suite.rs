@@ -69,7 +69,7 @@ pub struct Shape {
     pub connections: u32,
     /// Reuse connections; without it every request opens its own.
     pub keep_alive: bool,
-    /// wrk threads.
+    /// Load generator threads, for the tools that take a count.
     pub threads: u32,
 }
 
@@ -119,7 +119,7 @@ pub struct Server {
 pub struct HttpDef {
     /// Load generators, in the order each round runs them.
     pub tools: Vec<String>,
-    /// Load generator threads (wrk).
+    /// Load generator threads, for the tools that take a count (the load tool table says).
     pub threads: u32,
     /// Seconds of each measured run.
     pub duration_s: f64,
