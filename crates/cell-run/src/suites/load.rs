@@ -385,13 +385,10 @@ fn check_request(tool: LoadTool, request: &LoadRequest) -> Result<(), LoadError>
     if let Some(p) = cell_model::request_problem(headers, request.body.is_some()) {
         return Err(LoadError::Request(p));
     }
-    match tool
+    let refusal = tool
         .def
-        .refusal(request.method.as_str(), request.body.is_some())
-    {
-        Some(why) => Err(unsupported(tool, why)),
-        None => Ok(()),
-    }
+        .refusal(request.method.as_str(), request.body.is_some());
+    refusal.map_or(Ok(()), |why| Err(unsupported(tool, why)))
 }
 
 /// Writes the request body into the scratch directory; its path.
