@@ -184,7 +184,7 @@ pub struct RawHttp {
     pub tools: Option<Vec<String>>,
     /// Open connections.
     pub connections: Option<u32>,
-    /// Load generator threads (wrk).
+    /// Load generator threads, for the tools that take a count (the load tool table says).
     pub threads: Option<u32>,
     /// Seconds of each measured run.
     pub duration: Option<f64>,
@@ -277,7 +277,7 @@ pub struct RawShape {
     pub connections: u32,
     /// Reuse connections.
     pub keep_alive: bool,
-    /// wrk threads (default `[http] threads`).
+    /// Load generator threads, for the tools that take a count (default `[http] threads`).
     pub threads: Option<u32>,
 }
 

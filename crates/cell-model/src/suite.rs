@@ -5,19 +5,22 @@ use std::path::{Path, PathBuf};
 
 use cell_schema::{HttpMode, ServerName, ShapeName, SoakConfig, ToolchainName, WorkloadName};
 
+use crate::Toolchain;
 use crate::error::{FieldError, LookupError};
+use crate::load_tools::{self, known_tools};
 use crate::raw::{
     RawCpus, RawExpect, RawHttp, RawHttpSession, RawServer, RawShape, RawSoak, RawWorkload,
 };
-use crate::template::{Arg, Piece};
-use crate::{Toolchain, check_name, check_tools, existing_dir, join};
+use crate::template::Arg;
 
-/// Load generators cell drives.
-pub const LOAD_TOOLS: &[&str] = &["wrk", "oha", "ab"];
+pub(crate) mod matrix;
+mod servers;
+mod soak;
 
-/// The load generators of `[http]` when `tools` is not written: ab is there only when asked
-/// for (one thread, HTTP/1.0, no faster than one CPU lets it be).
-const DEFAULT_LOAD_TOOLS: &[&str] = &["wrk", "oha"];
+pub use matrix::{TOOL_HEADERS, names_in, request_problem};
+use matrix::{resolve_session, resolve_shapes, resolve_workloads};
+use servers::resolve_servers;
+pub(crate) use soak::resolve_soak;
 
 /// What a server must answer to a workload's request.
 #[derive(Clone, Debug, PartialEq)]
@@ -66,7 +69,7 @@ pub struct Shape {
     pub connections: u32,
     /// Reuse connections; without it every request opens its own.
     pub keep_alive: bool,
-    /// wrk threads.
+    /// Load generator threads, for the tools that take a count.
     pub threads: u32,
 }
 
@@ -116,7 +119,7 @@ pub struct Server {
 pub struct HttpDef {
     /// Load generators, in the order each round runs them.
     pub tools: Vec<String>,
-    /// Load generator threads (wrk).
+    /// Load generator threads, for the tools that take a count (the load tool table says).
     pub threads: u32,
     /// Seconds of each measured run.
     pub duration_s: f64,
@@ -293,14 +296,10 @@ impl HttpDef {
         self.validate_whole_seconds()
     }
 
-    /// wrk (`-d 10s`) and ab (`-t 10`) count whole seconds. Connections that wrk cannot
+    /// Some tools count whole seconds (the table says which). Connections that wrk cannot
     /// spread evenly over its threads are not refused: the run records what wrk really used.
     fn validate_whole_seconds(&self) -> Result<(), FieldError> {
-        let Some(tool) = self
-            .tools
-            .iter()
-            .find(|t| matches!(t.as_str(), "wrk" | "ab"))
-        else {
+        let Some(tool) = load_tools::whole_seconds_tool(&self.tools) else {
             return Ok(());
         };
         for (f, v) in [("duration", self.duration_s), ("warmup", self.warmup_s)] {
@@ -315,44 +314,21 @@ impl HttpDef {
     }
 }
 
-impl SoakDef {
-    /// What the soak settings must satisfy (config and command line alike).
-    pub fn validate(&self) -> Result<(), FieldError> {
-        let c = &self.config;
-        positive("soak.duration", c.duration_s)?;
-        positive("soak.interval", c.interval_s)?;
-        positive("soak.minima_window", c.minima_window_s)?;
-        window_start("soak.window_start", c.window_start_s, c.duration_s)?;
-        // At least three minima windows, or the sawtooth guard has nothing to fit.
-        if (c.duration_s - c.window_start_s) / c.minima_window_s < 3.0 {
-            return Err(FieldError::new(
-                "soak.minima_window",
-                format!(
-                    "{} s windows over the {} s fit window give fewer than 3 minima: shorten it or start the fit earlier",
-                    c.minima_window_s,
-                    c.duration_s - c.window_start_s
-                ),
-            ));
-        }
-        Ok(())
-    }
-}
-
 /// A list of load tools: known ones, each once.
 fn validate_tools(field: &str, tools: &[String]) -> Result<(), FieldError> {
     if tools.is_empty() {
         return Err(FieldError::new(
             field,
-            format!("empty: write one or more of {}", join(LOAD_TOOLS)),
+            format!("empty: write one or more of {}", known_tools()),
         ));
     }
     for (i, t) in tools.iter().enumerate() {
-        if !LOAD_TOOLS.contains(&t.as_str()) {
+        if load_tools::load_tool(t).is_none() {
             return Err(FieldError::new(
                 format!("{field}[{i}]"),
                 format!(
                     "`{t}` is not a load generator cell drives: write {}",
-                    join(LOAD_TOOLS)
+                    known_tools()
                 ),
             ));
         }
@@ -387,18 +363,6 @@ fn non_negative(field: &str, v: f64) -> Result<f64, FieldError> {
         Err(FieldError::new(
             field,
             format!("{v}: write 0 or more seconds"),
-        ))
-    }
-}
-
-/// The start of the soak's fit window: from 0 up to (not including) the duration.
-fn window_start(field: &str, v: f64, duration_s: f64) -> Result<f64, FieldError> {
-    if v.is_finite() && v >= 0.0 && v < duration_s {
-        Ok(v)
-    } else {
-        Err(FieldError::new(
-            field,
-            format!("{v}: write a number of seconds from 0 up to the duration ({duration_s})"),
         ))
     }
 }
@@ -484,9 +448,13 @@ pub(crate) fn resolve_http(
 ) -> Result<HttpDef, FieldError> {
     let threads = threads_of(&raw)?;
     let shapes = resolve_shapes(&raw, threads)?;
-    let tools = raw
-        .tools
-        .unwrap_or_else(|| DEFAULT_LOAD_TOOLS.iter().map(|t| (*t).to_owned()).collect());
+    let tools = raw.tools.unwrap_or_else(|| {
+        load_tools::LOAD_TOOLS
+            .iter()
+            .filter(|t| t.by_default)
+            .map(|t| t.name.to_owned())
+            .collect()
+    });
     let warmup_s = non_negative("http.warmup", raw.warmup.unwrap_or(2.0))?;
     let legacy = raw.workloads.is_none();
     if !legacy && raw.expect.is_some() {
@@ -552,565 +520,9 @@ pub fn parse_mode(s: &str) -> Result<HttpMode, String> {
         .ok_or_else(|| format!("`{s}`: write fresh, same-process or sustained"))
 }
 
-/// The workload results written before workloads existed were: `GET /` answered as
-/// `[http.expect]` says.
-fn legacy_workload(base: &Expect) -> Workload {
-    Workload {
-        name: WorkloadName::from(cell_schema::LEGACY_WORKLOAD),
-        method: "GET".to_owned(),
-        path: "/".to_owned(),
-        headers: BTreeMap::new(),
-        body: None,
-        expect: base.clone(),
-    }
-}
-
-/// `[[http.workloads]]`: names unique and safe, methods and paths a request line can carry.
-fn resolve_workloads(
-    raw: Option<Vec<RawWorkload>>,
-    base: &Expect,
-) -> Result<BTreeMap<WorkloadName, Workload>, FieldError> {
-    let Some(raw) = raw else {
-        let w = legacy_workload(base);
-        return Ok(BTreeMap::from([(w.name.clone(), w)]));
-    };
-    let mut out = BTreeMap::new();
-    for (i, w) in raw.into_iter().enumerate() {
-        let f = |x: &str| format!("http.workloads[{i}].{x}");
-        check_name(&w.name).map_err(|e| FieldError::new(f("name"), e.to_string()))?;
-        let method = w.method.unwrap_or_else(|| "GET".to_owned());
-        if !METHODS.contains(&method.as_str()) {
-            return Err(FieldError::new(
-                f("method"),
-                format!(
-                    "`{method}`: write an HTTP method in capitals: {}",
-                    METHODS.join(", ")
-                ),
-            ));
-        }
-        if !w.path.starts_with('/') || !w.path.bytes().all(|b| b.is_ascii_graphic()) {
-            return Err(FieldError::new(
-                f("path"),
-                format!(
-                    "`{}`: write a path from `/` without spaces or control characters",
-                    w.path
-                ),
-            ));
-        }
-        let headers = header_map(
-            &f("headers"),
-            w.headers.unwrap_or_default(),
-            w.body.is_some(),
-        )?;
-        if w.expect.body.is_none() && w.expect.json.is_none() {
-            return Err(FieldError::new(
-                f("expect"),
-                "says nothing of the body: write `body = \"...\"` (byte for byte) or `json = ...`",
-            ));
-        }
-        // A workload's own answer: status 200 unless it says otherwise, only its headers.
-        let base = Expect {
-            status: 200,
-            headers: BTreeMap::new(),
-            body: ExpectBody::Exact(String::new()),
-        };
-        let expect = resolve_expect(&f("expect"), &base, Some(w.expect))?;
-        let name = WorkloadName::from(w.name.as_str());
-        let workload = Workload {
-            name: name.clone(),
-            method,
-            path: w.path,
-            headers,
-            body: w.body,
-            expect,
-        };
-        if out.insert(name, workload).is_some() {
-            return Err(FieldError::new(
-                f("name"),
-                format!("`{}` is listed twice", w.name),
-            ));
-        }
-    }
-    if out.is_empty() {
-        return Err(FieldError::new(
-            "http.workloads",
-            "empty: write at least one workload",
-        ));
-    }
-    Ok(out)
-}
-
-/// Header names and values a request can carry, names lower-cased.
-fn header_map(
-    field: &str,
-    raw: BTreeMap<String, String>,
-    has_body: bool,
-) -> Result<BTreeMap<String, String>, FieldError> {
-    if let Some(p) = request_problem(raw.iter().map(|(k, v)| (k.as_str(), v.as_str())), has_body) {
-        return Err(FieldError::new(field, p));
-    }
-    Ok(raw
-        .into_iter()
-        .map(|(k, v)| (k.to_ascii_lowercase(), v))
-        .collect())
-}
-
-/// Headers a load generator writes itself (keep-alive is the shape's, the length the body's).
-pub const TOOL_HEADERS: [&str; 4] = ["host", "content-length", "connection", "transfer-encoding"];
-
-/// Methods the load generators can send.
-pub const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
-
-/// What every load generator requires of a request's headers and body, checked on the config
-/// and again by the drivers: names are HTTP tokens, unique whatever their case, values
-/// printable ASCII (a value goes on a command line, into a Lua string and onto the wire as
-/// is), none of the tool's own headers, and a `Content-Type` with a body. `None`: fine.
-pub fn request_problem<'a>(
-    headers: impl Iterator<Item = (&'a str, &'a str)>,
-    has_body: bool,
-) -> Option<String> {
-    let is_tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
-    let mut seen: Vec<String> = Vec::new();
-    for (name, value) in headers {
-        if name.is_empty() || !name.bytes().all(is_tchar) {
-            return Some(format!("header name {name:?} is not an HTTP token"));
-        }
-        if !value
-            .bytes()
-            .all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
-        {
-            return Some(format!(
-                "header {name}: {value:?}: only printable ASCII, spaces and tabs"
-            ));
-        }
-        let lower = name.to_ascii_lowercase();
-        if TOOL_HEADERS.contains(&lower.as_str()) {
-            return Some(format!(
-                "header {name} is the load generator's own (keep-alive is the shape's)"
-            ));
-        }
-        if seen.contains(&lower) {
-            return Some(format!("header {name} is given twice"));
-        }
-        seen.push(lower);
-    }
-    (has_body && !seen.iter().any(|h| h == "content-type"))
-        .then(|| "a body needs a Content-Type header".to_owned())
-}
-
-/// `[[http.shapes]]`, or the one shape `connections` and `keep_alive` of `[http]` describe.
-fn resolve_shapes(raw: &RawHttp, threads: u32) -> Result<Vec<Shape>, FieldError> {
-    let Some(list) = &raw.shapes else {
-        let keep_alive = raw.keep_alive.unwrap_or(true);
-        return Ok(vec![Shape {
-            name: ShapeName::from(cell_schema::legacy_shape_name(keep_alive)),
-            connections: http_count("connections", raw.connections, 64)?,
-            keep_alive,
-            threads,
-        }]);
-    };
-    for (key, set) in [
-        ("connections", raw.connections.is_some()),
-        ("keep_alive", raw.keep_alive.is_some()),
-    ] {
-        if set {
-            return Err(FieldError::new(
-                format!("http.{key}"),
-                "with [[http.shapes]] each shape says this: move it into a shape",
-            ));
-        }
-    }
-    let mut out: Vec<Shape> = Vec::new();
-    for (i, s) in list.iter().enumerate() {
-        out.push(resolve_shape(i, s, threads, &out)?);
-    }
-    if out.is_empty() {
-        return Err(FieldError::new(
-            "http.shapes",
-            "empty: write at least one shape",
-        ));
-    }
-    Ok(out)
-}
-
-fn resolve_shape(
-    i: usize,
-    s: &RawShape,
-    threads: u32,
-    before: &[Shape],
-) -> Result<Shape, FieldError> {
-    let f = |x: &str| format!("http.shapes[{i}].{x}");
-    check_name(&s.name).map_err(|e| FieldError::new(f("name"), e.to_string()))?;
-    if before.iter().any(|b| b.name.as_str() == s.name) {
-        return Err(FieldError::new(
-            f("name"),
-            format!("`{}` is listed twice", s.name),
-        ));
-    }
-    if s.connections == 0 {
-        return Err(FieldError::new(
-            f("connections"),
-            "0: write a whole number above 0",
-        ));
-    }
-    let threads = match s.threads {
-        Some(0) => {
-            return Err(FieldError::new(
-                f("threads"),
-                "0: write a whole number above 0",
-            ));
-        }
-        Some(t) => t,
-        None => threads,
-    };
-    Ok(Shape {
-        name: ShapeName::from(s.name.as_str()),
-        connections: s.connections,
-        keep_alive: s.keep_alive,
-        threads,
-    })
-}
-
-/// `[http.default]`: names that exist, counts above 0.
-fn resolve_session(
-    raw: RawHttpSession,
-    workloads: &BTreeMap<WorkloadName, Workload>,
-    shapes: &[Shape],
-) -> Result<SessionDef, FieldError> {
-    let shapes = raw
-        .shapes
-        .map(|l| {
-            names_in(
-                "http.default.shapes",
-                &l,
-                &shapes.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
-            )
-            .map(|v| v.into_iter().map(ShapeName::from).collect())
-        })
-        .transpose()?;
-    let workloads = raw
-        .workloads
-        .map(|l| {
-            names_in(
-                "http.default.workloads",
-                &l,
-                &workloads
-                    .keys()
-                    .map(WorkloadName::as_str)
-                    .collect::<Vec<_>>(),
-            )
-            .map(|v| v.into_iter().map(WorkloadName::from).collect())
-        })
-        .transpose()?;
-    if let Some(t) = &raw.tools {
-        validate_tools("http.default.tools", t)?;
-    }
-    let count = |f: &str, v: Option<u32>| match v {
-        Some(0) => Err(FieldError::new(
-            format!("http.default.{f}"),
-            "0: write a whole number above 0",
-        )),
-        v => Ok(v),
-    };
-    Ok(SessionDef {
-        tools: raw.tools,
-        shapes,
-        workloads,
-        runs: count("runs", raw.runs)?,
-        duration_s: raw
-            .duration
-            .map(|v| positive("http.default.duration", v))
-            .transpose()?,
-        warmup_s: raw
-            .warmup
-            .map(|v| non_negative("http.default.warmup", v))
-            .transpose()?,
-    })
-}
-
-/// Each of `list` is one of `known` (listed once); the error names the known ones.
-pub fn names_in<'a>(
-    field: &str,
-    list: &'a [String],
-    known: &[&str],
-) -> Result<Vec<&'a str>, FieldError> {
-    let mut out: Vec<&str> = Vec::new();
-    for (i, n) in list.iter().enumerate() {
-        if !known.contains(&n.as_str()) {
-            return Err(FieldError::new(
-                format!("{field}[{i}]"),
-                format!("`{n}` is not one of {}", join(known)),
-            ));
-        }
-        if out.contains(&n.as_str()) {
-            return Err(FieldError::new(
-                format!("{field}[{i}]"),
-                format!("`{n}` is listed twice"),
-            ));
-        }
-        out.push(n);
-    }
-    if out.is_empty() {
-        return Err(FieldError::new(field, "empty: name at least one"));
-    }
-    Ok(out)
-}
-
-/// Resolves `[http.servers]`: at least one server, each on a port of its own.
-fn resolve_servers(
-    source_dir: &Path,
-    raw: BTreeMap<String, RawServer>,
-    workloads: &BTreeMap<WorkloadName, Workload>,
-    legacy: bool,
-    toolchains: &BTreeMap<ToolchainName, Toolchain>,
-) -> Result<BTreeMap<ServerName, Server>, FieldError> {
-    let mut servers = BTreeMap::new();
-    let mut ports: BTreeMap<u16, String> = BTreeMap::new();
-    for (name, s) in raw {
-        let answers = served_workloads(&name, &s, workloads, legacy)?;
-        let server = resolve_server(source_dir, &name, s, answers, toolchains, &mut ports)?;
-        servers.insert(server.name.clone(), server);
-    }
-    if servers.is_empty() {
-        return Err(FieldError::new(
-            "http.servers",
-            "no servers: add a [http.servers.<name>] table",
-        ));
-    }
-    Ok(servers)
-}
-
-/// The workloads a server serves (all by default) with what it must answer to each: the
-/// workload's `expect`, or without `[[http.workloads]]` the server's own `expect` over
-/// `[http.expect]`.
-fn served_workloads(
-    name: &str,
-    raw: &RawServer,
-    workloads: &BTreeMap<WorkloadName, Workload>,
-    legacy: bool,
-) -> Result<BTreeMap<WorkloadName, Expect>, FieldError> {
-    let f = |x: &str| format!("http.servers.{name}.{x}");
-    if !legacy && raw.expect.is_some() {
-        return Err(FieldError::new(
-            f("expect"),
-            "with [[http.workloads]] each workload says what it expects: remove it, or drop the workload from this server's `workloads`",
-        ));
-    }
-    let chosen: Vec<&str> = match &raw.workloads {
-        None => workloads.keys().map(WorkloadName::as_str).collect(),
-        Some(l) => names_in(
-            &f("workloads"),
-            l,
-            &workloads
-                .keys()
-                .map(WorkloadName::as_str)
-                .collect::<Vec<_>>(),
-        )?,
-    };
-    chosen
-        .into_iter()
-        .map(|w| {
-            let wl = &workloads[w];
-            let e = if legacy {
-                resolve_expect(&f("expect"), &wl.expect, raw.expect.clone())?
-            } else {
-                wl.expect.clone()
-            };
-            Ok((wl.name.clone(), e))
-        })
-        .collect()
-}
-
-/// Resolves one server; `ports` holds the ports of the servers before it.
-fn resolve_server(
-    source_dir: &Path,
-    name: &str,
-    raw: RawServer,
-    workloads: BTreeMap<WorkloadName, Expect>,
-    toolchains: &BTreeMap<ToolchainName, Toolchain>,
-    ports: &mut BTreeMap<u16, String>,
-) -> Result<Server, FieldError> {
-    let f = |x: &str| format!("http.servers.{name}.{x}");
-    check_server_name(name)?;
-    let Some(tc) = toolchains.get(raw.toolchain.as_str()) else {
-        return Err(FieldError::new(
-            f("toolchain"),
-            format!(
-                "unknown toolchain `{}`: toolchains are {}",
-                raw.toolchain,
-                join(toolchains.keys())
-            ),
-        ));
-    };
-    let build = server_argv(&f("build"), raw.build.as_deref().unwrap_or_default())?;
-    let run = server_argv(&f("run"), &raw.run)?;
-    check_server_run(&f("run"), &run)?;
-    for (which, args) in [("build", &build), ("run", &run)] {
-        check_server_args(&f(which), tc, args)?;
-    }
-    claim_port(&f("port"), name, raw.port, ports)?;
-    let source = existing_dir(&f("source"), source_dir.join(&raw.source))?;
-    let sname = ServerName::from(name);
-    Ok(Server {
-        name: sname,
-        toolchain: tc.name.clone(),
-        label: raw.label.unwrap_or_else(|| name.to_owned()),
-        source,
-        build,
-        run,
-        port: raw.port,
-        workloads,
-        keep_alive: raw.keep_alive.unwrap_or(true),
-    })
-}
-
-fn check_server_name(name: &str) -> Result<(), FieldError> {
-    let field = || format!("http.servers.{name}");
-    check_name(name).map_err(|e| FieldError::new(field(), e.to_string()))?;
-    if name == "overlay" {
-        // soak/overlay.svg is the chart of every server together.
-        return Err(FieldError::new(
-            field(),
-            "`overlay` is reserved (soak/overlay.svg): pick another name",
-        ));
-    }
-    Ok(())
-}
-
-/// A server's build or run argv, parsed (an empty build is allowed: nothing to build).
-fn server_argv(field: &str, args: &[String]) -> Result<Vec<Arg>, FieldError> {
-    args.iter()
-        .map(|a| Arg::parse(a).map_err(|e| FieldError::new(field, e.to_string())))
-        .collect()
-}
-
-/// A server's run starts something and tells it its port.
-fn check_server_run(field: &str, run: &[Arg]) -> Result<(), FieldError> {
-    if run.is_empty() {
-        return Err(FieldError::new(
-            field,
-            "empty: write the command that starts the server",
-        ));
-    }
-    if !run.iter().any(|a| a.has(&Piece::Port)) {
-        return Err(FieldError::new(
-            field,
-            "the run never names {port}: the server must be told where to listen",
-        ));
-    }
-    Ok(())
-}
-
-/// No `{phase}`, and only tools of the server's toolchain, checked argument by argument.
-fn check_server_args(field: &str, tc: &Toolchain, args: &[Arg]) -> Result<(), FieldError> {
-    for a in args {
-        if a.has(&Piece::Phase) {
-            return Err(FieldError::new(
-                field,
-                "{phase} belongs to workload rows, not servers",
-            ));
-        }
-        check_tools(field, tc, std::iter::once(a))?;
-    }
-    Ok(())
-}
-
-/// A port of 1024 or above that no server before this one has.
-fn claim_port(
-    field: &str,
-    name: &str,
-    port: u16,
-    ports: &mut BTreeMap<u16, String>,
-) -> Result<(), FieldError> {
-    if port < 1024 {
-        return Err(FieldError::new(
-            field,
-            format!("{port}: use a port of 1024 or above"),
-        ));
-    }
-    if let Some(other) = ports.insert(port, name.to_owned()) {
-        return Err(FieldError::new(
-            field,
-            format!("{port} is also the port of server `{other}`: give each its own"),
-        ));
-    }
-    Ok(())
-}
-
-/// Resolves `[soak]` against the resolved `[http]` (its servers are soaked).
-pub(crate) fn resolve_soak(raw: &RawSoak, http: Option<&HttpDef>) -> Result<SoakDef, FieldError> {
-    let Some(http) = http else {
-        return Err(FieldError::new(
-            "soak",
-            "the soak suite soaks the servers of [http]: add an [http] table with servers",
-        ));
-    };
-    let servers = soak_servers(raw.servers.as_deref(), http)?;
-    let secs = |f: &str, v: Option<f64>, d: f64| positive(&format!("soak.{f}"), v.unwrap_or(d));
-    let duration_s = secs("duration", raw.duration, 3600.0)?;
-    let window_start_s = window_start(
-        "soak.window_start",
-        raw.window_start.unwrap_or(600.0),
-        duration_s,
-    )?;
-    let drift_share = secs("drift_share", raw.drift_share, 0.05)?;
-    let min_r2 = raw.min_r2.unwrap_or(0.5);
-    if !(0.0..=1.0).contains(&min_r2) {
-        return Err(FieldError::new(
-            "soak.min_r2",
-            format!("{min_r2}: write a number from 0 to 1"),
-        ));
-    }
-    let rate = raw.rate.unwrap_or(200);
-    if rate == 0 {
-        return Err(FieldError::new(
-            "soak.rate",
-            "0: write requests per second above 0",
-        ));
-    }
-    let connections = raw.connections.unwrap_or(4);
-    if connections == 0 {
-        return Err(FieldError::new(
-            "soak.connections",
-            "0: write a whole number above 0",
-        ));
-    }
-    let def = SoakDef {
-        servers,
-        config: SoakConfig {
-            rate,
-            connections,
-            duration_s,
-            interval_s: raw.interval.unwrap_or(1.0),
-            window_start_s,
-            minima_window_s: raw.minima_window.unwrap_or(60.0),
-            drift_share,
-            min_r2,
-            fail_on_drift: raw.fail_on_drift.unwrap_or(true),
-            keep_alive: raw.keep_alive.unwrap_or(true),
-        },
-    };
-    def.validate()?;
-    Ok(def)
-}
-
-/// The servers `[soak]` names, each a server of `[http]`; none named: all of them.
-fn soak_servers(raw: Option<&[String]>, http: &HttpDef) -> Result<Vec<ServerName>, FieldError> {
-    let Some(list) = raw else {
-        return Ok(http.servers.keys().cloned().collect());
-    };
-    list.iter()
-        .enumerate()
-        .map(|(i, s)| {
-            http.server(s)
-                .map(|server| server.name.clone())
-                .map_err(|e| FieldError::new(format!("soak.servers[{i}]"), e.to_string()))
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
+    use super::matrix::legacy_workload;
     use super::*;
 
     fn http(tools: &[&str], connections: u32, threads: u32) -> HttpDef {

@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use cell_model::{Cell, HttpDef, Install, Plan, Toolchain};
+use cell_model::{Cell, HttpDef, Install, LOAD_TOOLS, LoadInstall, LoadToolDef, Plan, Toolchain};
 use cell_schema::ServerName;
 use cell_schema::store::{FACTS_JSON, RESULTS_JSON, RESULTS_MD};
 
@@ -32,10 +32,9 @@ const SOAK_JOB_EXTRA_MINUTES: u32 = 60;
 /// The events a soak job runs on (an hour per server is too much for every push).
 const SOAK_EVENTS: &str =
     "(github.event_name == 'schedule' || github.event_name == 'workflow_dispatch')";
-/// The load generator the soak suite drives (at a fixed rate).
-const SOAK_TOOL: &str = "oha";
-/// Where a suite job keeps oha (under the home directory, `-<version>` appended), cached.
-const OHA_CACHE: &str = ".cache/cell/oha";
+/// Where a suite job keeps the load generators it builds (under the home directory,
+/// `/<name>-<version>` appended), cached.
+const LOAD_TOOL_CACHE: &str = ".cache/cell";
 /// The directory `cell run` writes in a job, and the files uploaded from it.
 const JOB_DIR: &str = "job";
 const JOB_FILES: [&str; 3] = [RESULTS_JSON, FACTS_JSON, RESULTS_MD];
@@ -350,7 +349,7 @@ fn suite_job(ctx: &Ctx, job: &MatrixJob) -> Result<Job, PlanError> {
             let soak = plan.soak.as_ref().expect("a soak job comes from [soak]");
             let minutes = (soak.config.duration_s / 60.0).ceil() as u32;
             (
-                vec![SOAK_TOOL.to_owned()],
+                vec![cell_model::soak_tool().name.to_owned()],
                 format!(
                     "soak server {server} at {} req/s for {minutes} min",
                     soak.config.rate
@@ -418,24 +417,29 @@ fn http_job_minutes(session: &HttpDef, server: &ServerName) -> (Vec<String>, u32
     )
 }
 
-/// Installs the load generators a suite job drives: wrk and ab from apt, oha built by
-/// `cargo install --locked` at the version `versions.env` pins, kept in a cache per version and
-/// cell so a warm job skips the build.
+/// Installs the load generators a suite job drives, each as the load tool table says: the apt
+/// ones first, then those `cargo install --locked` builds at the version `versions.env` pins,
+/// kept in a cache per version and cell so a warm job skips the build.
 fn load_generator_steps(
     ctx: &Ctx,
     http: &HttpDef,
     tools: &[String],
     cells: &[&Cell],
 ) -> Result<Vec<Step>, PlanError> {
+    let wanted: Vec<&LoadToolDef> = LOAD_TOOLS
+        .iter()
+        .filter(|t| tools.iter().any(|n| n == t.name))
+        .collect();
     let mut steps = Vec::new();
-    // The two apt load generators: (tool, package, how the step names it).
-    for (tool, package, what) in [
-        ("wrk", "wrk", "wrk (apt)"),
-        ("ab", "apache2-utils", "ab (apt apache2-utils)"),
-    ] {
-        if !tools.iter().any(|t| t == tool) {
+    for tool in &wanted {
+        let LoadInstall::Apt { package } = tool.install else {
             continue;
-        }
+        };
+        let what = if package == tool.name {
+            format!("{} (apt)", tool.name)
+        } else {
+            format!("{} (apt {package})", tool.name)
+        };
         let install = format!(
             "sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends {package}"
         );
@@ -448,35 +452,59 @@ fn load_generator_steps(
         }
         steps.push(step);
     }
-    if tools.iter().any(|t| t == "oha") {
-        let version = http.oha_version.as_deref().ok_or_else(|| PlanError::Config {
-            path: ctx.plan.env.path.clone(),
-            field: http.oha_key.clone(),
-            msg: format!(
-                "the http and soak jobs install oha at the version this key pins, and versions.env has no {0}: add {0}=<version> (or name another key in [http] oha of cell/cell.toml)",
-                http.oha_key
-            ),
-        })?;
-        steps.push(
-            Step::uses(format!("restore oha {version} from the cache"), CACHE)
-                .input("path", format!("~/{OHA_CACHE}-{version}"))
-                .input("key", format!("oha-{version}-{}", expr("matrix.cell-id"))),
-        );
-        steps.push(
-            Step::run(
-                format!("install the load generator oha {version} (cargo install --locked)"),
-                &[
-                    &format!("root=\"$HOME/{OHA_CACHE}-$OHA_VERSION\""),
-                    "if [ ! -x \"$root/bin/oha\" ]; then",
-                    "  cargo install oha --locked --version \"$OHA_VERSION\" --root \"$root\"",
-                    "fi",
-                    "echo \"$root/bin\" >> \"$GITHUB_PATH\"",
-                ],
-            )
-            .env("OHA_VERSION", version),
-        );
+    for tool in &wanted {
+        if let LoadInstall::Crate { krate, version_key } = tool.install {
+            steps.extend(crate_install_steps(
+                ctx,
+                http,
+                tool.name,
+                krate,
+                version_key,
+            )?);
+        }
     }
     Ok(steps)
+}
+
+/// The cache restore and `cargo install --locked` of a load generator built from its crate;
+/// `[http] oha` names the key of its version (`version_key` the variable the script reads).
+fn crate_install_steps(
+    ctx: &Ctx,
+    http: &HttpDef,
+    name: &str,
+    krate: &str,
+    version_key: &str,
+) -> Result<[Step; 2], PlanError> {
+    let version = http.oha_version.as_deref().ok_or_else(|| PlanError::Config {
+        path: ctx.plan.env.path.clone(),
+        field: http.oha_key.clone(),
+        msg: format!(
+            "the http and soak jobs install {name} at the version this key pins, and versions.env has no {0}: add {0}=<version> (or name another key in [http] oha of cell/cell.toml)",
+            http.oha_key
+        ),
+    })?;
+    let cache = format!("{LOAD_TOOL_CACHE}/{name}");
+    Ok([
+        Step::uses(format!("restore {name} {version} from the cache"), CACHE)
+            .input("path", format!("~/{cache}-{version}"))
+            .input(
+                "key",
+                format!("{name}-{version}-{}", expr("matrix.cell-id")),
+            ),
+        Step::run(
+            format!("install the load generator {name} {version} (cargo install --locked)"),
+            &[
+                &format!("root=\"$HOME/{cache}-${version_key}\""),
+                &format!("if [ ! -x \"$root/bin/{name}\" ]; then"),
+                &format!(
+                    "  cargo install {krate} --locked --version \"${version_key}\" --root \"$root\""
+                ),
+                "fi",
+                "echo \"$root/bin\" >> \"$GITHUB_PATH\"",
+            ],
+        )
+        .env(version_key, version),
+    ])
 }
 
 /// The steps that install one toolchain at its pinned version on this job's cells; `role`

@@ -933,3 +933,66 @@ fn suite_jobs_split_past_256_cells() {
         Some("cell ${{ matrix.cell-id }} http-c")
     );
 }
+
+/// ab was installed by a step of its own written apart from the load tool table: a suite job
+/// of every load generator installs each the way the table says, apt ones before builds.
+#[test]
+fn a_suite_job_installs_every_load_generator_as_the_table_says() {
+    let toml = with_suites();
+    let all: Vec<String> = cell_model::LOAD_TOOLS
+        .iter()
+        .map(|t| format!("\"{}\"", t.name))
+        .collect();
+    let toml = toml.replace(
+        "tools = [\"wrk\", \"oha\"]",
+        &format!("tools = [{}]", all.join(", ")),
+    );
+    let text = cell_plan::render(&Project::new(&versions_for(&toml), &toml).plan()).unwrap();
+    let doc = yaml(&text);
+    let job = &jobs(&doc)["http-c"];
+    let names: Vec<&str> = steps(job)
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .filter(|n| n.starts_with("install the load generator"))
+        .collect();
+    let mut apt = Vec::new();
+    let mut built = Vec::new();
+    for t in cell_model::LOAD_TOOLS {
+        match t.install {
+            cell_model::LoadInstall::Apt { package } => {
+                let run = step(job, &format!("install the load generator {} (apt", t.name))["run"]
+                    .as_str()
+                    .unwrap();
+                assert!(
+                    run.contains(&format!("--no-install-recommends {package}\n")),
+                    "{run}"
+                );
+                apt.push(t.name);
+            }
+            cell_model::LoadInstall::Crate { krate, .. } => {
+                let run = step(
+                    job,
+                    &format!("install the load generator {} 1.16.0", t.name),
+                )["run"]
+                    .as_str()
+                    .unwrap();
+                assert!(
+                    run.contains(&format!("cargo install {krate} --locked")),
+                    "{run}"
+                );
+                built.push(t.name);
+            }
+        }
+    }
+    let order: Vec<&str> = names
+        .iter()
+        .map(|n| {
+            n["install the load generator ".len()..]
+                .split(' ')
+                .next()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(order, [apt, built].concat(), "{names:?}");
+    lint_text(&text);
+}

@@ -155,6 +155,11 @@ fn seen(shared: &Shared) -> (u64, BTreeMap<Received, u64>) {
 
 // ---------------------------------------------------------------- running the tools
 
+/// The tool of the table named `name`.
+fn named(name: &str) -> LoadTool {
+    LoadTool::parse(name).expect(name)
+}
+
 /// The tool's program, or a failure saying how to install it.
 fn program(tool: LoadTool) -> PathBuf {
     let name = tool.name();
@@ -171,11 +176,7 @@ fn program(tool: LoadTool) -> PathBuf {
     if let Some(found) = dirs.iter().map(|d| d.join(name)).find(|p| p.is_file()) {
         return found;
     }
-    let how = match tool {
-        LoadTool::Wrk => "apt-get install wrk",
-        LoadTool::Oha => "cargo install oha --locked",
-        LoadTool::Ab => "apt-get install apache2-utils",
-    };
+    let how = tool.def().hint();
     panic!("`{name}` is not installed (not on PATH nor in ~/.cargo/bin); install it with `{how}`");
 }
 
@@ -235,10 +236,10 @@ fn assert_sane(r: &LoadReport, tool: LoadTool, spec: &LoadSpec) {
     assert_eq!(Path::new(&r.argv[0]), program(tool), "{r:?}");
     assert_eq!(r.argv.last().map(String::as_str), Some(spec.url), "{r:?}");
     assert_eq!(r.connections, Some(4), "{r:?}");
-    let threads = (tool == LoadTool::Wrk).then_some(2);
+    let threads = (tool == named("wrk")).then_some(2);
     assert_eq!(r.threads, threads, "{r:?}");
     assert_eq!(r.keep_alive, Some(spec.keep_alive), "{r:?}");
-    if tool == LoadTool::Ab {
+    if tool == named("ab") {
         assert_eq!(r.request_cap_hit, Some(false), "{r:?}");
         let kept = spec.keep_alive.then_some(r.requests);
         assert_eq!(r.keep_alive_requests, kept, "{r:?}");
@@ -338,62 +339,62 @@ fn post_json(tool: LoadTool) {
 
 #[test]
 fn wrk_ok() {
-    ok_run(LoadTool::Wrk);
+    ok_run(named("wrk"));
 }
 
 #[test]
 fn oha_ok() {
-    ok_run(LoadTool::Oha);
+    ok_run(named("oha"));
 }
 
 #[test]
 fn ab_ok() {
-    ok_run(LoadTool::Ab);
+    ok_run(named("ab"));
 }
 
 #[test]
 fn wrk_500_is_non_2xx_not_errors() {
-    error_run(LoadTool::Wrk);
+    error_run(named("wrk"));
 }
 
 #[test]
 fn oha_500_is_non_2xx_not_errors() {
-    error_run(LoadTool::Oha);
+    error_run(named("oha"));
 }
 
 #[test]
 fn ab_500_is_non_2xx_not_errors() {
-    error_run(LoadTool::Ab);
+    error_run(named("ab"));
 }
 
 #[test]
 fn wrk_without_keep_alive() {
-    no_keep_alive_run(LoadTool::Wrk);
+    no_keep_alive_run(named("wrk"));
 }
 
 #[test]
 fn oha_without_keep_alive() {
-    no_keep_alive_run(LoadTool::Oha);
+    no_keep_alive_run(named("oha"));
 }
 
 #[test]
 fn ab_without_keep_alive() {
-    no_keep_alive_run(LoadTool::Ab);
+    no_keep_alive_run(named("ab"));
 }
 
 #[test]
 fn wrk_posts_json() {
-    post_json(LoadTool::Wrk);
+    post_json(named("wrk"));
 }
 
 #[test]
 fn oha_posts_json() {
-    post_json(LoadTool::Oha);
+    post_json(named("oha"));
 }
 
 #[test]
 fn ab_posts_json() {
-    post_json(LoadTool::Ab);
+    post_json(named("ab"));
 }
 
 /// The Lua string wrk's script builds its body from carries any byte.
@@ -401,15 +402,15 @@ fn ab_posts_json() {
 fn wrk_posts_any_bytes() {
     let body = b"say \"hi\" \\ 'there'\r\nnul:\0 high:\xff\x80 end\\".to_vec();
     let request = LoadRequest::with_body(Method::Post, "application/octet-stream", body);
-    body_run(LoadTool::Wrk, &request, "application/octet-stream");
+    body_run(named("wrk"), &request, "application/octet-stream");
 }
 
 #[test]
 fn ab_puts_and_oha_patches() {
     let put = LoadRequest::with_body(Method::Put, "text/plain", "x=1");
-    body_run(LoadTool::Ab, &put, "text/plain");
+    body_run(named("ab"), &put, "text/plain");
     let patch = LoadRequest::with_body(Method::Patch, "text/plain", "x=2");
-    body_run(LoadTool::Oha, &patch, "text/plain");
+    body_run(named("oha"), &patch, "text/plain");
 }
 
 #[test]
@@ -418,7 +419,7 @@ fn ab_and_oha_send_head() {
         method: Method::Head,
         ..LoadRequest::get().clone()
     };
-    for tool in [LoadTool::Ab, LoadTool::Oha] {
+    for tool in [named("ab"), named("oha")] {
         let (port, shared) = serve("200 OK");
         let url = format!("http://127.0.0.1:{port}/");
         let s = spec(&url, &head);
@@ -438,7 +439,7 @@ fn wrk_uneven_connections_are_recorded() {
         connections: 5,
         ..spec(&url, LoadRequest::get())
     };
-    let r = run(LoadTool::Wrk, &s);
+    let r = run(named("wrk"), &s);
     assert_eq!((r.connections, r.threads), (Some(4), Some(2)), "{r:?}");
     let c = r.argv.iter().position(|a| a == "-c").expect("-c");
     assert_eq!(r.argv[c + 1], "4");
@@ -453,7 +454,7 @@ fn oha_holds_a_fixed_rate() {
     let (port, _) = serve("200 OK");
     let url = format!("http://127.0.0.1:{port}/");
     let r = run(
-        LoadTool::Oha,
+        named("oha"),
         &LoadSpec {
             rate: Some(50),
             duration: Duration::from_secs(2),
@@ -467,7 +468,7 @@ fn oha_holds_a_fixed_rate() {
 
 #[test]
 fn wrk_and_ab_refuse_a_fixed_rate() {
-    for tool in [LoadTool::Wrk, LoadTool::Ab] {
+    for tool in [named("wrk"), named("ab")] {
         let scratch = tempfile::tempdir().expect("scratch dir");
         let s = LoadSpec {
             rate: Some(50),
@@ -484,7 +485,7 @@ fn wrk_and_ab_refuse_a_fixed_rate() {
 fn find_generator_records_abs_version() {
     // ab is on PATH where apt puts it; the version is the line ab prints.
     let g = find_generator("ab").expect("ab on PATH");
-    assert_eq!(g.tool, LoadTool::Ab);
+    assert_eq!(g.tool, named("ab"));
     assert_eq!(g.version.argv, ["-V"]);
     assert!(
         g.version

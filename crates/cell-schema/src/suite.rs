@@ -582,7 +582,7 @@ pub trait Suite {
     const NAME: &'static str;
 }
 
-/// The `http` suite: servers under wrk and oha.
+/// The `http` suite: servers under the load generators of `[http] tools`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HttpSuite;
 

@@ -273,7 +273,7 @@ pub(crate) fn http_combos(cell: &CellResult) -> Vec<HttpCombo<'_>> {
 }
 
 /// Why a stored run of a combination is no baseline for this one, when it is not: another
-/// mode, another shape under the same name (connections, keep-alive, wrk threads) or other
+/// mode, another shape under the same name (connections, keep-alive, threads) or other
 /// CPU sets measure something else.
 fn incomparable(now: &CellHttpServer, base: &CellHttpServer, combo: &Combo) -> Option<String> {
     let (a, b) = (&now.settings, &base.settings);
@@ -288,9 +288,19 @@ fn incomparable(now: &CellHttpServer, base: &CellHttpServer, combo: &Combo) -> O
     };
     let (sa, sb) = (shape(a), shape(b));
     if sa != sb {
+        // The tools that take a thread count, as the load tool table says.
+        let threaded: Vec<&str> = cell_model::LOAD_TOOLS
+            .iter()
+            .filter(|t| t.threads)
+            .map(|t| t.name)
+            .collect();
         return Some(format!(
-            "shape {} with {} connections, keep-alive {}, {} wrk threads",
-            combo.shape, sb.0, sb.1, sb.2
+            "shape {} with {} connections, keep-alive {}, {} {} threads",
+            combo.shape,
+            sb.0,
+            sb.1,
+            sb.2,
+            threaded.join(" and ")
         ));
     }
     let cpus = |s: &cell_schema::HttpSettings| -> [Vec<u32>; 2] {

@@ -140,7 +140,7 @@ pub struct LocalArgs {
 pub enum Suite {
     /// The CPU workload: ratios against the reference.
     Workload,
-    /// HTTP servers under wrk and oha: req/s, p99, CPU ms per 1k requests, peak RSS.
+    /// HTTP servers under load: req/s, p99, CPU ms per 1k requests, peak RSS.
     Http,
     /// A fixed request rate for a long window: RSS slope, R², flat or drifted.
     Soak,

@@ -49,7 +49,7 @@ pub struct HttpOverrides {
     pub shapes: Option<Vec<String>>,
     /// Connections of every chosen shape that keeps its connections alive.
     pub connections: Option<u32>,
-    /// wrk threads of every chosen shape.
+    /// Load generator threads of every chosen shape, for the tools that take a count.
     pub threads: Option<u32>,
     /// CPUs of servers and load generators, instead of `[http] cpus`.
     pub cpus: Option<CpuSets>,

@@ -17,50 +17,80 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use cell_model::{Durations, LoadToolDef};
 use cell_schema::{Latency, LoadReport};
 use serde::Deserialize;
 
-use oha::{oha_argv, parse_oha};
-use wrk::{parse_wrk, wrk_argv};
-
-/// A supported load generator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LoadTool {
-    /// `wrk` (tested with Debian's 4.1.0).
-    Wrk,
-    /// `oha` (tested with 1.16.0, installed by `cargo install oha --locked`).
-    Oha,
-    /// `ab`, `ApacheBench` (tested with `Version 2.3` of Debian's `apache2-utils` 2.4.71): one
-    /// thread, HTTP/1.0 requests, whole seconds.
-    Ab,
+/// A load generator: its entry of the load tool table and its driver.
+#[derive(Clone, Copy)]
+pub struct LoadTool {
+    def: &'static LoadToolDef,
+    driver: &'static dyn LoadDriver,
 }
 
+/// What differs from one load generator to the next; everything else (the checks the table
+/// allows, the report's common figures) is this module's. One implementation per module:
+/// `wrk.rs`, `oha.rs`, `ab.rs`.
+trait LoadDriver: Sync {
+    /// The name of its entry in the load tool table.
+    fn name(&self) -> &'static str;
+    /// Arguments that make the tool print its version (see [`version_line`]).
+    fn version_args(&self) -> &'static [&'static str];
+    /// The connections and threads it really uses for `spec` (connections above 0).
+    fn effective(&self, spec: &LoadSpec) -> Result<Effective, LoadError>;
+    /// Its arguments after the program, for a spec the table says it can run.
+    fn argv(
+        &self,
+        out: &mut Vec<OsString>,
+        spec: &LoadSpec,
+        counts: Effective,
+        scratch: &Path,
+    ) -> Result<(), LoadError>;
+    /// Its report, from its stdout and whatever it wrote in `scratch`.
+    fn parse(&self, stdout: &str, scratch: &Path) -> Result<Parsed, LoadError>;
+    /// The connection shape of the run into `report`: what was asked, unless the tool
+    /// counts it itself.
+    fn record(&self, report: &mut LoadReport, spec: &LoadSpec) -> Result<(), LoadError>;
+}
+
+/// One driver per entry of the load tool table.
+static DRIVERS: [&dyn LoadDriver; 3] = [&wrk::Wrk, &oha::Oha, &ab::Ab];
+
 impl LoadTool {
-    /// The tool's name, which is also its program name.
-    pub fn name(self) -> &'static str {
-        match self {
-            LoadTool::Wrk => "wrk",
-            LoadTool::Oha => "oha",
-            LoadTool::Ab => "ab",
-        }
+    /// The tool named `s`: an entry of the load tool table.
+    pub fn parse(s: &str) -> Option<Self> {
+        let def = cell_model::load_tool(s)?;
+        let driver = *DRIVERS.iter().find(|d| d.name() == def.name)?;
+        Some(Self { def, driver })
     }
 
-    /// The tool named `s` (`wrk`, `oha` or `ab`).
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "wrk" => Some(LoadTool::Wrk),
-            "oha" => Some(LoadTool::Oha),
-            "ab" => Some(LoadTool::Ab),
-            _ => None,
-        }
+    /// The tool's name, which is also its program name.
+    pub fn name(self) -> &'static str {
+        self.def.name
+    }
+
+    /// Its entry of the load tool table.
+    pub fn def(self) -> &'static LoadToolDef {
+        self.def
     }
 
     /// Arguments that make the tool print its version (see [`version_line`]).
     pub fn version_args(self) -> &'static [&'static str] {
-        match self {
-            LoadTool::Wrk | LoadTool::Oha => &["--version"],
-            LoadTool::Ab => &["-V"],
-        }
+        self.driver.version_args()
+    }
+}
+
+impl PartialEq for LoadTool {
+    fn eq(&self, other: &Self) -> bool {
+        self.def.name == other.def.name
+    }
+}
+
+impl Eq for LoadTool {}
+
+impl std::fmt::Debug for LoadTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.def.name)
     }
 }
 
@@ -299,33 +329,13 @@ fn unsupported(tool: LoadTool, what: impl Into<String>) -> LoadError {
 /// the connections asked for; so does ab, within its own bounds (at most 20,000, and no
 /// more than the requests it may make).
 pub fn effective(tool: LoadTool, spec: &LoadSpec) -> Result<Effective, LoadError> {
-    let connections = spec.connections;
-    if connections == 0 {
+    if spec.connections == 0 {
         return Err(unsupported(tool, "run with 0 connections"));
     }
-    match tool {
-        LoadTool::Wrk => {
-            if spec.threads == 0 {
-                return Err(unsupported(tool, "run with 0 threads"));
-            }
-            let threads = spec.threads.min(connections);
-            Ok(Effective {
-                connections: connections - connections % threads,
-                threads: Some(threads),
-            })
-        }
-        LoadTool::Oha => Ok(Effective {
-            connections,
-            threads: None,
-        }),
-        LoadTool::Ab => {
-            ab::check_concurrency(connections)?;
-            Ok(Effective {
-                connections,
-                threads: None,
-            })
-        }
+    if tool.def.threads && spec.threads == 0 {
+        return Err(unsupported(tool, "run with 0 threads"));
     }
+    tool.driver.effective(spec)
 }
 
 /// Builds the argv (program first) for one run. `scratch` is a directory of the run's own:
@@ -353,16 +363,13 @@ pub fn argv(
     }
     let counts = effective(tool, spec)?;
     check_request(tool, spec.request)?;
+    check_rate_and_seconds(tool, spec)?;
     let mut out: Vec<OsString> = vec![program.into()];
-    match tool {
-        LoadTool::Wrk => wrk_argv(&mut out, spec, counts, scratch)?,
-        LoadTool::Oha => oha_argv(&mut out, spec, counts, scratch)?,
-        LoadTool::Ab => ab::argv(&mut out, spec, counts, scratch)?,
-    }
+    tool.driver.argv(&mut out, spec, counts, scratch)?;
     Ok(out)
 }
 
-/// What every tool requires of a request, then what each one cannot send.
+/// What every tool requires of a request, then what the table says this one cannot send.
 ///
 /// Header names must be tokens and unique whatever their case, values printable ASCII (a
 /// value goes on a command line, into a Lua string and onto the wire as is); the tool's own
@@ -378,26 +385,10 @@ fn check_request(tool: LoadTool, request: &LoadRequest) -> Result<(), LoadError>
     if let Some(p) = cell_model::request_problem(headers, request.body.is_some()) {
         return Err(LoadError::Request(p));
     }
-    let method = request.method.as_str();
-    match (tool, request.method, &request.body) {
-        (LoadTool::Wrk, Method::Head, _) => Err(unsupported(
-            tool,
-            "send HEAD: wrk 4.1 waits for the body a HEAD response announces; use oha or ab",
-        )),
-        (LoadTool::Ab, Method::Get | Method::Head, Some(_)) => Err(unsupported(
-            tool,
-            format!("send a body with {method}: only POST (-p) and PUT (-u) carry one"),
-        )),
-        (LoadTool::Ab, Method::Post | Method::Put, None) => Err(unsupported(
-            tool,
-            format!("send {method} without a body: give the request one (it may be empty)"),
-        )),
-        (LoadTool::Ab, Method::Patch | Method::Delete | Method::Options, _) => Err(unsupported(
-            tool,
-            format!("send {method}: it sends GET, HEAD, POST and PUT only; use wrk or oha"),
-        )),
-        _ => Ok(()),
-    }
+    let refusal = tool
+        .def
+        .refusal(request.method.as_str(), request.body.is_some());
+    refusal.map_or(Ok(()), |why| Err(unsupported(tool, why)))
 }
 
 /// Writes the request body into the scratch directory; its path.
@@ -426,11 +417,7 @@ pub fn parse(
     scratch: &Path,
     version: &str,
 ) -> Result<LoadReport, LoadError> {
-    let parsed = match tool {
-        LoadTool::Wrk => parse_wrk(stdout)?,
-        LoadTool::Oha => parse_oha(stdout)?,
-        LoadTool::Ab => ab::parse(stdout, scratch)?,
-    };
+    let parsed = tool.driver.parse(stdout, scratch)?;
     // Responses over the tool's own duration for every tool. oha's `requestsPerSec` also
     // counts requests that failed, so it is not used.
     let rps = if parsed.duration_s > 0.0 {
@@ -473,31 +460,7 @@ pub fn record(
         .collect();
     report.connections = Some(counts.connections);
     report.threads = counts.threads;
-    match tool {
-        LoadTool::Wrk | LoadTool::Oha => report.keep_alive = Some(spec.keep_alive),
-        LoadTool::Ab => {
-            if spec.keep_alive != report.keep_alive_requests.is_some() {
-                return Err(LoadError::BadReport {
-                    tool: tool.name(),
-                    detail: format!(
-                        "`Keep-Alive requests:` is {} though -k was {}",
-                        if report.keep_alive_requests.is_some() {
-                            "there"
-                        } else {
-                            "missing"
-                        },
-                        if spec.keep_alive {
-                            "given"
-                        } else {
-                            "not given"
-                        },
-                    ),
-                    excerpt: String::new(),
-                });
-            }
-            report.keep_alive = Some(report.keep_alive == Some(true));
-        }
-    }
+    tool.driver.record(&mut report, spec)?;
     Ok(report)
 }
 
@@ -568,25 +531,35 @@ fn excerpt(s: &str) -> String {
     out
 }
 
-/// `d` in whole seconds, for the tools that count no finer (`what`: "run for").
-/// What wrk and ab share: no fixed rate (they send as fast as responses come back), and
-/// the run's duration and timeout in whole seconds.
-fn closed_loop_seconds(tool: LoadTool, spec: &LoadSpec) -> Result<(u64, u64), LoadError> {
-    if let Some(rate) = spec.rate {
+/// What the table says a tool cannot run: a fixed rate from one that has no fixed-rate mode,
+/// fractional seconds (of the run or of its timeout) from one that counts whole seconds.
+fn check_rate_and_seconds(tool: LoadTool, spec: &LoadSpec) -> Result<(), LoadError> {
+    if let Some(rate) = spec.rate
+        && !tool.def.fixed_rate
+    {
+        let with: Vec<&str> = cell_model::LOAD_TOOLS
+            .iter()
+            .filter(|t| t.fixed_rate)
+            .map(|t| t.name)
+            .collect();
         return Err(unsupported(
             tool,
-            format!("hold a fixed rate ({rate} requests/s): it has no fixed-rate mode; use oha"),
+            format!(
+                "hold a fixed rate ({rate} requests/s): it has no fixed-rate mode; use {}",
+                with.join(" or ")
+            ),
         ));
     }
-    Ok((
-        whole_seconds(tool, "run for", spec.duration)?,
-        whole_seconds(tool, "time out after", spec.timeout)?,
-    ))
+    if tool.def.durations == Durations::WholeSeconds {
+        whole_seconds(tool, "run for", spec.duration)?;
+        whole_seconds(tool, "time out after", spec.timeout)?;
+    }
+    Ok(())
 }
 
-fn whole_seconds(tool: LoadTool, what: &str, d: Duration) -> Result<u64, LoadError> {
+fn whole_seconds(tool: LoadTool, what: &str, d: Duration) -> Result<(), LoadError> {
     if d.subsec_nanos() == 0 && d.as_secs() > 0 {
-        Ok(d.as_secs())
+        Ok(())
     } else {
         Err(unsupported(
             tool,
@@ -599,6 +572,11 @@ fn whole_seconds(tool: LoadTool, what: &str, d: Duration) -> Result<u64, LoadErr
 mod tests {
     use super::wrk::lua_string;
     use super::*;
+
+    /// The tool of the table named `name`.
+    fn named(name: &str) -> LoadTool {
+        LoadTool::parse(name).expect(name)
+    }
 
     /// `wrk -t 2 -c 4 -d 1s --timeout 2s -s cell-report.lua URL` (wrk debian/4.1.0-3+b2)
     /// against a loopback server answering 200.
@@ -861,13 +839,36 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
         v.iter().map(|a| a.to_string_lossy().into_owned()).collect()
     }
 
+    /// A tool in the table without a driver, or a driver without an entry, would be found
+    /// out only when a run asked for it.
+    #[test]
+    fn every_table_entry_has_a_driver_and_every_driver_an_entry() {
+        for def in cell_model::LOAD_TOOLS {
+            let tool =
+                LoadTool::parse(def.name).unwrap_or_else(|| panic!("{} has no driver", def.name));
+            assert_eq!(tool.def(), def);
+        }
+        for (i, d) in DRIVERS.iter().enumerate() {
+            assert!(
+                cell_model::load_tool(d.name()).is_some(),
+                "the driver {} has no entry",
+                d.name()
+            );
+            assert!(
+                DRIVERS[..i].iter().all(|o| o.name() != d.name()),
+                "two drivers of {}",
+                d.name()
+            );
+        }
+    }
+
     #[test]
     fn tool_names_round_trip() {
-        for tool in [LoadTool::Wrk, LoadTool::Oha, LoadTool::Ab] {
+        for tool in [named("wrk"), named("oha"), named("ab")] {
             assert_eq!(LoadTool::parse(tool.name()), Some(tool));
         }
-        assert_eq!(LoadTool::Wrk.version_args(), ["--version"]);
-        assert_eq!(LoadTool::Ab.version_args(), ["-V"]);
+        assert_eq!(named("wrk").version_args(), ["--version"]);
+        assert_eq!(named("ab").version_args(), ["-V"]);
         assert_eq!(LoadTool::parse("siege"), None);
         for m in Method::ALL {
             assert_eq!(Method::parse(m.as_str()), Some(m));
@@ -877,7 +878,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
 
     #[test]
     fn wrk_report() {
-        let r = parse(LoadTool::Wrk, WRK_OK, nowhere(), WRK_VERSION).expect("parse");
+        let r = parse(named("wrk"), WRK_OK, nowhere(), WRK_VERSION).expect("parse");
         assert_eq!(r.tool, "wrk");
         assert_eq!(r.version, WRK_VERSION);
         assert!(close(r.duration_s, 1.099_401));
@@ -892,7 +893,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
 
     #[test]
     fn wrk_status_errors_are_non_2xx_responses() {
-        let r = parse(LoadTool::Wrk, WRK_500, nowhere(), WRK_VERSION).expect("parse");
+        let r = parse(named("wrk"), WRK_500, nowhere(), WRK_VERSION).expect("parse");
         assert_eq!(r.requests, 107_142);
         assert_eq!(r.non_2xx, 107_142);
         assert!(r.errors.is_empty());
@@ -901,7 +902,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
     #[test]
     fn wrk_socket_errors_are_kept_by_kind() {
         let line = r#"CELL-WRK-JSON {"duration_us":2000000,"requests":10,"bytes":0,"errors":{"connect":1,"read":2,"write":0,"status":3,"timeout":4},"latency_us":{"p50":1,"p90":2,"p99":3,"p99_9":4,"max":5}}"#;
-        let r = parse(LoadTool::Wrk, line, nowhere(), "wrk").expect("parse");
+        let r = parse(named("wrk"), line, nowhere(), "wrk").expect("parse");
         let want: BTreeMap<String, u64> = [
             ("connect".to_owned(), 1),
             ("read".to_owned(), 2),
@@ -917,7 +918,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
     #[test]
     fn wrk_without_marker_is_an_error() {
         let head = WRK_OK.lines().next().unwrap_or_default();
-        let err = parse(LoadTool::Wrk, head, nowhere(), WRK_VERSION).expect_err("no marker");
+        let err = parse(named("wrk"), head, nowhere(), WRK_VERSION).expect_err("no marker");
         assert!(matches!(err, LoadError::NoReport { .. }), "{err:?}");
         let msg = err.to_string();
         assert!(
@@ -925,7 +926,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
             "{msg}"
         );
         let err = parse(
-            LoadTool::Wrk,
+            named("wrk"),
             "CELL-WRK-JSON {\"requests\":1}",
             nowhere(),
             "",
@@ -936,7 +937,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
 
     #[test]
     fn oha_report() {
-        let r = parse(LoadTool::Oha, OHA_OK, nowhere(), "oha 1.16.0").expect("parse");
+        let r = parse(named("oha"), OHA_OK, nowhere(), "oha 1.16.0").expect("parse");
         assert_eq!(r.tool, "oha");
         assert_eq!(r.version, "oha 1.16.0");
         assert!(close(r.duration_s, 1.002_343_783));
@@ -953,13 +954,13 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
     #[test]
     fn oha_text_before_the_json_is_skipped() {
         let noisy = format!("warning: something odd\n{OHA_OK}");
-        let r = parse(LoadTool::Oha, &noisy, nowhere(), "oha").expect("parse");
+        let r = parse(named("oha"), &noisy, nowhere(), "oha").expect("parse");
         assert_eq!(r.requests, 53_595);
     }
 
     #[test]
     fn oha_with_no_response_reads_zero_latencies() {
-        let r = parse(LoadTool::Oha, OHA_REFUSED, nowhere(), "oha").expect("parse");
+        let r = parse(named("oha"), OHA_REFUSED, nowhere(), "oha").expect("parse");
         assert_eq!(r.requests, 0);
         assert!(close(r.rps, 0.0));
         assert!(close(r.latency_ms.p50, 0.0) && close(r.latency_ms.max, 0.0));
@@ -975,14 +976,14 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
             "\"200\": 53595",
             "\"200\": 10, \"204\": 1, \"301\": 2, \"404\": 3, \"503\": 4",
         );
-        let r = parse(LoadTool::Oha, &json, nowhere(), "oha").expect("parse");
+        let r = parse(named("oha"), &json, nowhere(), "oha").expect("parse");
         assert_eq!(r.requests, 20);
         assert_eq!(r.non_2xx, 9);
     }
 
     #[test]
     fn oha_missing_field_or_json_is_an_error() {
-        let err = parse(LoadTool::Oha, "error: connection refused", nowhere(), "oha")
+        let err = parse(named("oha"), "error: connection refused", nowhere(), "oha")
             .expect_err("no json");
         assert!(matches!(err, LoadError::NoReport { .. }), "{err:?}");
         assert!(
@@ -990,15 +991,15 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
             "{err}"
         );
         let json = OHA_OK.replace("\"p99.9\"", "\"p99_9\"");
-        let err = parse(LoadTool::Oha, &json, nowhere(), "oha").expect_err("missing p99.9");
+        let err = parse(named("oha"), &json, nowhere(), "oha").expect_err("missing p99.9");
         assert!(
             err.to_string().contains("no `latencyPercentiles.p99.9`"),
             "{err}"
         );
         let json = OHA_OK.replace("\"total\": 1.002343783", "\"total\": \"soon\"");
-        let err = parse(LoadTool::Oha, &json, nowhere(), "oha").expect_err("total not a number");
+        let err = parse(named("oha"), &json, nowhere(), "oha").expect_err("total not a number");
         assert!(err.to_string().contains("summary.total"), "{err}");
-        let err = parse(LoadTool::Oha, "{\"summary\": ", nowhere(), "oha").expect_err("cut short");
+        let err = parse(named("oha"), "{\"summary\": ", nowhere(), "oha").expect_err("cut short");
         assert!(matches!(err, LoadError::BadReport { .. }), "{err:?}");
     }
 
@@ -1007,7 +1008,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
         let dir = tempfile::tempdir().expect("tempdir");
         let wrk = Path::new("/usr/bin/wrk");
         let script = dir.path().join(WRK_SCRIPT_NAME);
-        let on = argv(LoadTool::Wrk, wrk, &spec(true, None), dir.path()).expect("argv");
+        let on = argv(named("wrk"), wrk, &spec(true, None), dir.path()).expect("argv");
         let script_arg = script.to_string_lossy().into_owned();
         assert_eq!(
             strings(&on),
@@ -1029,7 +1030,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
         let text = std::fs::read_to_string(&script).expect("script written");
         assert!(text.contains("done = function(summary, latency, requests)"));
         assert!(text.contains(WRK_MARKER));
-        let off = strings(&argv(LoadTool::Wrk, wrk, &spec(false, None), dir.path()).expect("argv"));
+        let off = strings(&argv(named("wrk"), wrk, &spec(false, None), dir.path()).expect("argv"));
         let h = off.iter().position(|a| a == "-H").expect("-H");
         assert_eq!(off[h + 1], "Connection: close");
         assert_eq!(off.len(), on.len() + 2);
@@ -1039,20 +1040,20 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
     fn wrk_refuses_what_it_cannot_do() {
         let dir = tempfile::tempdir().expect("tempdir");
         let wrk = Path::new("wrk");
-        let err = argv(LoadTool::Wrk, wrk, &spec(true, Some(100)), dir.path()).expect_err("rate");
+        let err = argv(named("wrk"), wrk, &spec(true, Some(100)), dir.path()).expect_err("rate");
         assert!(err.to_string().contains("use oha"), "{err}");
         let half = LoadSpec {
             duration: Duration::from_millis(1500),
             ..spec(true, None)
         };
-        let err = argv(LoadTool::Wrk, wrk, &half, dir.path()).expect_err("1.5 s");
+        let err = argv(named("wrk"), wrk, &half, dir.path()).expect_err("1.5 s");
         assert!(err.to_string().contains("whole seconds"), "{err}");
         let head = LoadRequest {
             method: Method::Head,
             ..LoadRequest::get().clone()
         };
         let err = argv(
-            LoadTool::Wrk,
+            named("wrk"),
             wrk,
             &LoadSpec {
                 request: &head,
@@ -1066,7 +1067,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
             url: "ftp://127.0.0.1/",
             ..spec(true, None)
         };
-        assert!(argv(LoadTool::Wrk, wrk, &ftp, dir.path()).is_err());
+        assert!(argv(named("wrk"), wrk, &ftp, dir.path()).is_err());
         // Nothing was refused after writing: the script only appears for a valid spec.
         assert!(!dir.path().join(WRK_SCRIPT_NAME).exists());
     }
@@ -1075,7 +1076,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
     fn oha_argv() {
         let dir = Path::new("/nonexistent");
         let oha = Path::new("oha");
-        let on = strings(&argv(LoadTool::Oha, oha, &spec(true, None), dir).expect("argv"));
+        let on = strings(&argv(named("oha"), oha, &spec(true, None), dir).expect("argv"));
         assert_eq!(
             on,
             [
@@ -1097,7 +1098,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
             duration: Duration::from_millis(1500),
             ..spec(false, Some(50))
         };
-        let off = strings(&argv(LoadTool::Oha, oha, &off, dir).expect("argv"));
+        let off = strings(&argv(named("oha"), oha, &off, dir).expect("argv"));
         assert_eq!(
             off,
             [
@@ -1123,24 +1124,24 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
     #[test]
     fn version_lines() {
         let wrk_out = format!("{WRK_VERSION}\nUsage: wrk <options> <url>\n  Options:\n");
-        assert_eq!(version_line(LoadTool::Wrk, &wrk_out, ""), WRK_VERSION);
+        assert_eq!(version_line(named("wrk"), &wrk_out, ""), WRK_VERSION);
         assert_eq!(
-            version_line(LoadTool::Oha, "\n  oha 1.16.0  \n", ""),
+            version_line(named("oha"), "\n  oha 1.16.0  \n", ""),
             "oha 1.16.0"
         );
         assert_eq!(
-            version_line(LoadTool::Oha, " \n", "oha 1.16.0\n"),
+            version_line(named("oha"), " \n", "oha 1.16.0\n"),
             "oha 1.16.0"
         );
         assert_eq!(
-            version_line(LoadTool::Wrk, "", ""),
+            version_line(named("wrk"), "", ""),
             "wrk (printed no version)"
         );
         // `ab -V` as Debian's apache2-utils 2.4.71 prints it (exit 0).
         let ab_out = "This is ApacheBench, Version 2.3 <$Revision$>\nCopyright 1996 Adam Twiss, \
                       Zeus Technology Ltd, http://www.zeustech.net/\n\n";
         assert_eq!(
-            version_line(LoadTool::Ab, ab_out, ""),
+            version_line(named("ab"), ab_out, ""),
             "This is ApacheBench, Version 2.3 <$Revision$>"
         );
     }
@@ -1159,7 +1160,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
             threads: 16,
             ..spec(true, None)
         };
-        let wrk = effective(LoadTool::Wrk, &wide).expect("wrk");
+        let wrk = effective(named("wrk"), &wide).expect("wrk");
         assert_eq!(
             wrk,
             Effective {
@@ -1167,7 +1168,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
                 threads: Some(16)
             }
         );
-        for tool in [LoadTool::Oha, LoadTool::Ab] {
+        for tool in [named("oha"), named("ab")] {
             let e = effective(tool, &wide).expect("as asked");
             assert_eq!((e.connections, e.threads), (100, None), "{tool:?}");
         }
@@ -1177,26 +1178,26 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
             threads: 8,
             ..spec(true, None)
         };
-        let e = effective(LoadTool::Wrk, &narrow).expect("narrow");
+        let e = effective(named("wrk"), &narrow).expect("narrow");
         assert_eq!((e.connections, e.threads), (3, Some(3)));
         let none = LoadSpec {
             threads: 0,
             ..spec(true, None)
         };
-        assert!(effective(LoadTool::Wrk, &none).is_err());
-        assert!(effective(LoadTool::Oha, &none).is_ok());
+        assert!(effective(named("wrk"), &none).is_err());
+        assert!(effective(named("oha"), &none).is_ok());
         let zero = LoadSpec {
             connections: 0,
             ..spec(true, None)
         };
-        for tool in [LoadTool::Wrk, LoadTool::Oha, LoadTool::Ab] {
+        for tool in [named("wrk"), named("oha"), named("ab")] {
             assert!(effective(tool, &zero).is_err(), "{tool:?}");
         }
         let many = LoadSpec {
             connections: 20_001,
             ..spec(true, None)
         };
-        let err = effective(LoadTool::Ab, &many).expect_err("ab's bound");
+        let err = effective(named("ab"), &many).expect_err("ab's bound");
         assert!(err.to_string().contains("at most 20000"), "{err}");
     }
 
@@ -1208,17 +1209,17 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
             threads: 16,
             ..spec(false, None)
         };
-        let args = argv(LoadTool::Wrk, Path::new("/usr/bin/wrk"), &wide, dir.path()).expect("argv");
+        let args = argv(named("wrk"), Path::new("/usr/bin/wrk"), &wide, dir.path()).expect("argv");
         let s = strings(&args);
         assert_eq!(s[1..5], ["-t", "16", "-c", "96"]);
-        let report = parse(LoadTool::Wrk, WRK_OK, nowhere(), WRK_VERSION).expect("parse");
-        let r = record(report, LoadTool::Wrk, &wide, &args).expect("record");
+        let report = parse(named("wrk"), WRK_OK, nowhere(), WRK_VERSION).expect("parse");
+        let r = record(report, named("wrk"), &wide, &args).expect("record");
         assert_eq!((r.connections, r.threads), (Some(96), Some(16)));
         assert_eq!(r.argv, s);
         assert_eq!(r.keep_alive, Some(false));
         assert_eq!((r.keep_alive_requests, r.request_cap_hit), (None, None));
-        let oha = parse(LoadTool::Oha, OHA_OK, nowhere(), "oha").expect("parse");
-        let r = record(oha, LoadTool::Oha, &wide, &[]).expect("record");
+        let oha = parse(named("oha"), OHA_OK, nowhere(), "oha").expect("parse");
+        let r = record(oha, named("oha"), &wide, &[]).expect("record");
         assert_eq!(
             (r.connections, r.threads, r.keep_alive),
             (Some(100), None, Some(false))
@@ -1245,7 +1246,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
             request: &request,
             ..spec(true, None)
         };
-        let args = strings(&argv(LoadTool::Wrk, Path::new("wrk"), &s, dir.path()).expect("argv"));
+        let args = strings(&argv(named("wrk"), Path::new("wrk"), &s, dir.path()).expect("argv"));
         assert!(!args.iter().any(|a| a.contains("Alice")), "{args:?}");
         let script = std::fs::read_to_string(dir.path().join(WRK_SCRIPT_NAME)).expect("script");
         let top: Vec<&str> = script.lines().skip(1).take(4).collect();
@@ -1261,7 +1262,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
         assert!(!script.contains("request = function"), "{script}");
         // A plain GET sets nothing: wrk's defaults are the request.
         argv(
-            LoadTool::Wrk,
+            named("wrk"),
             Path::new("wrk"),
             &spec(true, None),
             dir.path(),
@@ -1280,7 +1281,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
             request: &request,
             ..spec(true, None)
         };
-        let args = strings(&argv(LoadTool::Oha, Path::new("oha"), &s, dir.path()).expect("argv"));
+        let args = strings(&argv(named("oha"), Path::new("oha"), &s, dir.path()).expect("argv"));
         let body = dir.path().join(BODY_NAME).to_string_lossy().into_owned();
         assert_eq!(
             args[11..],
@@ -1305,7 +1306,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
         let csv = dir.path().join(ab::CSV_NAME);
         std::fs::write(&csv, "older run").expect("stale csv");
         let ab = Path::new("/usr/bin/ab");
-        let on = strings(&argv(LoadTool::Ab, ab, &spec(true, None), dir.path()).expect("argv"));
+        let on = strings(&argv(named("ab"), ab, &spec(true, None), dir.path()).expect("argv"));
         let csv_arg = csv.to_string_lossy().into_owned();
         assert_eq!(
             on,
@@ -1328,7 +1329,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
             ]
         );
         assert!(!csv.exists(), "an older CSV is removed before the run");
-        let off = strings(&argv(LoadTool::Ab, ab, &spec(false, None), dir.path()).expect("argv"));
+        let off = strings(&argv(named("ab"), ab, &spec(false, None), dir.path()).expect("argv"));
         assert_eq!(off.len(), on.len() - 1);
         assert!(!off.iter().any(|a| a == "-k"));
 
@@ -1338,7 +1339,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
             request: &request,
             ..spec(true, None)
         };
-        let post = strings(&argv(LoadTool::Ab, ab, &s, dir.path()).expect("argv"));
+        let post = strings(&argv(named("ab"), ab, &s, dir.path()).expect("argv"));
         let body = dir.path().join(BODY_NAME).to_string_lossy().into_owned();
         assert_eq!(
             post[14..],
@@ -1358,7 +1359,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
             request: &request,
             ..spec(true, None)
         };
-        let put = strings(&argv(LoadTool::Ab, ab, &s, dir.path()).expect("argv"));
+        let put = strings(&argv(named("ab"), ab, &s, dir.path()).expect("argv"));
         assert_eq!(put[14], "-u");
         let head = LoadRequest {
             method: Method::Head,
@@ -1368,7 +1369,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
             request: &head,
             ..spec(true, None)
         };
-        let head = strings(&argv(LoadTool::Ab, ab, &s, dir.path()).expect("argv"));
+        let head = strings(&argv(named("ab"), ab, &s, dir.path()).expect("argv"));
         assert_eq!(head[14], "-i");
     }
 
@@ -1377,7 +1378,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
         let dir = tempfile::tempdir().expect("tempdir");
         let ab = Path::new("ab");
         let try_ab = |s: &LoadSpec| {
-            argv(LoadTool::Ab, ab, s, dir.path())
+            argv(named("ab"), ab, s, dir.path())
                 .expect_err("refused")
                 .to_string()
         };
@@ -1407,7 +1408,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
             let msg = try_ab(&s);
             assert!(msg.starts_with("ab cannot ") && msg.contains(want), "{msg}");
             // wrk and oha send them.
-            for tool in [LoadTool::Wrk, LoadTool::Oha] {
+            for tool in [named("wrk"), named("oha")] {
                 argv(tool, Path::new("x"), &s, dir.path()).expect("sent");
             }
         }
@@ -1450,7 +1451,7 @@ CELL-WRK-JSON {"duration_us":1099551,"requests":107142,"bytes":10392774,"errors"
                 request,
                 ..spec(true, None)
             };
-            for tool in [LoadTool::Wrk, LoadTool::Oha, LoadTool::Ab] {
+            for tool in [named("wrk"), named("oha"), named("ab")] {
                 let err = argv(tool, Path::new("x"), &s, dir.path()).expect_err(want);
                 assert!(matches!(err, LoadError::Request(_)), "{err:?}");
                 assert!(err.to_string().contains(want), "{want}: {err}");

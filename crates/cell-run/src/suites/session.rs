@@ -153,11 +153,7 @@ pub fn find_generator(name: &str) -> Result<Generator, SuiteError> {
     let tool = LoadTool::parse(name).ok_or_else(|| {
         SuiteError::Usage(format!("`{name}` is not a load generator cell drives"))
     })?;
-    let hint = match tool {
-        LoadTool::Wrk => "apt-get install wrk",
-        LoadTool::Oha => "cargo install oha --locked",
-        LoadTool::Ab => "apt-get install apache2-utils",
-    };
+    let hint = tool.def().hint();
     let path = tools::which(name).ok_or_else(|| {
         SuiteError::Missing(format!("not installed: `{name}` is not on PATH ({hint})"))
     })?;

@@ -122,7 +122,7 @@ pub fn run_soak(
     let started_at = cell_schema::time::format_utc(cell_schema::time::now_secs());
     let (d, http) = def(plan, &opts.overrides)?;
     let cell = plan.cell(cell_label)?;
-    let lg = find_generator("oha")?;
+    let lg = find_generator(cell_model::soak_tool().name)?;
     let cpus = Cpus::choose(http.cpus.as_ref())?;
     let machine = crate::facts::machine(cpus.server.first());
     let mut built = build_all(plan, &http, servers, &opts.work, on)?;
@@ -171,7 +171,7 @@ pub fn run_soak(
             total_s: round_time(b + measure_s + setup_s / n),
         };
         let mut v = built.versions.remove(&name).unwrap_or_default();
-        v.insert(ToolName::from("oha"), lg.version.clone());
+        v.insert(ToolName::from(lg.tool.name()), lg.version.clone());
         jobs.push(SoakJobResult {
             schema_version: SCHEMA_VERSION,
             kind: SoakKind::Soak,

@@ -11,12 +11,72 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::Path;
 
-use cell_schema::Latency;
+use cell_schema::{Latency, LoadReport};
 
 use super::{
-    Effective, LoadError, LoadSpec, LoadTool, Method, Parsed, excerpt, read_capped, unsupported,
-    write_body,
+    Effective, LoadDriver, LoadError, LoadSpec, Method, Parsed, excerpt, read_capped, write_body,
 };
+
+/// The `ab` driver.
+pub(super) struct Ab;
+
+impl LoadDriver for Ab {
+    fn name(&self) -> &'static str {
+        "ab"
+    }
+
+    fn version_args(&self) -> &'static [&'static str] {
+        &["-V"]
+    }
+
+    fn effective(&self, spec: &LoadSpec) -> Result<Effective, LoadError> {
+        check_concurrency(spec.connections)?;
+        Ok(Effective {
+            connections: spec.connections,
+            threads: None,
+        })
+    }
+
+    fn argv(
+        &self,
+        out: &mut Vec<OsString>,
+        spec: &LoadSpec,
+        counts: Effective,
+        scratch: &Path,
+    ) -> Result<(), LoadError> {
+        argv(out, spec, counts, scratch)
+    }
+
+    fn parse(&self, stdout: &str, scratch: &Path) -> Result<Parsed, LoadError> {
+        parse(stdout, scratch)
+    }
+
+    /// What ab counted, and it must have counted keep-alive requests exactly when it was
+    /// asked to keep connections alive.
+    fn record(&self, report: &mut LoadReport, spec: &LoadSpec) -> Result<(), LoadError> {
+        if spec.keep_alive != report.keep_alive_requests.is_some() {
+            return Err(LoadError::BadReport {
+                tool: "ab",
+                detail: format!(
+                    "`Keep-Alive requests:` is {} though -k was {}",
+                    if report.keep_alive_requests.is_some() {
+                        "there"
+                    } else {
+                        "missing"
+                    },
+                    if spec.keep_alive {
+                        "given"
+                    } else {
+                        "not given"
+                    },
+                ),
+                excerpt: String::new(),
+            });
+        }
+        report.keep_alive = Some(report.keep_alive == Some(true));
+        Ok(())
+    }
+}
 
 /// File name of ab's percentile CSV inside the scratch directory.
 pub(super) const CSV_NAME: &str = "ab-percentiles.csv";
@@ -56,13 +116,13 @@ const BREAKDOWN: [&str; 4] = ["Connect", "Receive", "Length", "Exceptions"];
 
 /// `-c` within ab's bounds: its own limit, and no more than the requests it may make (ab
 /// refuses a concurrency above `-n`).
-pub(super) fn check_concurrency(connections: u32) -> Result<(), LoadError> {
+fn check_concurrency(connections: u32) -> Result<(), LoadError> {
     let limit = MAX_CONCURRENCY.min(REQUEST_CAP);
     if connections > limit {
-        return Err(unsupported(
-            LoadTool::Ab,
-            format!("hold {connections} connections: at most {limit}"),
-        ));
+        return Err(LoadError::Unsupported {
+            tool: "ab",
+            what: format!("hold {connections} connections: at most {limit}"),
+        });
     }
     Ok(())
 }
@@ -71,14 +131,14 @@ pub(super) fn check_concurrency(connections: u32) -> Result<(), LoadError> {
 /// 50,000. `-r` makes a receive error a counted failure, as wrk and oha count theirs,
 /// rather than the end of the run. `-q` drops the progress lines. The body goes in a file
 /// (`-p` for POST, `-u` for PUT) with its type on `-T`; `-i` sends HEAD.
-pub(super) fn argv(
+fn argv(
     out: &mut Vec<OsString>,
     spec: &LoadSpec,
     counts: Effective,
     scratch: &Path,
 ) -> Result<(), LoadError> {
-    let tool = LoadTool::Ab;
-    let (duration, timeout) = super::closed_loop_seconds(tool, spec)?;
+    // Whole seconds: the table's rule, checked before.
+    let (duration, timeout) = (spec.duration.as_secs(), spec.timeout.as_secs());
     let csv = scratch.join(CSV_NAME);
     match std::fs::remove_file(&csv) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -147,7 +207,7 @@ pub(super) fn argv(
 /// it did answer. The other failures (`Connect`, `Receive`, `Exceptions`, and `Write
 /// errors`) got no response. ab also counts a response head it cannot parse as failed and
 /// non-2xx, outside its breakdown: that rest is `unclassified`.
-pub(super) fn parse(stdout: &str, scratch: &Path) -> Result<Parsed, LoadError> {
+fn parse(stdout: &str, scratch: &Path) -> Result<Parsed, LoadError> {
     let s = summary(stdout)?;
     let latency_ms = if s.complete == 0 {
         Latency::default()
@@ -380,8 +440,13 @@ fn percentiles(path: &Path) -> Result<[f64; 101], LoadError> {
 mod tests {
     use std::time::Duration;
 
-    use super::super::{LoadRequest, parse as parse_report, record};
+    use super::super::{LoadRequest, LoadTool, parse as parse_report, record};
     use super::*;
+
+    /// The tool of the table named `name`.
+    fn named(name: &str) -> LoadTool {
+        LoadTool::parse(name).expect(name)
+    }
 
     /// A captured run: ab's stdout and the CSV it wrote, each from
     /// `ab -c 4 [-k] -t 1 -n 4000000 -s 2 -r -q -e ab-percentiles.csv URL` (ab 2.3 of Debian's
@@ -429,7 +494,7 @@ mod tests {
         if let Some(csv) = csv {
             std::fs::write(dir.path().join(CSV_NAME), csv).expect("write csv");
         }
-        parse_report(LoadTool::Ab, stdout, dir.path(), VERSION)
+        parse_report(named("ab"), stdout, dir.path(), VERSION)
     }
 
     fn ok(c: &Capture) -> cell_schema::LoadReport {
@@ -466,7 +531,7 @@ mod tests {
         assert_eq!(r.keep_alive_requests, Some(13_726));
         assert_eq!(r.keep_alive, Some(true));
         assert_eq!(r.request_cap_hit, Some(false));
-        let r = record(r, LoadTool::Ab, &spec(true), &[]).expect("record");
+        let r = record(r, named("ab"), &spec(true), &[]).expect("record");
         assert_eq!(r.keep_alive, Some(true));
         assert_eq!((r.connections, r.threads), (Some(4), None));
     }
@@ -477,10 +542,10 @@ mod tests {
         assert_eq!(r.requests, 5_113);
         assert!(r.errors.is_empty() && r.non_2xx == 0, "{r:?}");
         assert_eq!(r.keep_alive_requests, None);
-        let r = record(r, LoadTool::Ab, &spec(false), &[]).expect("record");
+        let r = record(r, named("ab"), &spec(false), &[]).expect("record");
         assert_eq!(r.keep_alive, Some(false));
         // The same report cannot be a -k run: ab prints the keep-alive count with -k.
-        let err = record(ok(&NO_KEEP_ALIVE), LoadTool::Ab, &spec(true), &[]).expect_err("-k");
+        let err = record(ok(&NO_KEEP_ALIVE), named("ab"), &spec(true), &[]).expect_err("-k");
         assert!(
             err.to_string()
                 .contains("`Keep-Alive requests:` is missing"),
@@ -517,7 +582,7 @@ mod tests {
         // 14,288 of 14,579 went over kept-alive connections: not every one, so false.
         assert_eq!(r.keep_alive_requests, Some(14_288));
         assert_eq!(r.keep_alive, Some(false));
-        let r = record(r, LoadTool::Ab, &spec(true), &[]).expect("record");
+        let r = record(r, named("ab"), &spec(true), &[]).expect("record");
         assert_eq!(r.keep_alive, Some(false));
     }
 

@@ -1,9 +1,50 @@
 //! `oha`: its command line and its JSON report parsed.
 
+use cell_schema::LoadReport;
+
 use super::{
-    BTreeMap, Duration, Effective, Latency, LoadError, LoadSpec, LoadTool, Method, OsString,
-    Parsed, Path, excerpt, unsupported, write_body,
+    BTreeMap, Duration, Effective, Latency, LoadDriver, LoadError, LoadSpec, Method, OsString,
+    Parsed, Path, excerpt, write_body,
 };
+
+/// The `oha` driver.
+pub(super) struct Oha;
+
+impl LoadDriver for Oha {
+    fn name(&self) -> &'static str {
+        "oha"
+    }
+
+    fn version_args(&self) -> &'static [&'static str] {
+        &["--version"]
+    }
+
+    fn effective(&self, spec: &LoadSpec) -> Result<Effective, LoadError> {
+        Ok(Effective {
+            connections: spec.connections,
+            threads: None,
+        })
+    }
+
+    fn argv(
+        &self,
+        out: &mut Vec<OsString>,
+        spec: &LoadSpec,
+        counts: Effective,
+        scratch: &Path,
+    ) -> Result<(), LoadError> {
+        oha_argv(out, spec, counts, scratch)
+    }
+
+    fn parse(&self, stdout: &str, _scratch: &Path) -> Result<Parsed, LoadError> {
+        parse_oha(stdout)
+    }
+
+    fn record(&self, report: &mut LoadReport, spec: &LoadSpec) -> Result<(), LoadError> {
+        report.keep_alive = Some(spec.keep_alive);
+        Ok(())
+    }
+}
 
 /// `oha`'s arguments after the program (flags as in oha 1.16.0). `-w` lets requests in
 /// flight at the deadline finish: without it they are aborted and reported as errors
@@ -11,14 +52,17 @@ use super::{
 /// not passed: oha runs on tokio and its connections are not tied to threads the way wrk's
 /// are. The method, headers and type are passed only when the request has them, so a plain
 /// GET runs the command it always ran.
-pub(super) fn oha_argv(
+fn oha_argv(
     out: &mut Vec<OsString>,
     spec: &LoadSpec,
     counts: Effective,
     scratch: &Path,
 ) -> Result<(), LoadError> {
     if spec.timeout.is_zero() {
-        return Err(unsupported(LoadTool::Oha, "time out after 0 seconds"));
+        return Err(LoadError::Unsupported {
+            tool: "oha",
+            what: "time out after 0 seconds".to_owned(),
+        });
     }
     let mut push = |a: &str| out.push(a.into());
     push("--no-tui");
@@ -73,7 +117,7 @@ pub(super) fn oha_duration(d: Duration) -> String {
 /// Reads `oha --output-format json` (checked against oha 1.16.0). Anything before the first
 /// `{` is skipped (a warning line, say); every field used must be present, and a `null`
 /// latency (no response at all) reads as 0.
-pub(super) fn parse_oha(stdout: &str) -> Result<Parsed, LoadError> {
+fn parse_oha(stdout: &str) -> Result<Parsed, LoadError> {
     let start = stdout.find('{').ok_or_else(|| LoadError::NoReport {
         tool: "oha",
         why: "no `{` in its output",

@@ -3,15 +3,55 @@
 
 use super::*;
 
-/// `wrk`'s arguments after the program: whole seconds, no fixed rate, the script.
-pub(super) fn wrk_argv(
+/// The `wrk` driver.
+pub(super) struct Wrk;
+
+impl LoadDriver for Wrk {
+    fn name(&self) -> &'static str {
+        "wrk"
+    }
+
+    fn version_args(&self) -> &'static [&'static str] {
+        &["--version"]
+    }
+
+    fn effective(&self, spec: &LoadSpec) -> Result<Effective, LoadError> {
+        let threads = spec.threads.min(spec.connections);
+        Ok(Effective {
+            connections: spec.connections - spec.connections % threads,
+            threads: Some(threads),
+        })
+    }
+
+    fn argv(
+        &self,
+        out: &mut Vec<OsString>,
+        spec: &LoadSpec,
+        counts: Effective,
+        scratch: &Path,
+    ) -> Result<(), LoadError> {
+        wrk_argv(out, spec, counts, scratch)
+    }
+
+    fn parse(&self, stdout: &str, _scratch: &Path) -> Result<Parsed, LoadError> {
+        parse_wrk(stdout)
+    }
+
+    fn record(&self, report: &mut LoadReport, spec: &LoadSpec) -> Result<(), LoadError> {
+        report.keep_alive = Some(spec.keep_alive);
+        Ok(())
+    }
+}
+
+/// `wrk`'s arguments after the program: whole seconds (the table's rule, checked before),
+/// no fixed rate, the script.
+fn wrk_argv(
     out: &mut Vec<OsString>,
     spec: &LoadSpec,
     counts: Effective,
     scratch: &Path,
 ) -> Result<(), LoadError> {
-    let tool = LoadTool::Wrk;
-    let (duration, timeout) = closed_loop_seconds(tool, spec)?;
+    let (duration, timeout) = (spec.duration.as_secs(), spec.timeout.as_secs());
     let script = scratch.join(WRK_SCRIPT_NAME);
     std::fs::write(&script, wrk_script(spec.request)).map_err(|source| LoadError::Scratch {
         what: "write the wrk report script",
@@ -110,7 +150,7 @@ pub(super) struct WrkLatency {
     max: f64,
 }
 
-pub(super) fn parse_wrk(stdout: &str) -> Result<Parsed, LoadError> {
+fn parse_wrk(stdout: &str) -> Result<Parsed, LoadError> {
     let line = stdout
         .lines()
         .find_map(|l| l.trim_start().strip_prefix(WRK_MARKER))
