@@ -1,12 +1,14 @@
 //! The shape of the workspace, checked: crates import only the crates their line of
-//! ARCHITECTURE.md allows, that file's dependency graph is what the manifests say, and no
+//! ARCHITECTURE.md allows, that file's dependency graph is what the manifests say, no
 //! function outside tests is longer than 120 lines (from `fn` to its closing brace, comments
-//! included).
+//! included), no source file of a library or binary is longer than 800 lines before its test
+//! module, and every path the recipes of ARCHITECTURE.md name exists.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 const MAX_FN_LINES: usize = 120;
+const MAX_FILE_LINES: usize = 800;
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -374,5 +376,90 @@ fn no_function_outside_tests_is_longer_than_120_lines() {
         long.is_empty(),
         "functions over {MAX_FN_LINES} lines (split them into named stages):\n{}",
         long.join("\n")
+    );
+}
+
+/// Lines of a source file before its test module (the first `#[cfg(test)]` at the start of a
+/// line): what a reader of the library meets.
+fn lines_outside_tests(src: &str) -> usize {
+    src.lines()
+        .take_while(|l| !l.starts_with("#[cfg(test)]"))
+        .count()
+}
+
+#[test]
+fn the_file_counter_stops_at_the_test_module() {
+    assert_eq!(lines_outside_tests("a\nb\n#[cfg(test)]\nmod tests {}\n"), 2);
+    assert_eq!(lines_outside_tests("a\n    #[cfg(test)]\nb\n"), 3);
+    assert_eq!(lines_outside_tests(""), 0);
+}
+
+/// Regression: files grew to 1,500 lines holding several concerns (every record of the schema in
+/// one `lib.rs`); a file is split by concern before it passes 800 lines. `cell-testkit` is test
+/// support and stands aside.
+#[test]
+fn no_source_file_outside_tests_is_longer_than_800_lines() {
+    let mut files = Vec::new();
+    for dir in crate_dirs() {
+        if crate_name(&dir) != "cell-testkit" {
+            rust_files(&dir.join("src"), &mut files);
+        }
+    }
+    let mut long: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let n = lines_outside_tests(&std::fs::read_to_string(f).unwrap());
+            let rel = f.strip_prefix(workspace()).unwrap().display().to_string();
+            (n > MAX_FILE_LINES).then(|| format!("{rel}: {n} lines"))
+        })
+        .collect();
+    long.sort();
+    assert!(
+        long.is_empty(),
+        "files over {MAX_FILE_LINES} lines outside their tests (split them by concern):\n{}",
+        long.join("\n")
+    );
+}
+
+/// The paths a recipe of "How to change things" names: every backticked word with a `/` or a
+/// file extension, outside a code block.
+fn recipe_paths(doc: &str) -> Vec<String> {
+    let section = doc
+        .split("\n## How to change things")
+        .nth(1)
+        .expect("ARCHITECTURE.md has a \"How to change things\" section");
+    let section = section.split("\n## ").next().unwrap();
+    let mut paths: Vec<String> = section
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|w| !w.contains(' ') && !w.contains('[') && !w.contains('='))
+        .filter(|w| {
+            w.contains('/')
+                || [".rs", ".md", ".toml", ".env", ".yml"]
+                    .iter()
+                    .any(|x| w.ends_with(x))
+        })
+        .map(str::to_owned)
+        .collect();
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+/// Regression: a recipe that names a file the code has since moved sends a newcomer to
+/// nothing; every path the recipes name exists.
+#[test]
+fn every_path_a_recipe_of_architecture_md_names_exists() {
+    let doc = std::fs::read_to_string(workspace().join("ARCHITECTURE.md")).unwrap();
+    let paths = recipe_paths(&doc);
+    assert!(paths.len() >= 20, "too few paths found: {paths:?}");
+    let missing: Vec<&String> = paths
+        .iter()
+        .filter(|p| !workspace().join(p).exists())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names paths that do not exist: {missing:?}"
     );
 }
