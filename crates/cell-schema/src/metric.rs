@@ -114,7 +114,8 @@ impl Clock {
         }
     }
 
-    /// `cpu`, `wall` or `user`, as every message, table and setting names a clock.
+    /// Its name in the table ([`MetricInfo::name`]: `cpu`, `wall`, `user`, …), as every
+    /// message, table and setting names a clock.
     pub fn name(self) -> &'static str {
         self.info().name
     }

@@ -1,0 +1,131 @@
+//! `gate.json`: what `cell gate` decided about a run, cell by cell and row by row.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[cfg(doc)]
+use crate::SCHEMA_VERSION;
+use crate::{CellId, Clock, Phase, RowName};
+
+/// Marks a gate report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GateKind {
+    /// `"gate"`
+    Gate,
+}
+
+/// The three-way verdict of one row on one phase.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum GateStatus {
+    /// The new interval lies inside the tolerance band around the baseline.
+    Pass,
+    /// Neither inside nor wholly outside, or the job was too noisy: no call either way.
+    Inconclusive,
+    /// The new interval lies wholly outside the band.
+    Fail,
+}
+
+impl GateStatus {
+    /// `PASS`, `INCONCLUSIVE` or `FAIL`, as the gate's lines and tables write it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Pass => "PASS",
+            Self::Inconclusive => "INCONCLUSIVE",
+            Self::Fail => "FAIL",
+        }
+    }
+}
+
+/// A ratio as the gate compares it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GateRatio {
+    /// Median of per-round ratios.
+    pub median: f64,
+    /// Lower bound.
+    pub lo: f64,
+    /// Upper bound.
+    pub hi: f64,
+}
+
+/// One row on one phase against its baseline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GateVerdict {
+    /// The row judged.
+    pub row: RowName,
+    /// The phase judged.
+    pub phase: Phase,
+    /// The clock compared.
+    pub clock: Clock,
+    /// PASS, FAIL or INCONCLUSIVE.
+    pub status: GateStatus,
+    /// The baseline's ratio.
+    pub old: GateRatio,
+    /// This run's ratio.
+    pub new: GateRatio,
+    /// The band: `[old/(1+tolerance), old·(1+tolerance)]`.
+    pub band: [f64; 2],
+    /// One line a person reads.
+    pub message: String,
+    /// The baseline is an imported point ratio (a ratio of medians on the wall clock, with no
+    /// interval): `old.lo` and `old.hi` are its median, and only the band is read.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub against_imported_point: bool,
+}
+
+/// The gate's findings for one cell.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GateCell {
+    /// The cell judged.
+    pub cell: CellId,
+    /// The run compared against (`<date>-<run-id>`), none for a first run.
+    pub baseline: Option<String>,
+    /// Failures (exit 1): wrong answers, checksum failures, the tooth, missing rows.
+    pub failures: Vec<String>,
+    /// Notices, never failures: health, machine or image changes, contention, first run.
+    pub notices: Vec<String>,
+    /// Per row and phase.
+    pub verdicts: Vec<GateVerdict>,
+}
+
+/// Counts over a gate report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GateSummary {
+    /// PASS verdicts.
+    pub pass: u32,
+    /// FAIL verdicts.
+    pub fail: u32,
+    /// INCONCLUSIVE verdicts.
+    pub inconclusive: u32,
+    /// Failures (wrong answers, checksums, the tooth, missing rows): each trips the gate.
+    pub failures: u32,
+    /// Notices, which never trip the gate.
+    pub notices: u32,
+}
+
+/// `gate.json`: what `cell gate` decided about a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GateReport {
+    /// Always [`SCHEMA_VERSION`] when written by this build.
+    #[serde(serialize_with = "crate::write::current_version")]
+    pub schema_version: u32,
+    /// `"gate"`.
+    pub kind: GateKind,
+    /// The run judged (`<date>-<run-id>`).
+    pub run: String,
+    /// The tolerance applied (from the checked-in config).
+    pub tolerance: f64,
+    /// What the gate found in each cell of the run.
+    pub cells: Vec<GateCell>,
+    /// Verdicts, failures and notices counted over every cell.
+    pub summary: GateSummary,
+    /// The exit code: 1 on any FAIL or failure, else 0.
+    pub exit: u8,
+    /// The commit whose versions.env and cell/ gave the thresholds, when not the work tree's
+    /// (`cell gate --config-rev`; the collect job passes the run's own commit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_rev: Option<String>,
+}
