@@ -652,6 +652,21 @@ fn every_clock_round_trips_through_versions_env_a_row_and_the_job_file() {
             assert!(pr.ratio.as_ref().unwrap().on(clock).is_some(), "{clock}");
             assert!(pr.stats.as_ref().unwrap().on(clock).is_some(), "{clock}");
         }
+        // RESULTS.md reads as it always has on every clock: the judged clock's ratio is the
+        // `ratio` column (`clock` names it), beside the cpu and wall ratios every file holds.
+        let md = std::fs::read_to_string(out.join("RESULTS.md")).unwrap();
+        let heads: Vec<&str> = md
+            .lines()
+            .filter(|l| l.starts_with("| row | job | clock"))
+            .collect();
+        assert!(!heads.is_empty(), "{clock}: {md}");
+        for h in heads {
+            assert_eq!(
+                h,
+                "| row | job | clock | median s | ratio | CI | cpu ratio | wall ratio | n | answer |",
+                "{clock}"
+            );
+        }
     }
 }
 
