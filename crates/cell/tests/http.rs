@@ -448,6 +448,9 @@ fn the_same_process_mode_records_the_threads_and_connections_wrk_really_used() {
             "c,go",
             "--mode",
             "same-process",
+            // What is asserted is how wrk spreads connections over its threads.
+            "--tools",
+            "wrk",
             "--threads",
             "16",
             "--connections",
@@ -1035,15 +1038,15 @@ fn a_soak_without_keep_alive_opens_a_connection_per_request_and_is_labelled_chur
             "--suite",
             "soak",
             "--duration",
-            "20",
+            "10",
             "--window-start",
-            "5",
+            "3",
             "--no-keep-alive",
         ],
     );
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
-    // Each of the ~4,000 requests closed its own connection: as many sockets in TIME_WAIT
+    // Each of the ~2,000 requests closed its own connection: as many sockets in TIME_WAIT
     // (they last 60 s); four kept-alive connections would leave about four.
     let tw = cell_run::suites::procfs::time_wait(port).unwrap();
     assert!(tw > 1000, "{tw} sockets in TIME_WAIT on {port}");
@@ -1051,14 +1054,14 @@ fn a_soak_without_keep_alive_opens_a_connection_per_request_and_is_labelled_chur
     let s = &jobs[0].1["settings"];
     assert_eq!(s["keep_alive"], false, "{s}");
     let c = &jobs[0].1["servers"]["c"];
-    assert!(c["load"]["requests"].as_u64().unwrap() > 3000, "{c}");
+    assert!(c["load"]["requests"].as_u64().unwrap() > 1500, "{c}");
     let md = std::fs::read_to_string(cell_dir(&out).join("RESULTS.md")).unwrap();
     assert!(
-        md.contains("over 4 connections, churn (no keep-alive), for 20 s"),
+        md.contains("over 4 connections, churn (no keep-alive), for 10 s"),
         "{md}"
     );
     assert!(
-        stdout.contains("connections, churn (no keep-alive), for 20 s"),
+        stdout.contains("connections, churn (no keep-alive), for 10 s"),
         "{stdout}"
     );
 }
