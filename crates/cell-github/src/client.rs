@@ -583,9 +583,15 @@ mod tests {
         for (raw, kept) in [
             ("https://api.github.com", "https://api.github.com"),
             ("https://api.github.com/", "https://api.github.com"),
-            ("https://API.github.com:443/api/v3/", "https://api.github.com/api/v3"),
+            (
+                "https://API.github.com:443/api/v3/",
+                "https://api.github.com/api/v3",
+            ),
             ("http://127.0.0.1:8080", "http://127.0.0.1:8080"),
-            ("https://ghe.example/api/v3?x=1#f", "https://ghe.example/api/v3"),
+            (
+                "https://ghe.example/api/v3?x=1#f",
+                "https://ghe.example/api/v3",
+            ),
         ] {
             let g = Github::new(raw, None, RetryPolicy::default(), false).unwrap();
             assert_eq!(g.api, kept, "{raw}");
