@@ -43,7 +43,7 @@ mod issues;
 mod retry;
 mod urls;
 
-pub use actions::{Artifact, Job, WorkflowRun};
+pub use actions::{Artifact, Job, MAX_ARTIFACT_BYTES, WorkflowRun};
 pub use checks::{CheckOutput, CheckRun, CheckRunUpdate, NewCheckRun};
 pub use client::{Github, MAX_JSON_BYTES, MAX_PAGES, Settings};
 pub use error::GithubError;
