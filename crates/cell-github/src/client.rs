@@ -249,10 +249,21 @@ impl Github {
             }
             let work = self.call::<P>(&Method::GET, &url, None);
             let (page, link) = self.within(&Method::GET, &url, work).await?;
-            next = link.as_deref().and_then(next_link);
+            next = self.next_page(link.as_deref())?;
             out.extend(items(page));
         }
         Ok(out)
+    }
+
+    /// The next page's URL from a page's `Link` header, `None` after the last page. A next
+    /// URL off the API's origin (`http://` on an `https` API's host among them) is refused
+    /// here, before anything is sent to it: the token goes to the API's origin alone.
+    pub(crate) fn next_page(&self, link: Option<&str>) -> Result<Option<String>, GithubError> {
+        let Some(next) = link.and_then(next_link) else {
+            return Ok(None);
+        };
+        self.check_origin(&Method::GET, &next)?;
+        Ok(Some(next))
     }
 
     /// Sends `method url` (with `body`) to the API and parses the answer; returns the `Link`
@@ -539,6 +550,63 @@ async fn read_capped(mut reply: reqwest::Response) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The acceptance of the client: a `Link` header pointing at `http://` on an `https` API's
+    /// host would have had the token sent in clear had the origin been compared by host. The
+    /// header comes from a real page of the loopback stand-in; the API is
+    /// `https://api.github.com`, and the next page is refused before any request is made.
+    #[test]
+    fn a_link_to_plain_http_on_the_apis_host_never_gets_the_token() {
+        use cell_testkit::http::{Response, Server};
+        let next = "http://api.github.com/repos/o/r/actions/runs/7/jobs?per_page=100&page=2";
+        let link = format!("<{next}>; rel=\"next\"");
+        let stand_in = Server::start(move |_| {
+            Response::json(200, &serde_json::json!({"jobs": []})).header("link", &link)
+        });
+        let reader = Github::new(&stand_in.base(), None, RetryPolicy::default(), false).unwrap();
+        let first = stand_in.url("/repos/o/r/actions/runs/7/jobs?per_page=100");
+        let (_, header): (serde_json::Value, _) = reader
+            .runtime
+            .block_on(reader.call(&Method::GET, &first, None))
+            .unwrap();
+        assert!(
+            header.as_deref().is_some_and(|h| h.contains(next)),
+            "{header:?}"
+        );
+
+        let api = Github::new(
+            "https://api.github.com",
+            Some("ghp_linkSecret".into()),
+            RetryPolicy::default(),
+            false,
+        )
+        .unwrap();
+        let err = api.next_page(header.as_deref()).unwrap_err();
+        assert!(matches!(err, GithubError::ForeignUrl { .. }), "{err}");
+        assert!(
+            err.to_string().starts_with(
+                "GET http://api.github.com/repos/o/r/actions/runs/7/jobs?…: refused: not on the \
+                 API's origin https://api.github.com:443"
+            ),
+            "{err}"
+        );
+        assert!(!format!("{err} {err:?}").contains("ghp_linkSecret"));
+        // The sending path refuses it too, before a connection is tried.
+        let sent = api
+            .runtime
+            .block_on(api.send(&Method::GET, next, None, Via::Api));
+        assert!(matches!(sent, Err(GithubError::ForeignUrl { .. })));
+        let asked = stand_in.requests();
+        assert_eq!(asked.len(), 1, "only the first page, from the stand-in");
+        assert!(!asked[0].headers.contains_key("authorization"));
+        // A same-origin next page is followed; no `Link` ends the listing.
+        let same = "<https://api.github.com/repos/o/r/x?page=2>; rel=\"next\"";
+        assert_eq!(
+            api.next_page(Some(same)).unwrap().as_deref(),
+            Some("https://api.github.com/repos/o/r/x?page=2")
+        );
+        assert_eq!(api.next_page(None).unwrap(), None);
+    }
 
     #[test]
     fn debug_never_shows_the_token() {
