@@ -55,6 +55,9 @@ pub struct LoadToolDef {
     pub durations: Durations,
     /// Whether it can hold a fixed request rate (the soak suite needs one).
     pub fixed_rate: bool,
+    /// Whether the soak suite drives it: exactly one entry, one with a fixed rate (a test
+    /// holds the table to that), so a tool added above it never takes the soak over.
+    pub soak: bool,
     /// Whether it takes a thread count (`[http] threads`).
     pub threads: bool,
     /// The methods it sends, each with what it does with a body.
@@ -85,6 +88,7 @@ pub const LOAD_TOOLS: &[LoadToolDef] = &[
         by_default: true,
         durations: Durations::WholeSeconds,
         fixed_rate: false,
+        soak: false,
         threads: true,
         // wrk 4.1 waits for the body a HEAD response's `Content-Length` announces.
         sends: &[
@@ -104,6 +108,7 @@ pub const LOAD_TOOLS: &[LoadToolDef] = &[
         by_default: true,
         durations: Durations::Fractional,
         fixed_rate: true,
+        soak: true,
         threads: false,
         sends: ANY,
         other_methods: None,
@@ -119,6 +124,7 @@ pub const LOAD_TOOLS: &[LoadToolDef] = &[
         by_default: false,
         durations: Durations::WholeSeconds,
         fixed_rate: false,
+        soak: false,
         threads: false,
         sends: &[
             ("GET", Body::Never),
@@ -139,12 +145,12 @@ pub fn load_tool(name: &str) -> Option<&'static LoadToolDef> {
     LOAD_TOOLS.iter().find(|t| t.name == name)
 }
 
-/// The load generator the soak suite drives: the first that can hold a fixed rate.
+/// The load generator the soak suite drives: the entry marked `soak`.
 pub fn soak_tool() -> &'static LoadToolDef {
     LOAD_TOOLS
         .iter()
-        .find(|t| t.fixed_rate)
-        .expect("the table holds a tool with a fixed rate")
+        .find(|t| t.soak)
+        .expect("the table marks one tool for the soak")
 }
 
 /// The names of every load generator, in table order.
@@ -262,6 +268,26 @@ mod tests {
             assert_eq!(oha.refusal(m, true), None, "{m}");
             assert_eq!(oha.refusal(m, false), None, "{m}");
         }
+    }
+
+    /// The soak's tool was the first entry with a fixed rate: a fixed-rate tool added above
+    /// oha would silently have become the soak's. It is marked now, once, on a tool that can
+    /// hold the soak's rate.
+    #[test]
+    fn exactly_one_tool_is_the_soaks_and_it_holds_a_fixed_rate() {
+        let marked: Vec<&str> = LOAD_TOOLS
+            .iter()
+            .filter(|t| t.soak)
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(marked.len(), 1, "the soak's tool: {marked:?}");
+        assert!(
+            soak_tool().fixed_rate,
+            "{} holds no fixed rate",
+            soak_tool().name
+        );
+        assert_eq!(soak_tool().name, marked[0]);
+        assert_eq!(soak_tool().name, "oha");
     }
 
     /// Every method a tool lists is one the config accepts, each once.
