@@ -39,13 +39,30 @@ pub enum LoadInstall {
     Crate {
         /// The crate.
         krate: &'static str,
-        /// The `versions.env` key of its version, unless `[http] oha` names another.
+        /// The `versions.env` key of its version, unless `[http] oha` names another
+        /// ([`crate::HttpDef::version_key`]).
         version_key: &'static str,
+    },
+    /// A release tarball: downloaded by `cell fetch`, its SHA-256 checked before a byte is
+    /// unpacked, its binary put on PATH.
+    Tarball {
+        /// The `versions.env` key of its URL.
+        url_key: &'static str,
+        /// The `versions.env` key of its SHA-256.
+        sha256_key: &'static str,
+        /// Leading path components dropped from every entry, as GNU tar counts them.
+        strip: u32,
+        /// The binary's path in the unpacked tree (after `strip`), e.g. `bin/tool`.
+        bin: &'static str,
     },
 }
 
 /// One load generator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "a table row: each flag is one independent fact of a tool, read by name"
+)]
 pub struct LoadToolDef {
     /// Its name in `[http] tools`, which is also its program on PATH.
     pub name: &'static str,
@@ -211,6 +228,14 @@ impl LoadToolDef {
         match self.install {
             LoadInstall::Apt { package } => format!("apt-get install {package}"),
             LoadInstall::Crate { krate, .. } => format!("cargo install {krate} --locked"),
+            LoadInstall::Tarball {
+                url_key,
+                sha256_key,
+                strip,
+                bin,
+            } => format!(
+                "cell fetch --url <{url_key}> --sha256 <{sha256_key}> --into DIR --strip-components {strip}, then put DIR/{bin} on PATH"
+            ),
         }
     }
 }
