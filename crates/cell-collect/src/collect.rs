@@ -385,7 +385,8 @@ fn download_all(
                 return Err(e.into());
             }
             Err(e) => {
-                let tripped = matches!(e, GithubError::Digest { .. });
+                let tripped =
+                    matches!(e, GithubError::Digest { .. } | GithubError::TooLarge { .. });
                 lost.push((e.to_string(), tripped));
                 continue;
             }

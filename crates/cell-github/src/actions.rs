@@ -50,6 +50,10 @@ pub struct Artifact {
     pub digest: Option<String>,
 }
 
+/// The most bytes one artifact's download writes, whatever size its record states: the
+/// stated size is the uploader's, and a job's results are a few MiB.
+pub const MAX_ARTIFACT_BYTES: u64 = 4 << 30;
+
 #[derive(Deserialize)]
 struct ArtifactPage {
     artifacts: Vec<Artifact>,
@@ -148,6 +152,13 @@ impl Github {
         if a.expired {
             return Err(expired());
         }
+        if a.size_in_bytes > MAX_ARTIFACT_BYTES {
+            return Err(GithubError::TooLarge {
+                name: a.name.clone(),
+                size: a.size_in_bytes,
+                max: MAX_ARTIFACT_BYTES,
+            });
+        }
         let get = &Method::GET;
         let url = &a.archive_download_url;
         let reply = self
@@ -185,7 +196,13 @@ async fn save(
 ) -> Result<Sha256, GithubError> {
     let io = |what: String| move |source| GithubError::Io { what, source };
     let file = std::fs::File::create(to).map_err(io(format!("creating {}", to.display())))?;
-    let cap = a.size_in_bytes.saturating_mul(2).max(1 << 20) + (1 << 30);
+    // Room over the stated size (GitHub's figure may lag the blob), never past the ceiling.
+    let cap = a
+        .size_in_bytes
+        .saturating_mul(2)
+        .max(1 << 20)
+        .saturating_add(1 << 30)
+        .min(MAX_ARTIFACT_BYTES);
     let mut out = cell_fetch::HashingWriter::new(file, cap);
     let reading = format!("downloading artifact `{}`", a.name);
     while let Some(piece) = reply

@@ -112,25 +112,7 @@ impl Github {
     ) -> Result<Self, GithubError> {
         let setup = |e: &dyn std::error::Error| GithubError::Setup { msg: e.to_string() };
         let runtime = cell_fetch::http::runtime().map_err(|e| setup(&e))?;
-        let api = api.trim_end_matches('/').to_owned();
-        // Credentials belong in GITHUB_TOKEN: a URL carrying them would print them in every
-        // message that names a request.
-        let authority = api
-            .split_once("://")
-            .map_or("", |(_, r)| r)
-            .split('/')
-            .next();
-        if authority.is_some_and(|a| a.contains('@')) {
-            return Err(GithubError::Setup {
-                msg: "GITHUB_API_URL carries credentials (user:secret@): remove them and put the token in GITHUB_TOKEN".into(),
-            });
-        }
-        let origin = Origin::of(&api).ok_or_else(|| GithubError::Setup {
-            msg: format!(
-                "GITHUB_API_URL `{api}` is not an http(s) URL with a host \
-                 (e.g. https://api.github.com)"
-            ),
-        })?;
+        let (api, origin) = api_base(api)?;
         let t = settings.timeouts;
         let rest = cell_fetch::http::client(t, 0).map_err(|e| setup(&e))?;
         let blob =
@@ -267,10 +249,21 @@ impl Github {
             }
             let work = self.call::<P>(&Method::GET, &url, None);
             let (page, link) = self.within(&Method::GET, &url, work).await?;
-            next = link.as_deref().and_then(next_link);
+            next = self.next_page(link.as_deref())?;
             out.extend(items(page));
         }
         Ok(out)
+    }
+
+    /// The next page's URL from a page's `Link` header, `None` after the last page. A next
+    /// URL off the API's origin (`http://` on an `https` API's host among them) is refused
+    /// here, before anything is sent to it: the token goes to the API's origin alone.
+    pub(crate) fn next_page(&self, link: Option<&str>) -> Result<Option<String>, GithubError> {
+        let Some(next) = link.and_then(next_link) else {
+            return Ok(None);
+        };
+        self.check_origin(&Method::GET, &next)?;
+        Ok(Some(next))
     }
 
     /// Sends `method url` (with `body`) to the API and parses the answer; returns the `Link`
@@ -479,6 +472,56 @@ impl Github {
     }
 }
 
+/// `GITHUB_API_URL` as the client keeps it: the normalised origin and path, no trailing `/`,
+/// with its origin. Credentials belong in `GITHUB_TOKEN`: a URL carrying them would print
+/// them in every message naming a request, and reqwest would send them as Basic auth. The
+/// URL parser accepts more spellings than `scheme://user@host` (`https:user:secret@host`,
+/// `https:\\user@host`, a tab inside the scheme), so the check is on the parsed URL, and a
+/// text the parser would quietly repair is refused before it is parsed. Nothing here echoes
+/// a text that may hold a secret.
+fn api_base(raw: &str) -> Result<(String, Origin), GithubError> {
+    let refuse = |msg: String| Err(GithubError::Setup { msg });
+    if raw.chars().any(|c| c.is_control() || c == '\\') {
+        return refuse(
+            "GITHUB_API_URL holds a control character or a backslash: write it as \
+             https://host[:port][/path] (e.g. https://api.github.com)"
+                .into(),
+        );
+    }
+    let not_http = || {
+        // A text with `@` may carry a secret: it is not shown.
+        let shown = if raw.contains('@') {
+            "(not shown: it holds `@`)".to_owned()
+        } else {
+            format!("`{raw}`")
+        };
+        GithubError::Setup {
+            msg: format!(
+                "GITHUB_API_URL {shown} is not an http(s) URL with a host \
+                 (e.g. https://api.github.com)"
+            ),
+        }
+    };
+    let url = reqwest::Url::parse(raw).map_err(|_| not_http())?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return refuse(
+            "GITHUB_API_URL carries credentials (user:secret@): remove them and put the token \
+             in GITHUB_TOKEN"
+                .into(),
+        );
+    }
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(not_http());
+    }
+    let base = format!(
+        "{}{}",
+        url.origin().ascii_serialization(),
+        url.path().trim_end_matches('/')
+    );
+    let origin = Origin::of(&base).ok_or_else(not_http)?;
+    Ok((base, origin))
+}
+
 /// A header's value as text.
 pub(crate) fn header(reply: &reqwest::Response, name: &str) -> Option<String> {
     let value = reply.headers().get(name)?.to_str().ok()?;
@@ -508,6 +551,63 @@ async fn read_capped(mut reply: reqwest::Response) -> Result<String, String> {
 mod tests {
     use super::*;
 
+    /// The acceptance of the client: a `Link` header pointing at `http://` on an `https` API's
+    /// host would have had the token sent in clear had the origin been compared by host. The
+    /// header comes from a real page of the loopback stand-in; the API is
+    /// `https://api.github.com`, and the next page is refused before any request is made.
+    #[test]
+    fn a_link_to_plain_http_on_the_apis_host_never_gets_the_token() {
+        use cell_testkit::http::{Response, Server};
+        let next = "http://api.github.com/repos/o/r/actions/runs/7/jobs?per_page=100&page=2";
+        let link = format!("<{next}>; rel=\"next\"");
+        let stand_in = Server::start(move |_| {
+            Response::json(200, &serde_json::json!({"jobs": []})).header("link", &link)
+        });
+        let reader = Github::new(&stand_in.base(), None, RetryPolicy::default(), false).unwrap();
+        let first = stand_in.url("/repos/o/r/actions/runs/7/jobs?per_page=100");
+        let (_, header): (serde_json::Value, _) = reader
+            .runtime
+            .block_on(reader.call(&Method::GET, &first, None))
+            .unwrap();
+        assert!(
+            header.as_deref().is_some_and(|h| h.contains(next)),
+            "{header:?}"
+        );
+
+        let api = Github::new(
+            "https://api.github.com",
+            Some("ghp_linkSecret".into()),
+            RetryPolicy::default(),
+            false,
+        )
+        .unwrap();
+        let err = api.next_page(header.as_deref()).unwrap_err();
+        assert!(matches!(err, GithubError::ForeignUrl { .. }), "{err}");
+        assert!(
+            err.to_string().starts_with(
+                "GET http://api.github.com/repos/o/r/actions/runs/7/jobs?…: refused: not on the \
+                 API's origin https://api.github.com:443"
+            ),
+            "{err}"
+        );
+        assert!(!format!("{err} {err:?}").contains("ghp_linkSecret"));
+        // The sending path refuses it too, before a connection is tried.
+        let sent = api
+            .runtime
+            .block_on(api.send(&Method::GET, next, None, Via::Api));
+        assert!(matches!(sent, Err(GithubError::ForeignUrl { .. })));
+        let asked = stand_in.requests();
+        assert_eq!(asked.len(), 1, "only the first page, from the stand-in");
+        assert!(!asked[0].headers.contains_key("authorization"));
+        // A same-origin next page is followed; no `Link` ends the listing.
+        let same = "<https://api.github.com/repos/o/r/x?page=2>; rel=\"next\"";
+        assert_eq!(
+            api.next_page(Some(same)).unwrap().as_deref(),
+            Some("https://api.github.com/repos/o/r/x?page=2")
+        );
+        assert_eq!(api.next_page(None).unwrap(), None);
+    }
+
     #[test]
     fn debug_never_shows_the_token() {
         let g = Github::new(
@@ -518,6 +618,52 @@ mod tests {
         )
         .unwrap();
         assert!(!format!("{g:?}").contains("ghp_secret"));
+    }
+
+    /// The check looked for `@` only after a literal `://`, but the URL parser also reads
+    /// `https:user:secret@host`, `https:\\user:secret@host` and a tab inside the scheme as a
+    /// URL with credentials: the secret stayed in the base, in every error, in `Debug`, and
+    /// went out as Basic auth.
+    #[test]
+    fn an_api_url_with_credentials_in_any_spelling_is_refused_at_setup_without_the_secret() {
+        for raw in [
+            "https://user:s3cr3t@api.github.com",
+            "https:user:s3cr3t@api.github.com",
+            "https:/user:s3cr3t@api.github.com",
+            "https:\\user:s3cr3t@api.github.com",
+            "https:\\\\user:s3cr3t@api.github.com",
+            "ht\ttps://user:s3cr3t@api.github.com",
+            "https://user:s3cr3t@api.github.com\n",
+            "HTTPS://s3cr3t@API.github.com/api/v3",
+            "https://:s3cr3t@api.github.com",
+            "https:s3cr3t@api.github.com",
+            "user:s3cr3t@api.github.com",
+        ] {
+            let err = Github::new(raw, None, RetryPolicy::default(), false).unwrap_err();
+            assert!(matches!(err, GithubError::Setup { .. }), "{raw:?}: {err}");
+            let text = format!("{err} {err:?}");
+            assert!(!text.contains("s3cr3t"), "{raw:?}: {text}");
+        }
+    }
+
+    #[test]
+    fn the_api_base_kept_is_the_normalised_origin_and_path() {
+        for (raw, kept) in [
+            ("https://api.github.com", "https://api.github.com"),
+            ("https://api.github.com/", "https://api.github.com"),
+            (
+                "https://API.github.com:443/api/v3/",
+                "https://api.github.com/api/v3",
+            ),
+            ("http://127.0.0.1:8080", "http://127.0.0.1:8080"),
+            (
+                "https://ghe.example/api/v3?x=1#f",
+                "https://ghe.example/api/v3",
+            ),
+        ] {
+            let g = Github::new(raw, None, RetryPolicy::default(), false).unwrap();
+            assert_eq!(g.api, kept, "{raw}");
+        }
     }
 
     #[test]

@@ -104,6 +104,20 @@ pub enum GithubError {
         /// What failed.
         msg: String,
     },
+    /// An artifact larger than any download may write, refused before a byte is asked for.
+    #[error(
+        "artifact `{name}` is {size} bytes, over the {} GiB a download may write \
+         (MAX_ARTIFACT_BYTES): no job of cell leaves one that large",
+        max >> 30
+    )]
+    TooLarge {
+        /// The artifact's name.
+        name: String,
+        /// The size GitHub states for it.
+        size: u64,
+        /// The ceiling.
+        max: u64,
+    },
     /// Writing the download.
     #[error("{what}: {source}")]
     Io {

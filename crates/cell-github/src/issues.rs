@@ -17,6 +17,30 @@ pub struct IssueComment {
     /// Where people read it.
     #[serde(default)]
     pub html_url: Option<String>,
+    /// Who wrote it (GitHub gives no `user` for a deleted account).
+    #[serde(default)]
+    pub user: Option<CommentAuthor>,
+}
+
+/// A comment's author, the fields we read.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct CommentAuthor {
+    /// The login, e.g. [`ACTIONS_BOT`].
+    pub login: String,
+    /// `User`, `Bot` or `Organization`.
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+}
+
+/// The login GitHub gives the workflow token (`GITHUB_TOKEN`): the author an upsert made with
+/// it may update.
+pub const ACTIONS_BOT: &str = "github-actions[bot]";
+
+impl IssueComment {
+    /// Whether `login` wrote it.
+    pub fn is_by(&self, login: &str) -> bool {
+        self.user.as_ref().is_some_and(|u| u.login == login)
+    }
 }
 
 #[derive(Serialize)]
@@ -64,14 +88,17 @@ impl Github {
         )
     }
 
-    /// The one comment on `number` whose body contains `marker` (e.g. an HTML comment such as
-    /// `<!-- cell-gate -->`), set to `body`: updated when it exists, else created. A create
-    /// whose outcome is unknown is followed by a second listing, so a comment that did land
-    /// is updated, never doubled; `body` must contain `marker` for that to work.
+    /// The one comment on `number` by `author` (the token's own login, [`ACTIONS_BOT`] for the
+    /// workflow token) whose body contains `marker` (e.g. an HTML comment such as
+    /// `<!-- cell-gate -->`), set to `body`: updated when it exists, else created. Anyone may
+    /// write the marker, so a comment by someone else is never taken for ours. A create whose
+    /// outcome is unknown is followed by a second listing, so a comment that did land is
+    /// updated, never doubled; `body` must contain `marker` for that to work.
     pub fn upsert_issue_comment(
         &self,
         repo: &str,
         number: u64,
+        author: &str,
         marker: &str,
         body: &str,
     ) -> Result<IssueComment, GithubError> {
@@ -82,8 +109,11 @@ impl Github {
                 msg: format!("the body does not contain its marker `{marker}`"),
             });
         }
-        let find =
-            |comments: Vec<IssueComment>| comments.into_iter().find(|c| c.body.contains(marker));
+        let find = |comments: Vec<IssueComment>| {
+            comments
+                .into_iter()
+                .find(|c| c.is_by(author) && c.body.contains(marker))
+        };
         if let Some(c) = find(self.list_issue_comments(repo, number)?) {
             return self.update_issue_comment(repo, c.id, body);
         }

@@ -43,10 +43,10 @@ mod issues;
 mod retry;
 mod urls;
 
-pub use actions::{Artifact, Job, WorkflowRun};
+pub use actions::{Artifact, Job, MAX_ARTIFACT_BYTES, WorkflowRun};
 pub use checks::{CheckOutput, CheckRun, CheckRunUpdate, NewCheckRun};
 pub use client::{Github, MAX_JSON_BYTES, MAX_PAGES, Settings};
 pub use error::GithubError;
-pub use issues::IssueComment;
+pub use issues::{ACTIONS_BOT, CommentAuthor, IssueComment};
 pub use retry::{RetryPolicy, rate_limit_wait};
 pub use urls::{Origin, next_link};

@@ -262,3 +262,36 @@ fn same_origin_pages_are_followed_with_the_token() {
             .all(|r| r.header("authorization") == Some(&format!("Bearer {TOKEN}")))
     );
 }
+
+/// The download cap was `size * 2 + 1 GiB`: a stated size of 2^63 or more overflowed it (a
+/// panic in a debug build), and a huge stated size left the write effectively unbounded.
+#[test]
+fn an_artifact_stated_over_the_ceiling_is_refused_by_name_before_a_byte_is_written() {
+    let api = Server::start(|_| Response::ok(b"PK".to_vec()));
+    let github = Github::with_settings(
+        &api.base(),
+        Some(TOKEN.into()),
+        quick(None, Duration::from_secs(5)),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for size in [u64::MAX, 1 << 63, cell_github::MAX_ARTIFACT_BYTES + 1] {
+        let mut a = artifact(&api, 3, b"", None);
+        a.size_in_bytes = size;
+        let to = dir.path().join("3.zip");
+        let err = github.download(&a, &to).unwrap_err();
+        assert!(matches!(err, GithubError::TooLarge { .. }), "{err}");
+        assert!(
+            err.to_string().starts_with(&format!(
+                "artifact `cell-x-a3` is {size} bytes, over the 4 GiB a download may write"
+            )),
+            "{err}"
+        );
+        assert!(!to.exists(), "nothing written for {size}");
+        let all = github.download_all([&a], dir.path(), 4);
+        assert!(matches!(all[0].1, Err(GithubError::TooLarge { .. })));
+    }
+    assert!(api.requests().is_empty(), "nothing was asked for");
+    let fine = artifact(&api, 4, b"PK", None);
+    github.download(&fine, &dir.path().join("4.zip")).unwrap();
+}

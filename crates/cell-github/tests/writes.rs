@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use cell_fetch::Timeouts;
 use cell_github::{
-    CheckOutput, CheckRunUpdate, Github, GithubError, NewCheckRun, RetryPolicy, Settings,
+    ACTIONS_BOT, CheckOutput, CheckRunUpdate, Github, GithubError, NewCheckRun, RetryPolicy,
+    Settings,
 };
 use cell_testkit::github::{Rest, Writes};
 use cell_testkit::http::{Response, Server};
@@ -47,10 +48,22 @@ fn a_comment_is_created_then_updated_in_place_by_its_marker() {
     let github = client(&rest.base());
     let marker = "<!-- cell-gate -->";
     let first = github
-        .upsert_issue_comment("o/r", 5, marker, &format!("{marker}\nok: 3 cells"))
+        .upsert_issue_comment(
+            "o/r",
+            5,
+            ACTIONS_BOT,
+            marker,
+            &format!("{marker}\nok: 3 cells"),
+        )
         .unwrap();
     let second = github
-        .upsert_issue_comment("o/r", 5, marker, &format!("{marker}\nfailed: 1 cell"))
+        .upsert_issue_comment(
+            "o/r",
+            5,
+            ACTIONS_BOT,
+            marker,
+            &format!("{marker}\nfailed: 1 cell"),
+        )
         .unwrap();
     assert_eq!(first.id, second.id);
     let held = rest.writes.comments_on("o/r", 5);
@@ -74,12 +87,62 @@ fn a_comment_is_created_then_updated_in_place_by_its_marker() {
             .all(|w| w.authorization.as_deref() == Some(&format!("Bearer {TOKEN}")))
     );
     let err = github
-        .upsert_issue_comment("o/r", 5, marker, "no marker")
+        .upsert_issue_comment("o/r", 5, ACTIONS_BOT, marker, "no marker")
         .unwrap_err();
     assert!(
         err.to_string().contains("does not contain its marker"),
         "{err}"
     );
+}
+
+/// The upsert took the first comment of any author holding the marker: anyone able to
+/// comment could plant the marker and have the gate's report written into (or over) their
+/// comment. Only the token's own comments are ours.
+#[test]
+fn a_strangers_comment_with_the_marker_is_left_alone_and_ours_is_made_then_updated() {
+    let rest = Rest::start(TOKEN);
+    let github = client(&rest.base());
+    let marker = "<!-- cell-gate -->";
+    rest.writes.set_author("mallory");
+    let planted = github
+        .create_issue_comment("o/r", 5, &format!("{marker} see https://evil.example"))
+        .unwrap();
+    assert!(planted.is_by("mallory"), "{planted:?}");
+    rest.writes.set_author(ACTIONS_BOT);
+    let ours = github
+        .upsert_issue_comment(
+            "o/r",
+            5,
+            ACTIONS_BOT,
+            marker,
+            &format!("{marker}\nok: 3 cells"),
+        )
+        .unwrap();
+    assert_ne!(ours.id, planted.id, "a comment of our own was created");
+    assert!(ours.is_by(ACTIONS_BOT), "{ours:?}");
+    let again = github
+        .upsert_issue_comment(
+            "o/r",
+            5,
+            ACTIONS_BOT,
+            marker,
+            &format!("{marker}\nfailed: 1"),
+        )
+        .unwrap();
+    assert_eq!(again.id, ours.id, "ours updated in place");
+    let held = rest.writes.comments_on("o/r", 5);
+    assert_eq!(held.len(), 2, "{held:?}");
+    assert_eq!(held[0].body, format!("{marker} see https://evil.example"));
+    assert_eq!(held[0].author, "mallory");
+    assert_eq!(held[1].body, format!("{marker}\nfailed: 1"));
+    let patched: Vec<String> = rest
+        .server
+        .writes()
+        .iter()
+        .filter(|w| w.method == "PATCH")
+        .map(|w| w.path.clone())
+        .collect();
+    assert_eq!(patched, [format!("/repos/o/r/issues/comments/{}", ours.id)]);
 }
 
 /// A POST retried after a lost answer would post the comment twice.
@@ -147,7 +210,7 @@ fn a_comment_whose_answer_was_lost_is_found_by_its_marker_not_doubled() {
     )
     .unwrap();
     let c = github
-        .upsert_issue_comment("o/r", 9, "<!-- m -->", "<!-- m --> body")
+        .upsert_issue_comment("o/r", 9, ACTIONS_BOT, "<!-- m -->", "<!-- m --> body")
         .unwrap();
     assert_eq!(c.body, "<!-- m --> body");
     assert_eq!(writes.comments_on("o/r", 9).len(), 1);

@@ -2,7 +2,7 @@
 //! its kind.
 
 use crate::safe::{self, Kind};
-use crate::{ConfigError, DEFAULTS, Install, Plan, VersionsEnv};
+use crate::{ConfigError, DEFAULTS, Install, LOAD_TOOLS, LoadInstall, Plan, VersionsEnv};
 
 impl Plan {
     /// Every `versions.env` key must be a setting or a pin something refers to: a typo such
@@ -11,7 +11,19 @@ impl Plan {
         let mut referenced: Vec<&str> = DEFAULTS.iter().map(|(k, _, _)| *k).collect();
         referenced.push(&self.workflow.rust_key);
         if let Some(h) = &self.http {
-            referenced.push(&h.oha_key);
+            for tool in LOAD_TOOLS {
+                match tool.install {
+                    LoadInstall::Apt { .. } => {}
+                    LoadInstall::Crate { version_key, .. } => {
+                        referenced.push(h.version_key(version_key));
+                    }
+                    LoadInstall::Tarball {
+                        url_key,
+                        sha256_key,
+                        ..
+                    } => referenced.extend([url_key, sha256_key]),
+                }
+            }
         }
         for tc in self.toolchains.values() {
             referenced.extend(tc.pin_keys.iter().map(String::as_str));
@@ -90,7 +102,28 @@ impl Plan {
     pub(crate) fn check_pin_values(&self) -> Result<(), ConfigError> {
         let mut kinds: Vec<(&str, Kind)> = vec![(self.workflow.rust_key.as_str(), Kind::Version)];
         if let Some(h) = &self.http {
-            kinds.push((&h.oha_key, Kind::Version));
+            // Each load generator's own keys: a crate's version (oha's as `[http] oha`
+            // names it), a tarball's URL and digest.
+            for tool in LOAD_TOOLS {
+                match tool.install {
+                    LoadInstall::Apt { .. } => {}
+                    LoadInstall::Crate { version_key, .. } => {
+                        kinds.push((h.version_key(version_key), Kind::Version));
+                    }
+                    LoadInstall::Tarball {
+                        url_key,
+                        sha256_key,
+                        ..
+                    } => {
+                        kinds.push((url_key, Kind::Url));
+                        if let Some(v) = self.env.get(sha256_key) {
+                            cell_schema::Sha256::parse(v).map_err(|e| {
+                                self.env.error_at(sha256_key, format!("{sha256_key}: {e}"))
+                            })?;
+                        }
+                    }
+                }
+            }
         }
         for tc in self.toolchains.values() {
             // An install's version key, when it has one, is the first of its pin keys.

@@ -39,13 +39,30 @@ pub enum LoadInstall {
     Crate {
         /// The crate.
         krate: &'static str,
-        /// The `versions.env` key of its version, unless `[http] oha` names another.
+        /// The `versions.env` key of its version, unless `[http] oha` names another
+        /// ([`crate::HttpDef::version_key`]).
         version_key: &'static str,
+    },
+    /// A release tarball: downloaded by `cell fetch`, its SHA-256 checked before a byte is
+    /// unpacked, its binary put on PATH.
+    Tarball {
+        /// The `versions.env` key of its URL.
+        url_key: &'static str,
+        /// The `versions.env` key of its SHA-256.
+        sha256_key: &'static str,
+        /// Leading path components dropped from every entry, as GNU tar counts them.
+        strip: u32,
+        /// The binary's path in the unpacked tree (after `strip`), e.g. `bin/tool`.
+        bin: &'static str,
     },
 }
 
 /// One load generator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "a table row: each flag is one independent fact of a tool, read by name"
+)]
 pub struct LoadToolDef {
     /// Its name in `[http] tools`, which is also its program on PATH.
     pub name: &'static str,
@@ -55,6 +72,9 @@ pub struct LoadToolDef {
     pub durations: Durations,
     /// Whether it can hold a fixed request rate (the soak suite needs one).
     pub fixed_rate: bool,
+    /// Whether the soak suite drives it: exactly one entry, one with a fixed rate (a test
+    /// holds the table to that), so a tool added above it never takes the soak over.
+    pub soak: bool,
     /// Whether it takes a thread count (`[http] threads`).
     pub threads: bool,
     /// The methods it sends, each with what it does with a body.
@@ -85,6 +105,7 @@ pub const LOAD_TOOLS: &[LoadToolDef] = &[
         by_default: true,
         durations: Durations::WholeSeconds,
         fixed_rate: false,
+        soak: false,
         threads: true,
         // wrk 4.1 waits for the body a HEAD response's `Content-Length` announces.
         sends: &[
@@ -104,6 +125,7 @@ pub const LOAD_TOOLS: &[LoadToolDef] = &[
         by_default: true,
         durations: Durations::Fractional,
         fixed_rate: true,
+        soak: true,
         threads: false,
         sends: ANY,
         other_methods: None,
@@ -119,6 +141,7 @@ pub const LOAD_TOOLS: &[LoadToolDef] = &[
         by_default: false,
         durations: Durations::WholeSeconds,
         fixed_rate: false,
+        soak: false,
         threads: false,
         sends: &[
             ("GET", Body::Never),
@@ -139,12 +162,12 @@ pub fn load_tool(name: &str) -> Option<&'static LoadToolDef> {
     LOAD_TOOLS.iter().find(|t| t.name == name)
 }
 
-/// The load generator the soak suite drives: the first that can hold a fixed rate.
+/// The load generator the soak suite drives: the entry marked `soak`.
 pub fn soak_tool() -> &'static LoadToolDef {
     LOAD_TOOLS
         .iter()
-        .find(|t| t.fixed_rate)
-        .expect("the table holds a tool with a fixed rate")
+        .find(|t| t.soak)
+        .expect("the table marks one tool for the soak")
 }
 
 /// The names of every load generator, in table order.
@@ -205,6 +228,14 @@ impl LoadToolDef {
         match self.install {
             LoadInstall::Apt { package } => format!("apt-get install {package}"),
             LoadInstall::Crate { krate, .. } => format!("cargo install {krate} --locked"),
+            LoadInstall::Tarball {
+                url_key,
+                sha256_key,
+                strip,
+                bin,
+            } => format!(
+                "cell fetch --url <{url_key}> --sha256 <{sha256_key}> --into DIR --strip-components {strip}, then put DIR/{bin} on PATH"
+            ),
         }
     }
 }
@@ -262,6 +293,26 @@ mod tests {
             assert_eq!(oha.refusal(m, true), None, "{m}");
             assert_eq!(oha.refusal(m, false), None, "{m}");
         }
+    }
+
+    /// The soak's tool was the first entry with a fixed rate: a fixed-rate tool added above
+    /// oha would silently have become the soak's. It is marked now, once, on a tool that can
+    /// hold the soak's rate.
+    #[test]
+    fn exactly_one_tool_is_the_soaks_and_it_holds_a_fixed_rate() {
+        let marked: Vec<&str> = LOAD_TOOLS
+            .iter()
+            .filter(|t| t.soak)
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(marked.len(), 1, "the soak's tool: {marked:?}");
+        assert!(
+            soak_tool().fixed_rate,
+            "{} holds no fixed rate",
+            soak_tool().name
+        );
+        assert_eq!(soak_tool().name, marked[0]);
+        assert_eq!(soak_tool().name, "oha");
     }
 
     /// Every method a tool lists is one the config accepts, each once.

@@ -145,7 +145,8 @@ pub struct HttpDef {
     pub drain_timeout_s: f64,
     /// The CPUs servers and load generators are pinned to (none: one each, chosen at run time).
     pub cpus: Option<CpuSets>,
-    /// `versions.env` key of the oha version a workflow installs.
+    /// `versions.env` key of the oha version a workflow installs ([`HttpDef::version_key`]
+    /// reads it).
     pub oha_key: String,
     /// Its value, when set.
     pub oha_version: Option<String>,
@@ -235,6 +236,17 @@ pub struct SoakDef {
 }
 
 impl HttpDef {
+    /// The `versions.env` key of a crate-built load generator's version, given its table
+    /// entry's `version_key`: the entry's own, except that `[http] oha` renames oha's
+    /// ([`DEFAULT_OHA_KEY`]).
+    pub fn version_key<'a>(&'a self, entry_key: &'a str) -> &'a str {
+        if entry_key == DEFAULT_OHA_KEY {
+            &self.oha_key
+        } else {
+            entry_key
+        }
+    }
+
     /// A server by name; the error lists the servers there are.
     pub fn server(&self, name: &str) -> Result<&Server, LookupError> {
         self.servers.get(name).ok_or_else(|| LookupError::Server {

@@ -20,6 +20,17 @@ fn setup_installs_every_load_generator_as_the_table_says() {
                 format!("sed -n 's/^{version_key}=//p' versions.env"),
                 format!("cargo install -q {krate} --locked --version \""),
             ],
+            // Before cell is built there is no `cell fetch`: the script reads both keys and
+            // checks the digest itself before unpacking.
+            LoadInstall::Tarball {
+                url_key,
+                sha256_key,
+                ..
+            } => vec![
+                format!("sed -n 's/^{url_key}=//p' versions.env"),
+                format!("sed -n 's/^{sha256_key}=//p' versions.env"),
+                "sha256sum -c".to_owned(),
+            ],
         };
         for line in wanted {
             assert!(

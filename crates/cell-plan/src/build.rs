@@ -372,7 +372,11 @@ fn suite_job(ctx: &Ctx, job: &MatrixJob) -> Result<Job, PlanError> {
         }
         Suite::Workload => unreachable!("a workload job is built by run_job"),
     };
-    steps.extend(load_generator_steps(ctx, http, &tools, &cells)?);
+    let wanted: Vec<&LoadToolDef> = LOAD_TOOLS
+        .iter()
+        .filter(|t| tools.iter().any(|n| n == t.name))
+        .collect();
+    steps.extend(load_generator_steps(ctx, http, &wanted, &cells)?);
     let artifact = artifact_name(job);
     steps.push(
         Step::run(
@@ -417,21 +421,19 @@ fn http_job_minutes(session: &HttpDef, server: &ServerName) -> (Vec<String>, u32
     )
 }
 
-/// Installs the load generators a suite job drives, each as the load tool table says: the apt
-/// ones first, then those `cargo install --locked` builds at the version `versions.env` pins,
-/// kept in a cache per version and cell so a warm job skips the build.
+/// Installs the load generators a suite job drives, each as its table entry says: the apt
+/// ones first, then those `cargo install --locked` builds at the version `versions.env` pins
+/// (kept in a cache per version and cell so a warm job skips the build), then release
+/// tarballs. It takes the entries, not the table, so an entry no bundled tool has yet is
+/// built (and tested) the same way.
 fn load_generator_steps(
     ctx: &Ctx,
     http: &HttpDef,
-    tools: &[String],
+    wanted: &[&LoadToolDef],
     cells: &[&Cell],
 ) -> Result<Vec<Step>, PlanError> {
-    let wanted: Vec<&LoadToolDef> = LOAD_TOOLS
-        .iter()
-        .filter(|t| tools.iter().any(|n| n == t.name))
-        .collect();
     let mut steps = Vec::new();
-    for tool in &wanted {
+    for tool in wanted {
         let LoadInstall::Apt { package } = tool.install else {
             continue;
         };
@@ -452,7 +454,7 @@ fn load_generator_steps(
         }
         steps.push(step);
     }
-    for tool in &wanted {
+    for tool in wanted {
         if let LoadInstall::Crate { krate, version_key } = tool.install {
             steps.extend(crate_install_steps(
                 ctx,
@@ -463,11 +465,48 @@ fn load_generator_steps(
             )?);
         }
     }
+    for tool in wanted {
+        if let LoadInstall::Tarball {
+            url_key,
+            sha256_key,
+            strip,
+            bin,
+        } = tool.install
+        {
+            let keys = (url_key, sha256_key);
+            steps.push(tarball_tool_step(ctx, tool.name, keys, strip, bin)?);
+        }
+    }
     Ok(steps)
 }
 
-/// The cache restore and `cargo install --locked` of a load generator built from its crate;
-/// `[http] oha` names the key of its version (`version_key` the variable the script reads).
+/// The value of `key` in `versions.env`, which a load generator's install of `name` needs
+/// (`how` it uses it; `kind` what the value is).
+fn load_tool_pin<'a>(
+    ctx: &'a Ctx,
+    name: &str,
+    key: &str,
+    (how, kind): (&str, &str),
+) -> Result<&'a str, PlanError> {
+    ctx.plan.env.get(key).ok_or_else(|| {
+        let rename = if key == ctx.plan.http.as_ref().map_or("", |h| h.oha_key.as_str()) {
+            " (or name another key in [http] oha of cell/cell.toml)"
+        } else {
+            ""
+        };
+        PlanError::Config {
+            path: ctx.plan.env.path.clone(),
+            field: key.to_owned(),
+            msg: format!(
+                "the http and soak jobs install {name} {how}, and versions.env has no {key}: add {key}=<{kind}>{rename}"
+            ),
+        }
+    })
+}
+
+/// The cache restore and `cargo install --locked` of a load generator built from its crate,
+/// at the version its own key pins (`[http] oha` names oha's; `version_key` is the variable
+/// the script reads).
 fn crate_install_steps(
     ctx: &Ctx,
     http: &HttpDef,
@@ -475,14 +514,8 @@ fn crate_install_steps(
     krate: &str,
     version_key: &str,
 ) -> Result<[Step; 2], PlanError> {
-    let version = http.oha_version.as_deref().ok_or_else(|| PlanError::Config {
-        path: ctx.plan.env.path.clone(),
-        field: http.oha_key.clone(),
-        msg: format!(
-            "the http and soak jobs install {name} at the version this key pins, and versions.env has no {0}: add {0}=<version> (or name another key in [http] oha of cell/cell.toml)",
-            http.oha_key
-        ),
-    })?;
+    let key = http.version_key(version_key);
+    let version = load_tool_pin(ctx, name, key, ("at the version this key pins", "version"))?;
     let cache = format!("{LOAD_TOOL_CACHE}/{name}");
     Ok([
         Step::uses(format!("restore {name} {version} from the cache"), CACHE)
@@ -505,6 +538,50 @@ fn crate_install_steps(
         )
         .env(version_key, version),
     ])
+}
+
+/// A load generator from a release tarball: `cell fetch` downloads it, checks the pinned
+/// SHA-256 before unpacking a byte (as a tarball toolchain's install does), and the
+/// directory of its binary goes on PATH.
+fn tarball_tool_step(
+    ctx: &Ctx,
+    name: &str,
+    (url_key, sha256_key): (&str, &str),
+    strip: u32,
+    bin: &str,
+) -> Result<Step, PlanError> {
+    let url = load_tool_pin(
+        ctx,
+        name,
+        url_key,
+        ("from the tarball this key points to", "url"),
+    )?;
+    let sha256 = load_tool_pin(
+        ctx,
+        name,
+        sha256_key,
+        ("checking the SHA-256 this key pins", "sha256"),
+    )?;
+    let dir = bin.rsplit_once('/').map_or("", |(d, _)| d);
+    let on_path = if dir.is_empty() {
+        "$root".to_owned()
+    } else {
+        format!("$root/{dir}")
+    };
+    Ok(Step::run(
+        format!("install the load generator {name} (tarball, pinned SHA-256 verified)"),
+        &[
+            &format!("root=\"$RUNNER_TEMP/cell-load-tools/{name}\""),
+            &format!(
+                "cell fetch --url \"$URL\" --sha256 \"$SHA256\" --into \"$root\" --strip-components {strip}"
+            ),
+            &format!("test -x \"$root/{bin}\""),
+            &format!("echo \"{on_path}\" >> \"$GITHUB_PATH\""),
+        ],
+    )
+    .comment(&format!("{url_key} and {sha256_key} of versions.env"))
+    .env("URL", url)
+    .env("SHA256", sha256))
 }
 
 /// The steps that install one toolchain at its pinned version on this job's cells; `role`
@@ -686,4 +763,156 @@ fn setup_step(
         }
     }
     Ok(step)
+}
+
+#[cfg(test)]
+mod tests {
+    use cell_model::{Body, Durations};
+    use cell_testkit::planning::{Project, with_suites};
+
+    use super::*;
+
+    const GET: &[(&str, Body)] = &[("GET", Body::Optional)];
+
+    /// A table entry no bundled tool has.
+    fn entry(name: &'static str, install: LoadInstall) -> LoadToolDef {
+        LoadToolDef {
+            name,
+            by_default: false,
+            durations: Durations::Fractional,
+            fixed_rate: false,
+            soak: false,
+            threads: false,
+            sends: GET,
+            other_methods: None,
+            bodies: None,
+            install,
+        }
+    }
+
+    fn plan_with(pins: &[(&str, &str)]) -> (Project, Plan) {
+        let project = Project::of(&with_suites());
+        let mut plan = Plan::load(&project.root).unwrap();
+        for (key, value) in pins {
+            let line = plan.env.entries.len() + 1;
+            plan.env.entries.insert(
+                (*key).to_owned(),
+                cell_model::env::Entry {
+                    value: (*value).to_owned(),
+                    line,
+                },
+            );
+        }
+        (project, plan)
+    }
+
+    /// The workflow with `tool`'s install steps in the http job, before the bundled ones.
+    fn rendered_with(plan: &Plan, tool: &LoadToolDef) -> Result<String, PlanError> {
+        let layout = Layout::of(plan)?;
+        let mut wf = workflow(plan, &layout)?;
+        let ctx = Ctx {
+            plan,
+            rust: plan.workflow.rust.clone().unwrap(),
+            toml: plan.root.join(cell_model::CELL_TOML),
+        };
+        let job = layout
+            .jobs
+            .iter()
+            .find(|j| matches!(j.suite, Suite::Http(_)))
+            .unwrap();
+        let cells = job_cells(plan, job);
+        let extra = load_generator_steps(&ctx, plan.http.as_ref().unwrap(), &[tool], &cells)?;
+        let mut jobs = Map::new();
+        for (id, j) in wf.jobs.iter() {
+            let mut j = j.clone();
+            if id == job.id {
+                let at = j
+                    .steps
+                    .iter()
+                    .position(|s| s.name.starts_with("install the load generator"))
+                    .unwrap();
+                j.steps.splice(at..at, extra.clone());
+            }
+            jobs.insert(id, j);
+        }
+        wf.jobs = jobs;
+        crate::render::to_yaml(&wf, &header(&layout))
+    }
+
+    /// Every crate-built load generator was installed at oha's version (`http.oha_version`
+    /// under `http.oha_key`), whatever its own `version_key` said.
+    #[test]
+    fn a_crate_built_load_tool_is_installed_at_its_own_keys_version_not_ohas() {
+        let bomb = entry(
+            "bomb",
+            LoadInstall::Crate {
+                krate: "bomb-rs",
+                version_key: "BOMB_VERSION",
+            },
+        );
+        let (_p, plan) = plan_with(&[("BOMB_VERSION", "2.0.1")]);
+        let text = rendered_with(&plan, &bomb).unwrap();
+        assert!(
+            text.contains("install the load generator bomb 2.0.1 (cargo install --locked)"),
+            "{text}"
+        );
+        assert!(text.contains("BOMB_VERSION: 2.0.1"), "{text}");
+        assert!(text.contains("cargo install bomb-rs --locked --version \"$BOMB_VERSION\""));
+        assert!(
+            !text.contains("bomb 1.16.0"),
+            "oha's version is oha's alone"
+        );
+        assert!(text.contains("install the load generator oha 1.16.0"));
+        cell_testkit::lint::lint_text(&text);
+
+        let (_p, unpinned) = plan_with(&[]);
+        let e = rendered_with(&unpinned, &bomb).unwrap_err().to_string();
+        assert!(
+            e.ends_with(
+                "BOMB_VERSION: the http and soak jobs install bomb at the version this key pins, and versions.env has no BOMB_VERSION: add BOMB_VERSION=<version>"
+            ),
+            "{e}"
+        );
+    }
+
+    /// The table's third kind of install: a release tarball, fetched with its pinned digest
+    /// checked before a byte is unpacked, its binary's directory put on PATH.
+    #[test]
+    fn a_tarball_load_tool_is_fetched_with_its_digest_checked_and_put_on_path() {
+        let hey = entry(
+            "hey",
+            LoadInstall::Tarball {
+                url_key: "HEY_URL",
+                sha256_key: "HEY_SHA256",
+                strip: 1,
+                bin: "bin/hey",
+            },
+        );
+        let digest = "ab".repeat(32);
+        let url = "https://example.com/hey-0.1.4-linux-x86_64.tar.gz";
+        let (_p, plan) = plan_with(&[("HEY_URL", url), ("HEY_SHA256", &digest)]);
+        let text = rendered_with(&plan, &hey).unwrap();
+        let at = text
+            .find("- name: install the load generator hey (tarball, pinned SHA-256 verified)")
+            .unwrap_or_else(|| panic!("{text}"));
+        let step = &text[at..at + text[at..].find("\n\n").unwrap()];
+        for line in [
+            "root=\"$RUNNER_TEMP/cell-load-tools/hey\"",
+            "cell fetch --url \"$URL\" --sha256 \"$SHA256\" --into \"$root\" --strip-components 1",
+            "test -x \"$root/bin/hey\"",
+            "echo \"$root/bin\" >> \"$GITHUB_PATH\"",
+            &format!("URL: {url}"),
+            &format!("SHA256: {digest}"),
+        ] {
+            assert!(step.contains(line), "{line} not in {step}");
+        }
+        cell_testkit::lint::lint_text(&text);
+
+        let (_p, no_digest) = plan_with(&[("HEY_URL", url)]);
+        let e = rendered_with(&no_digest, &hey).unwrap_err().to_string();
+        assert!(
+            e.ends_with("versions.env has no HEY_SHA256: add HEY_SHA256=<sha256>"),
+            "{e}"
+        );
+    }
 }

@@ -957,6 +957,7 @@ fn a_suite_job_installs_every_load_generator_as_the_table_says() {
         .collect();
     let mut apt = Vec::new();
     let mut built = Vec::new();
+    let mut fetched = Vec::new();
     for t in cell_model::LOAD_TOOLS {
         match t.install {
             cell_model::LoadInstall::Apt { package } => {
@@ -982,6 +983,19 @@ fn a_suite_job_installs_every_load_generator_as_the_table_says() {
                 );
                 built.push(t.name);
             }
+            cell_model::LoadInstall::Tarball { .. } => {
+                let run = step(
+                    job,
+                    &format!("install the load generator {} (tarball", t.name),
+                )["run"]
+                    .as_str()
+                    .unwrap();
+                assert!(
+                    run.contains("cell fetch --url \"$URL\" --sha256 \"$SHA256\""),
+                    "{run}"
+                );
+                fetched.push(t.name);
+            }
         }
     }
     let order: Vec<&str> = names
@@ -993,6 +1007,6 @@ fn a_suite_job_installs_every_load_generator_as_the_table_says() {
                 .unwrap()
         })
         .collect();
-    assert_eq!(order, [apt, built].concat(), "{names:?}");
+    assert_eq!(order, [apt, built, fetched].concat(), "{names:?}");
     lint_text(&text);
 }

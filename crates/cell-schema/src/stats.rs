@@ -7,7 +7,7 @@
 //! another metric's figure.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -128,20 +128,20 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for PerMetricVisitor<T> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PerMetric<T>, A::Error> {
         let mut by = BTreeMap::new();
         let mut extra: Option<Option<T>> = None;
+        // Every key read, whatever it held: an optional metric given `null` is not in `by`,
+        // so `by` alone would let a second `"user"` through after a `"user": null`.
+        let mut seen = BTreeSet::new();
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            if !seen.insert(key.clone().into_owned()) {
+                return Err(de::Error::custom(format_args!("duplicate field `{key}`")));
+            }
             if let Ok(metric) = Metric::parse(&key) {
-                if by.contains_key(&metric) {
-                    return Err(de::Error::duplicate_field(metric.name()));
-                }
                 if metric.required() {
                     by.insert(metric, map.next_value::<T>()?);
                 } else if let Some(v) = map.next_value::<Option<T>>()? {
                     by.insert(metric, v);
                 }
-            } else if let Some(name) = self.extra.filter(|e| *e == key) {
-                if extra.is_some() {
-                    return Err(de::Error::duplicate_field(name));
-                }
+            } else if self.extra.is_some_and(|e| e == key) {
                 extra = Some(map.next_value()?);
             } else {
                 map.next_value::<IgnoredAny>()?;
@@ -345,5 +345,26 @@ mod tests {
         let e = serde_json::from_str::<Ratios>(&format!(r#"{{"cpu": null, "wall": {one}}}"#))
             .unwrap_err();
         assert!(e.to_string().contains("null"), "{e}");
+    }
+
+    /// `"user": null, "user": {…}` was read as the second `user`: a `null` was never put in
+    /// the map, so the duplicate went unseen (the derived reader refused it).
+    #[test]
+    fn an_optional_metric_given_null_then_again_is_refused_as_a_duplicate() {
+        let one = r#"{"n":3,"median":1,"lo":1,"hi":1,"level":0.75}"#;
+        let e = serde_json::from_str::<Ratios>(&format!(
+            r#"{{"cpu": {one}, "wall": {one}, "user": null, "user": {one}}}"#
+        ))
+        .unwrap_err();
+        assert!(e.to_string().contains("duplicate field `user`"), "{e}");
+        let s = r#"{"n":3,"min":1,"median":1,"max":1,"mad":0}"#;
+        for twice in [
+            format!(r#"{{"cpu": {s}, "wall": {s}, "user": null, "user": {s}}}"#),
+            format!(r#"{{"cpu": {s}, "wall": {s}, "sys": null, "sys": {s}}}"#),
+            format!(r#"{{"cpu": {s}, "wall": {s}, "other": 1, "other": 2}}"#),
+        ] {
+            let e = serde_json::from_str::<ClockStats>(&twice).unwrap_err();
+            assert!(e.to_string().contains("duplicate field `"), "{twice}: {e}");
+        }
     }
 }

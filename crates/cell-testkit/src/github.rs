@@ -24,6 +24,8 @@ pub struct Comment {
     /// The issue or pull request number.
     pub issue: u64,
     pub body: String,
+    /// Its author's login: the identity of the token that created it.
+    pub author: String,
 }
 
 /// A check run as the stand-in holds it: every field it was given, merged update by update.
@@ -41,10 +43,24 @@ struct State {
     check_runs: Vec<CheckRun>,
 }
 
+/// The login GitHub gives the workflow token (`GITHUB_TOKEN`): who a comment is by unless
+/// [`Writes::set_author`] says otherwise.
+pub const ACTIONS_BOT: &str = "github-actions[bot]";
+
 /// The write endpoints' state and answers.
-#[derive(Default)]
 pub struct Writes {
     state: Mutex<State>,
+    /// The token's identity: the author of every comment created from now on.
+    author: Mutex<String>,
+}
+
+impl Default for Writes {
+    fn default() -> Self {
+        Self {
+            state: Mutex::default(),
+            author: Mutex::new(ACTIONS_BOT.to_owned()),
+        }
+    }
 }
 
 /// The query of a request target, by key.
@@ -104,12 +120,17 @@ pub fn page(
 }
 
 fn comment_json(c: &Comment, base: &str) -> Value {
+    let kind = if c.author.ends_with("[bot]") {
+        "Bot"
+    } else {
+        "User"
+    };
     json!({
         "id": c.id,
         "body": c.body,
         "url": format!("{base}/repos/{}/issues/comments/{}", c.repo, c.id),
         "html_url": format!("https://github.com/{}/issues/{}#issuecomment-{}", c.repo, c.issue, c.id),
-        "user": { "login": "github-actions[bot]" },
+        "user": { "login": c.author, "type": kind },
     })
 }
 
@@ -184,6 +205,7 @@ impl Writes {
         let Some(text) = body.get("body").and_then(Value::as_str) else {
             return invalid("body");
         };
+        let author = self.author.lock().unwrap().clone();
         let mut state = self.state.lock().unwrap();
         state.last_id += 1;
         let c = Comment {
@@ -191,6 +213,7 @@ impl Writes {
             repo: repo.to_owned(),
             issue,
             body: text.to_owned(),
+            author,
         };
         state.comments.push(c.clone());
         Response::json(201, &comment_json(&c, base))
@@ -250,6 +273,12 @@ impl Writes {
             }
             None => Response::json(404, &json!({"message": "Not Found"})),
         }
+    }
+
+    /// Makes `login` the token's identity: the author of the comments created from now on (a
+    /// test writes as someone else, then as the workflow again).
+    pub fn set_author(&self, login: &str) {
+        login.clone_into(&mut self.author.lock().unwrap());
     }
 
     /// Every comment, in the order they were made.
@@ -330,6 +359,7 @@ mod tests {
             .unwrap();
         assert_eq!(made.status, 201);
         assert_eq!(w.comments_on("o/r", 7)[0].body, "hi");
+        assert_eq!(w.comments_on("o/r", 7)[0].author, ACTIONS_BOT);
         let id = w.comments()[0].id;
         let patched = w
             .answer(

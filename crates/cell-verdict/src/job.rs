@@ -136,9 +136,11 @@ fn control_by_phase(job: &WorkloadJob<'_>, tolerance: f64) -> Vec<PhaseControl> 
             .collect();
         clocks.sort();
         clocks.dedup();
+        // A figure the control lacks is missing data, not noise: the phase is not judged
+        // either way, but the words say which.
         let noisy = match ratio {
             None => vec![format!(
-                "too noisy to gate: {}",
+                "not judged: {}",
                 crate::rules::no_control_measurement(p.as_str())
             )],
             Some(ratios) => clocks
@@ -148,7 +150,7 @@ fn control_by_phase(job: &WorkloadJob<'_>, tolerance: f64) -> Vec<PhaseControl> 
                         NoisyControl::check(p.as_str(), *c, r, tolerance).map(|n| n.job_reason())
                     }
                     None => Some(format!(
-                        "too noisy to gate: {}",
+                        "not judged: {}",
                         crate::rules::no_control_metric(p.as_str(), *c)
                     )),
                 })

@@ -93,3 +93,62 @@ fn a_verdict_on_a_metric_the_baseline_lacks_is_inconclusive_and_says_so() {
         assert_eq!((w.status, &w.message), (n.status, &n.message));
     }
 }
+
+/// An A/A control without a user ratio left its phases unjudged (right) saying "too noisy to
+/// gate: … has no user time ratio" (wrong): the figure is missing, nothing was noisy.
+#[test]
+fn a_control_without_the_verdict_clocks_ratio_is_not_judged_and_says_the_figure_is_missing() {
+    use cell_schema::Status;
+    use cell_verdict::{WorkloadJob, workload_verdict};
+    let history = load_history(&fixtures().join("workload/history")).unwrap();
+    let plan = cell_model::Plan::load(&fixtures().join("workload/project")).unwrap();
+    let config = GateConfig::from_plan(&plan, None, []);
+    let cell = history.runs[0].cells.values().next().unwrap();
+    let (job_name, job) = cell.jobs.iter().next().unwrap();
+    let control = job
+        .control
+        .as_ref()
+        .expect("the fixture's job has its control");
+    assert!(
+        control.phases.values().all(|p| p
+            .ratio
+            .as_ref()
+            .is_some_and(|r| r.on(Clock::User).is_none())),
+        "the fixture records no user ratio"
+    );
+    let mut timed = vec![
+        (&job.protocol.reference, &job.reference),
+        (&job.protocol.control, control),
+    ];
+    timed.extend(
+        cell.rows
+            .iter()
+            .filter(|(_, r)| r.job == *job_name)
+            .map(|(n, r)| (n, &r.row)),
+    );
+    let verdict = workload_verdict(
+        &WorkloadJob {
+            rows: &timed,
+            control: &job.protocol.control,
+            tooth: None,
+            contention: None,
+            reference_timed_out: None,
+            default_clock: Clock::User,
+            arch: "x86_64",
+        },
+        &config,
+    );
+    assert_eq!(verdict.status, Status::Noisy, "{verdict:?}");
+    assert!(!verdict.reasons.is_empty());
+    for (reason, phase) in verdict.reasons.iter().zip(control.phases.keys()) {
+        assert_eq!(
+            reason,
+            &format!("not judged: the A/A control has no user time ratio on {phase}")
+        );
+    }
+    assert!(
+        verdict.reasons.iter().all(|r| !r.contains("noisy")),
+        "{:?}",
+        verdict.reasons
+    );
+}
