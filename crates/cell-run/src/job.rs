@@ -614,6 +614,7 @@ fn judge(
                 .then_some(reference),
             default_clock,
             arch: &cell.arch,
+            mode: outcome.mode,
         },
         &config,
     );

@@ -33,7 +33,10 @@ use serde::{Deserialize, Serialize};
 
 pub use calibration::{Calibration, CalibrationKind, Noise};
 pub use cell::{CellCost, CellKind, CellResult, CellRow, JobSummary, MissingJob, RunInfo};
-pub use gate::{GateCell, GateKind, GateRatio, GateReport, GateStatus, GateSummary, GateVerdict};
+pub use gate::{
+    GateCell, GateChange, GateFamily, GateKind, GateRatio, GateReport, GateStatus, GateSummary,
+    GateVerdict,
+};
 pub use ids::{
     BadRunId, BadSha256, CellId, CellLabel, Phase, RowName, RunId, ServerName, Sha256, ShapeName,
     ToolName, ToolchainName, WorkloadName,

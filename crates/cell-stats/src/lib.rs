@@ -8,9 +8,11 @@
 
 mod ols;
 mod rng;
+mod shift;
 
 pub use ols::{Ols, ols};
 pub use rng::SplitMix64;
+pub use shift::{ShiftCi, shift_ci};
 
 /// Median of a non-empty slice (mean of the two middle values for even lengths).
 pub fn median(xs: &[f64]) -> f64 {

@@ -23,6 +23,7 @@
 //! - [`tiny`]: the tiny C project the CLI tests build and time for real;
 //! - [`planning`]: the projects the planning tests render workflows of;
 //! - [`lint`]: actionlint, check-jsonschema and zizmor on a workflow file;
+//! - [`noise`]: this VM's recorded noise, and runs drawn from it again (whole rounds, seeded);
 //! - [`suites`]: hand-built results of the http and soak suites with fixed figures;
 //! - [`walk`]: a generated workflow file run as a GitHub runner would, on this machine.
 
@@ -36,6 +37,7 @@ pub mod archive;
 pub mod github;
 pub mod http;
 pub mod lint;
+pub mod noise;
 pub mod planning;
 pub mod scripted;
 pub mod snippets;

@@ -8,7 +8,9 @@
 //! futility (a job that cannot reach its target in the rounds left stops and says so) is here
 //! too: a judgement of the intervals, which the timing loop only asks for.
 
+mod change;
 mod config;
+mod control;
 pub mod figures;
 mod futility;
 mod gate;
@@ -19,12 +21,13 @@ mod suite;
 pub mod suite_figures;
 mod walk;
 
+pub use change::{Change, change, change_against_point, unit_level};
 pub use config::{CalibrationFile, GateConfig, calibration_of};
 pub use futility::{FutilityRule, Projection};
 pub use gate::{GateError, footprint_notices, gate, gate_history, instruction_notices};
 pub use job::{
     Contamination, WorkloadJob, drift, http_verdict, soak_verdict, tooth_ok, workload_verdict,
 };
-pub use rules::{control_is_off, three_way};
+pub use rules::{control_biased, three_way};
 pub use suite::{SuiteFindings, gate_suites};
 pub use walk::needed_history;

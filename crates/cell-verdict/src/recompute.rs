@@ -462,6 +462,7 @@ impl<'a> JobView<'a> {
                 reference_timed_out,
                 default_clock: self.protocol.default_clock,
                 arch: self.arch,
+                mode: self.protocol.mode,
             },
             config,
         );

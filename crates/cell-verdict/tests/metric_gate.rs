@@ -135,6 +135,7 @@ fn a_control_without_the_verdict_clocks_ratio_is_not_judged_and_says_the_figure_
             reference_timed_out: None,
             default_clock: Clock::User,
             arch: "x86_64",
+            mode: job.protocol.mode,
         },
         &config,
     );

@@ -1,0 +1,165 @@
+//! This project's VM's recorded noise, for tests of the gate's error rates: the real
+//! six-toolchain cell of `fixtures/scale/` (30 measured rounds of nine rows on a busy day:
+//! per-round ratios spread ±5–10% on mix and primes, more for Go and Mono), and runs made of
+//! it by drawing whole rounds again with a seeded generator.
+//!
+//! Drawing whole rounds keeps what one round shares: every row of a job pairs with that
+//! job's reference runs of the same round, so a disturbed round moves them together, as it
+//! did when it was measured. A run drawn this way holds samples only as the record would;
+//! its stated figures are the fixture's, so a test recomputes them from the samples
+//! (`cell_verdict::recompute::cell`) before judging it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use cell_schema::{CellResult, Phase, PhaseResult, RowName, RowResult, Run};
+
+use crate::{fixtures, read};
+
+/// The fixture's run: `<date>-<run-id>`.
+pub const SCALE_RUN: &str = "2026-12-02-4400000001";
+
+/// The recorded cell of `fixtures/scale/`.
+pub fn recorded_cell() -> CellResult {
+    let path = fixtures()
+        .join("scale")
+        .join(SCALE_RUN)
+        .join("linux-x86_64-local")
+        .join("results.json");
+    cell_schema::read_cell(&read(&path)).expect("the scale fixture reads")
+}
+
+/// A seeded SplitMix64, so this crate needs no statistics crate.
+struct Draw(u64);
+
+impl Draw {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z % n as u64) as usize
+    }
+}
+
+/// `cell` with `rounds` measured rounds per job and phase drawn again from its own, with
+/// replacement, by a generator seeded with `seed`: warm-up runs stay, and round `k` of the
+/// new run is a whole recorded round (every unit of the job, its pairing kept).
+pub fn resample(cell: &CellResult, seed: u64, rounds: u32) -> CellResult {
+    let mut out = cell.clone();
+    let mut draw = Draw(seed);
+    let jobs: Vec<_> = out.jobs.keys().cloned().collect();
+    for job in jobs {
+        let phases: Vec<Phase> = out.jobs[&job].reference.phases.keys().cloned().collect();
+        for phase in phases {
+            let measured: BTreeSet<u32> = out.jobs[&job].reference.phases[&phase]
+                .runs
+                .iter()
+                .filter(|r| !r.warmup)
+                .map(|r| r.round)
+                .collect();
+            let measured: Vec<u32> = measured.into_iter().collect();
+            if measured.is_empty() {
+                continue;
+            }
+            let picks: Vec<u32> = (0..rounds)
+                .map(|_| measured[draw.below(measured.len())])
+                .collect();
+            for row in units_of(&mut out, &job) {
+                if let Some(pr) = row.phases.get_mut(&phase) {
+                    pr.runs = redrawn(&pr.runs, &picks);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every timed row of `job` in `cell`: its reference, control, tooth rows and its rows.
+fn units_of<'a>(
+    cell: &'a mut CellResult,
+    job: &cell_schema::ToolchainName,
+) -> Vec<&'a mut RowResult> {
+    let CellResult { jobs, rows, .. } = cell;
+    let j = jobs.get_mut(job).expect("a job of the cell");
+    let mut out: Vec<&mut RowResult> = vec![&mut j.reference];
+    out.extend(j.control.as_mut());
+    out.extend(j.tooth_rows.values_mut());
+    out.extend(
+        rows.values_mut()
+            .filter(|r| &r.job == job)
+            .map(|r| &mut r.row),
+    );
+    out
+}
+
+/// The warm-up runs, then round `k + 1` made of recorded round `picks[k]`.
+fn redrawn(runs: &[Run], picks: &[u32]) -> Vec<Run> {
+    let first = runs.iter().filter(|r| r.warmup).map(|r| r.round).max();
+    let start = first.map_or(0, |w| w + 1);
+    let mut out: Vec<Run> = runs.iter().filter(|r| r.warmup).cloned().collect();
+    for (k, src) in (start..).zip(picks) {
+        out.extend(runs.iter().filter(|r| r.round == *src).map(|r| Run {
+            round: k,
+            ..r.clone()
+        }));
+    }
+    out
+}
+
+/// `cell` with a row `name` in the job `job`: a copy of that job's A/A control, so its
+/// per-round ratios carry the control's recorded noise (a candidate built from the
+/// reference's own source, as a user's added row is).
+pub fn with_candidate(cell: &CellResult, job: &str, name: &str) -> CellResult {
+    let mut out = cell.clone();
+    let tc = cell_schema::ToolchainName::from(job);
+    let control = out.jobs[&tc].control.clone().expect("the job has a control");
+    out.rows.insert(
+        RowName::from(name),
+        cell_schema::CellRow {
+            job: tc,
+            row: RowResult {
+                role: cell_schema::Role::Row,
+                ..control
+            },
+        },
+    );
+    out
+}
+
+/// `cell` with row `row`'s every run on `phase` taking `factor` times as long.
+pub fn slowed(cell: &CellResult, row: &str, phase: &str, factor: f64) -> CellResult {
+    let mut out = cell.clone();
+    let r = out.rows.get_mut(&RowName::from(row)).expect("the row");
+    let pr: &mut PhaseResult = r.row.phases.get_mut(&Phase::from(phase)).expect("the phase");
+    for run in &mut pr.runs {
+        run.wall_s *= factor;
+        run.cpu_s *= factor;
+        run.user_s = run.user_s.map(|u| u * factor);
+        run.sys_s = run.sys_s.map(|s| s * factor);
+    }
+    out
+}
+
+/// Per phase, every measured run of `job`'s reference and control as a multiple of its
+/// unit's median CPU time: the noise one run of that job saw, for the scripted executor.
+pub fn run_noise(cell: &CellResult, job: &str) -> BTreeMap<String, Vec<f64>> {
+    let j = &cell.jobs[&cell_schema::ToolchainName::from(job)];
+    let mut out: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for unit in std::iter::once(&j.reference).chain(j.control.as_ref()) {
+        for (p, pr) in &unit.phases {
+            let mut times: Vec<f64> = pr
+                .runs
+                .iter()
+                .filter(|r| !r.warmup)
+                .map(|r| r.cpu_s)
+                .collect();
+            times.sort_by(f64::total_cmp);
+            let median = times[times.len() / 2];
+            out.entry(p.to_string())
+                .or_default()
+                .extend(times.iter().map(|t| (t / median * 1e4).round() / 1e4));
+        }
+    }
+    out
+}
