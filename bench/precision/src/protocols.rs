@@ -239,6 +239,9 @@ fn fixed_params(t: &Trial<'_>) -> Params {
         seed: t.seed,
         mode: ProtocolMode::Sequential,
         futility_margin: 0.0,
+        tolerance: t.settings.tolerance,
+        settle_level: t.settings.ci_level,
+        fail_level: t.settings.ci_level,
     }
 }
 
@@ -364,13 +367,7 @@ impl Real<'_> {
 /// from the same runs.
 fn cell(t: &Trial<'_>, params: &Params, options: &EngineOptions) -> Result<Verdict> {
     let engine = Engine::with_options(t.dir, options).context("the timing engine")?;
-    let units = vec![
-        Unit {
-            phases: params.phases.clone(),
-            clock: Clock::Cpu
-        };
-        2
-    ];
+    let units = vec![Unit::new(params.phases.clone(), Clock::Cpu, true); 2];
     let mut exec = Real {
         engine,
         bins: [t.reference, t.candidate],
@@ -468,13 +465,7 @@ mod tests {
     #[test]
     fn the_bench_pairs_system_time_as_the_protocol_pairs_its_clocks() {
         let phase = Phase::from("mix");
-        let units = vec![
-            Unit {
-                phases: vec![phase.clone()],
-                clock: Clock::Cpu
-            };
-            2
-        ];
+        let units = vec![Unit::new(vec![phase.clone()], Clock::Cpu, true); 2];
         let params = Params {
             phases: vec![phase.clone()],
             warmup: 1,
@@ -488,6 +479,9 @@ mod tests {
             seed: 7,
             mode: ProtocolMode::Sequential,
             futility_margin: 0.0,
+            tolerance: 0.015,
+            settle_level: 0.95,
+            fail_level: 0.95,
         };
         let out = protocol::run(&units, &params, &mut Counting(0), &mut |_| {});
         for (clock, pick) in [

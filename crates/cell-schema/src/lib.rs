@@ -52,6 +52,7 @@ pub use metric::{Clock, Metric, MetricInfo, UnknownMetric};
 pub use protocol::{Futility, Protocol, ProtocolMode, Stopped};
 pub use row::{
     Build, InstructionLane, PhaseResult, Printed, Role, RowResult, Run, SkipReason, Skipped,
+    UnitStop,
 };
 pub use run_record::{RunJob, RunKind, RunRecord};
 pub use samples::{Samples, as_written};

@@ -84,7 +84,11 @@ fn count_at_most(a: &[f64], b: &[f64], d: f64) -> usize {
 /// An order-preserving map of finite `f64`s onto `u64`, and back.
 fn key(x: f64) -> u64 {
     let bits = x.to_bits();
-    if bits >> 63 == 1 { !bits } else { bits | 1 << 63 }
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | 1 << 63
+    }
 }
 
 fn unkey(k: u64) -> f64 {
@@ -209,7 +213,10 @@ mod tests {
 
     /// Every difference, sorted: what the bisection must agree with.
     fn differences(a: &[f64], b: &[f64]) -> Vec<f64> {
-        let mut d: Vec<f64> = a.iter().flat_map(|x| b.iter().map(move |y| x - y)).collect();
+        let mut d: Vec<f64> = a
+            .iter()
+            .flat_map(|x| b.iter().map(move |y| x - y))
+            .collect();
         d.sort_by(f64::total_cmp);
         d
     }
@@ -276,7 +283,11 @@ mod tests {
             let exact = exact_tail(n, m).unwrap();
             let brute = brute_cdf(n, m);
             for (u, p) in exact.iter().enumerate() {
-                assert!((p - brute[u]).abs() < 1e-12, "n {n} m {m} u {u}: {p} {}", brute[u]);
+                assert!(
+                    (p - brute[u]).abs() < 1e-12,
+                    "n {n} m {m} u {u}: {p} {}",
+                    brute[u]
+                );
             }
         }
     }
@@ -295,7 +306,11 @@ mod tests {
         // And beyond it the approximation's interval is used.
         assert!(exact_tail(101, 100).is_none());
         let k = lower_index(200, 200, 0.95);
-        assert!(coverage(200, 200, k) >= 0.95 - 1e-3, "{}", coverage(200, 200, k));
+        assert!(
+            coverage(200, 200, k) >= 0.95 - 1e-3,
+            "{}",
+            coverage(200, 200, k)
+        );
     }
 
     #[test]

@@ -113,7 +113,10 @@ fn redrawn(runs: &[Run], picks: &[u32]) -> Vec<Run> {
 pub fn with_candidate(cell: &CellResult, job: &str, name: &str) -> CellResult {
     let mut out = cell.clone();
     let tc = cell_schema::ToolchainName::from(job);
-    let control = out.jobs[&tc].control.clone().expect("the job has a control");
+    let control = out.jobs[&tc]
+        .control
+        .clone()
+        .expect("the job has a control");
     out.rows.insert(
         RowName::from(name),
         cell_schema::CellRow {
@@ -131,7 +134,11 @@ pub fn with_candidate(cell: &CellResult, job: &str, name: &str) -> CellResult {
 pub fn slowed(cell: &CellResult, row: &str, phase: &str, factor: f64) -> CellResult {
     let mut out = cell.clone();
     let r = out.rows.get_mut(&RowName::from(row)).expect("the row");
-    let pr: &mut PhaseResult = r.row.phases.get_mut(&Phase::from(phase)).expect("the phase");
+    let pr: &mut PhaseResult = r
+        .row
+        .phases
+        .get_mut(&Phase::from(phase))
+        .expect("the phase");
     for run in &mut pr.runs {
         run.wall_s *= factor;
         run.cpu_s *= factor;

@@ -53,13 +53,24 @@ pub(crate) fn by_phase(
     for (p, clock) in checks {
         let reason = match ctl.and_then(|c| c.phases.get(p)) {
             Some(pr) if pr.ratio.is_some() => {
-                match interval(pr, reference.and_then(|r| r.phases.get(p)), clock, mode, level) {
-                    None => Some(format!("not judged: {}", no_control_metric(p.as_str(), clock))),
-                    Some(r) => BiasedControl::check(p.as_str(), clock, &r)
-                        .map(|b| b.reason(level)),
+                match interval(
+                    pr,
+                    reference.and_then(|r| r.phases.get(p)),
+                    clock,
+                    mode,
+                    level,
+                ) {
+                    None => Some(format!(
+                        "not judged: {}",
+                        no_control_metric(p.as_str(), clock)
+                    )),
+                    Some(r) => BiasedControl::check(p.as_str(), clock, &r).map(|b| b.reason(level)),
                 }
             }
-            _ => Some(format!("not judged: {}", no_control_measurement(p.as_str()))),
+            _ => Some(format!(
+                "not judged: {}",
+                no_control_measurement(p.as_str())
+            )),
         };
         match out.iter_mut().find(|c| &c.phase == p) {
             Some(c) => c.reasons.extend(reason),
@@ -120,7 +131,11 @@ fn checks<'a>(
     control: Option<&'a RowResult>,
     default_clock: Clock,
 ) -> Vec<(&'a Phase, Clock)> {
-    let judged = || rows.iter().filter(|(_, r)| r.role == Role::Row).map(|(_, r)| *r);
+    let judged = || {
+        rows.iter()
+            .filter(|(_, r)| r.role == Role::Row)
+            .map(|(_, r)| *r)
+    };
     let mut phases: Vec<&Phase> = judged()
         .flat_map(|r| r.phases.keys())
         .chain(control.into_iter().flat_map(|c| c.phases.keys()))
@@ -151,7 +166,8 @@ fn interval(
     level: f64,
 ) -> Option<RatioCi> {
     let stated = control.ratio.as_ref()?.on(clock)?;
-    let per_round = reference.map_or_else(Vec::new, |r| ratios(&control.runs, &r.runs, clock, mode));
+    let per_round =
+        reference.map_or_else(Vec::new, |r| ratios(&control.runs, &r.runs, clock, mode));
     if per_round.is_empty() {
         return Some(stated.clone());
     }

@@ -1,9 +1,14 @@
-//! Early stop by futility (docs/protocol.md, "Early stop"): after the minimum rounds, when the
-//! rounds left to `REPS_MAX` cannot bring the widest interval the verdict needs under
-//! `CI_TARGET`, more rounds buy nothing but time. A judgement of the intervals, so it lives
-//! here and not in the timing loop.
+//! Where a unit's rounds stop (docs/protocol.md, "Rounds go where they change a verdict"):
+//! each (row, phase) of a job is called at every look of the adaptive budget, on its own.
+//! Against the baseline the gate will use, a unit whose verdict is settled stops; with no
+//! baseline, one whose interval reached `CI_TARGET`. Early stop by futility: when the rounds
+//! left to `REPS_MAX` cannot settle it, more rounds buy nothing but time. A judgement of the
+//! intervals, so it lives here and not in the timing loop.
 
+use cell_schema::GateStatus;
 use cell_stats::projected_rel_half_width;
+
+use crate::change::{band, change};
 
 /// The thresholds of the rule.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -26,6 +31,9 @@ pub struct Projection {
     pub half_width: f64,
     /// The relative half-width projected at `REPS_MAX`.
     pub projected: f64,
+    /// The half-width it had to reach: `CI_TARGET`, or, against a baseline, the distance
+    /// from its change to the nearer edge of the band.
+    pub target: f64,
 }
 
 impl FutilityRule {
@@ -35,6 +43,7 @@ impl FutilityRule {
         Projection {
             half_width: cell_stats::median_ci(ratios, self.level).rel_half_width(),
             projected: projected_rel_half_width(ratios, n_max.max(ratios.len()), self.level),
+            target: self.target,
         }
     }
 
@@ -55,6 +64,85 @@ impl FutilityRule {
             .filter(|(_, p)| p.half_width > self.target)
             .max_by(|a, b| a.1.projected.total_cmp(&b.1.projected))?;
         (widest.1.projected > self.target * self.margin).then_some(widest)
+    }
+}
+
+/// What a unit's rounds so far say at a look of the adaptive budget.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum UnitCall {
+    /// More rounds can still change what it says.
+    More,
+    /// No baseline: its interval reached `CI_TARGET` (its relative half-width).
+    Converged(f64),
+    /// Against the baseline: its change passes at the job's level (the change's resolution).
+    Settled(f64),
+    /// The rounds left to `REPS_MAX` cannot settle it.
+    Futile(Projection),
+}
+
+/// The baseline a unit is called against: its per-round ratios, the band, and the two
+/// levels of the gate's family this job can bound (the gate counts the run's units, which the
+/// job cannot: `settle_level` is read for the largest family the run can have, so a PASS here
+/// is a PASS there; `fail_level` for the smallest, so a unit the gate could FAIL is never
+/// stopped short of `REPS_MAX`, and stopping early adds no false FAIL).
+#[derive(Clone, Copy, Debug)]
+pub struct Against<'a> {
+    /// The baseline's per-round ratios.
+    pub ratios: &'a [f64],
+    /// `TOLERANCE`.
+    pub tolerance: f64,
+    /// The per-unit level of the largest family.
+    pub settle_level: f64,
+    /// The per-unit level of the smallest family.
+    pub fail_level: f64,
+}
+
+impl FutilityRule {
+    /// The call on a unit with these per-round ratios so far (`own`), against a baseline or
+    /// its own target.
+    pub fn call(&self, own: &[f64], against: Option<&Against<'_>>) -> UnitCall {
+        if own.is_empty() {
+            return UnitCall::More;
+        }
+        let Some(b) = against else {
+            let p = self.project(own);
+            if p.half_width <= self.target {
+                return UnitCall::Converged(p.half_width);
+            }
+            return if self.margin > 0.0 && p.projected > self.target * self.margin {
+                UnitCall::Futile(p)
+            } else {
+                UnitCall::More
+            };
+        };
+        let Some(wide) = change(own, b.ratios, b.fail_level) else {
+            return UnitCall::More;
+        };
+        if wide.status(b.tolerance) == GateStatus::Fail {
+            return UnitCall::More;
+        }
+        let Some(c) = change(own, b.ratios, b.settle_level) else {
+            return UnitCall::More;
+        };
+        if c.status(b.tolerance) == GateStatus::Pass {
+            return UnitCall::Settled(c.resolution());
+        }
+        // A change interval's width shrinks as √(1/n + 1/m): the baseline's m rounds stay.
+        let (n, m) = (own.len() as f64, b.ratios.len() as f64);
+        let n_max = f64::from(self.max_samples).max(n);
+        let projected = c.resolution() * ((1.0 / n_max + 1.0 / m) / (1.0 / n + 1.0 / m)).sqrt();
+        // It settles only once its half-width is under the distance to the nearer edge.
+        let (lo, hi) = band(b.tolerance);
+        let edge = (hi - c.median).abs().min((c.median - lo).abs());
+        if self.margin > 0.0 && projected > edge * self.margin {
+            UnitCall::Futile(Projection {
+                half_width: c.resolution(),
+                projected,
+                target: edge,
+            })
+        } else {
+            UnitCall::More
+        }
     }
 }
 

@@ -15,8 +15,7 @@ mod rows;
 
 use cell_schema::store::{History, HistoryRun, SkippedFile};
 use cell_schema::{
-    CellResult, GateCell, GateFamily, GateKind, GateReport, GateStatus, GateSummary,
-    SCHEMA_VERSION,
+    CellResult, GateCell, GateFamily, GateKind, GateReport, GateStatus, GateSummary, SCHEMA_VERSION,
 };
 
 use crate::{GateConfig, recompute};
@@ -338,7 +337,10 @@ fn gate_cell(
         }
         Baseline::Imported(base_name, imp) => {
             notices.extend(imported_notices(cell, base_name, imp));
-            (base_name, imported_units(cell, base_name, imp, config.settings.ci_level))
+            (
+                base_name,
+                imported_units(cell, base_name, imp, config.settings.ci_level),
+            )
         }
     };
     let g = GateCell {

@@ -17,17 +17,19 @@ mod gate;
 mod job;
 pub mod recompute;
 pub mod rules;
+mod settle;
 mod suite;
 pub mod suite_figures;
 mod walk;
 
 pub use change::{Change, change, change_against_point, unit_level};
 pub use config::{CalibrationFile, GateConfig, calibration_of};
-pub use futility::{FutilityRule, Projection};
+pub use futility::{Against, FutilityRule, Projection, UnitCall};
 pub use gate::{GateError, footprint_notices, gate, gate_history, instruction_notices};
 pub use job::{
     Contamination, WorkloadJob, drift, http_verdict, soak_verdict, tooth_ok, workload_verdict,
 };
 pub use rules::{control_biased, three_way};
+pub use settle::{JobBaseline, planned_units};
 pub use suite::{SuiteFindings, gate_suites};
 pub use walk::needed_history;

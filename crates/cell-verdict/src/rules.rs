@@ -193,7 +193,10 @@ mod tests {
         // Regression: a wide control, or one whose median wanders, was read as noise that
         // silenced every row of the phase (0 of 18 phases judged on a noisy host).
         assert!(!control_biased(&ci(1.0, 0.90, 1.10)), "wide");
-        assert!(!control_biased(&ci(1.03, 0.999, 1.06)), "median off, 1.0 inside");
+        assert!(
+            !control_biased(&ci(1.03, 0.999, 1.06)),
+            "median off, 1.0 inside"
+        );
         let r = ci(1.0123, 1.0051, 1.019);
         let b = BiasedControl::check("mix", Clock::Cpu, &r).unwrap();
         let why = b.reason(0.9833);

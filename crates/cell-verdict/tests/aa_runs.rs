@@ -163,6 +163,10 @@ fn an_inconclusive_verdict_names_what_the_run_resolved() {
         .iter()
         .filter(|v| v.status == GateStatus::Pass)
     {
-        assert!(v.message.contains("no change beyond ±1.5%"), "{}", v.message);
+        assert!(
+            v.message.contains("no change beyond ±1.5%"),
+            "{}",
+            v.message
+        );
     }
 }

@@ -7,8 +7,8 @@
 use std::fmt::Write as _;
 
 use cell_schema::{
-    CellResult, Clock, GateChange, GateRatio, GateStatus, GateVerdict, JobSummary, Phase,
-    RatioCi, RowName, round_ratio,
+    CellResult, Clock, GateChange, GateRatio, GateStatus, GateVerdict, JobSummary, Phase, RatioCi,
+    RowName, round_ratio,
 };
 
 use crate::GateConfig;
@@ -140,6 +140,7 @@ impl Pending {
                 );
             }
         }
+        let _ = write!(message, "; band {lo:.4}–{hi:.4}");
         GateVerdict {
             row: RowName::from(self.line.row.as_str()),
             phase: self.line.phase,
@@ -179,13 +180,17 @@ fn change_words(
     let Some(c) = change else {
         return format!(
             "not compared: {}",
-            blocked.unwrap_or("a side has no per-round ratios to compare (its samples are missing)")
+            blocked
+                .unwrap_or("a side has no per-round ratios to compare (its samples are missing)")
         );
     };
     let res = format!("±{}%", crate::change::percent(c.resolution()));
     let range = format!("{} to {}", pct(c.lo), pct(c.hi));
     if let Some(why) = blocked {
-        return format!("not judged: {why} (the change is {} ({range}), resolved to {res})", pct(c.median));
+        return format!(
+            "not judged: {why} (the change is {} ({range}), resolved to {res})",
+            pct(c.median)
+        );
     }
     match status {
         GateStatus::Pass => format!(
