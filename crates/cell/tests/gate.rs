@@ -216,7 +216,7 @@ fn a_wide_control_is_noise_not_bias_and_a_slower_row_still_fails() {
     assert!(
         text.lines().any(|l| l.starts_with("  FAIL ")
             && l.contains("gcc-O2 mix")
-            && l.contains("10.0% slower")),
+            && l.contains("% slower")),
         "{text}"
     );
 }
