@@ -208,4 +208,51 @@ mod tests {
         };
         assert!(off.futile([("b", b.as_slice())]).is_none());
     }
+
+    fn against(ratios: &[f64]) -> Against<'_> {
+        Against {
+            ratios,
+            tolerance: 0.015,
+            settle_level: 1.0 - 0.05 / 27.0,
+            fail_level: 0.95,
+        }
+    }
+
+    #[test]
+    fn a_unit_is_called_on_its_own_interval_without_a_baseline() {
+        let r = rule();
+        assert!(matches!(
+            r.call(&spread(10, 0.002, 11), None),
+            UnitCall::Converged(h) if h <= 0.007
+        ));
+        assert!(matches!(
+            r.call(&spread(10, 0.3, 12), None),
+            UnitCall::Futile(p) if p.target == 0.007
+        ));
+        assert_eq!(r.call(&spread(10, 0.024, 2), None), UnitCall::More);
+        assert_eq!(r.call(&[], None), UnitCall::More);
+    }
+
+    #[test]
+    fn against_a_baseline_a_pass_settles_a_failure_goes_on_and_an_edge_is_futile() {
+        let r = rule();
+        let base = spread(30, 0.004, 13);
+        // The same narrow spread: the change passes at the largest family's level.
+        assert!(matches!(
+            r.call(&spread(10, 0.004, 14), Some(&against(&base))),
+            UnitCall::Settled(h) if h < 0.015
+        ));
+        // 10% slower: it fails already, and is never stopped short of REPS_MAX.
+        let slower: Vec<f64> = spread(10, 0.004, 15).iter().map(|x| x * 1.1).collect();
+        assert_eq!(r.call(&slower, Some(&against(&base))), UnitCall::More);
+        // A change right at the band's edge, wide: no budget settles it.
+        let edge: Vec<f64> = spread(10, 0.2, 16).iter().map(|x| x * 1.015).collect();
+        let UnitCall::Futile(p) = r.call(&edge, Some(&against(&base))) else {
+            panic!("{:?}", r.call(&edge, Some(&against(&base))));
+        };
+        assert!(p.projected > p.target * 1.25, "{p:?}");
+        // The margin off: it goes on.
+        let off = FutilityRule { margin: 0.0, ..r };
+        assert_eq!(off.call(&edge, Some(&against(&base))), UnitCall::More);
+    }
 }

@@ -246,3 +246,96 @@ fn ratios_of_two_protocols_are_never_compared() {
     let g = gate(&root, &third, &out);
     assert!(verdicts(&g).iter().all(|v| v.2 == "pass"), "{g}");
 }
+
+/// The stop of `row` of job `job` on `phase`, as results.json records it.
+fn stopped(run: &Path, job: &str, row: &str, phase: &str) -> serde_json::Value {
+    let cell = read_json(&first_dir(run).join("results.json"));
+    let j = &cell["jobs"][job];
+    let r = if cell["rows"][row].is_object() {
+        &cell["rows"][row]
+    } else if j["control"].is_object() && row == "control" {
+        &j["control"]
+    } else {
+        panic!("no row {row}: {cell}")
+    };
+    r["phases"][phase]["stopped"].clone()
+}
+
+/// Regression: one hopeless interval stopped every row of its job by futility, so a busy
+/// phase cost the quiet ones their rounds.
+#[test]
+fn a_hopeless_phase_stops_alone_and_the_others_get_their_rounds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = three_phases(tmp.path(), ADAPTIVE);
+    let mut t = Timings::new(5)
+        .jitter(0.012)
+        .row("c-fast", 0.04)
+        .row("c-slow", 0.1)
+        .row("gcc-O2", 0.04);
+    for row in ["c-fast", "c-slow", "gcc-O2", "control"] {
+        t = t.phase_jitter(row, "fib", 0.5);
+    }
+    let run = local(&root, &tmp.path().join("runs"), &t);
+    let fib = stopped(&run, "gcc", "gcc-O2", "fib");
+    assert_eq!(fib["reason"], "futile", "{fib}");
+    assert_eq!(fib["rounds"], 10, "{fib}");
+    assert!(fib["projected"].as_f64().unwrap() > 0.005 * 1.25, "{fib}");
+    for phase in ["mix", "primes"] {
+        let s = stopped(&run, "gcc", "gcc-O2", phase);
+        assert!(s["rounds"].as_u64().unwrap() > 10, "{phase}: {s}");
+        assert!(
+            s["reason"] == "converged" || s["reason"] == "max_rounds",
+            "{phase}: {s}"
+        );
+    }
+    // The control follows the rows of its phase.
+    assert_eq!(
+        stopped(&run, "gcc", "control", "fib")["reason"],
+        "with_rows"
+    );
+    assert_eq!(stopped(&run, "gcc", "control", "fib")["rounds"], 10);
+}
+
+/// With an earlier run in `--out`, each row is judged against it while timed: one that
+/// already passes stops, and the job says which run it judged against.
+#[test]
+fn a_row_settled_against_the_baseline_stops() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = three_phases(tmp.path(), ADAPTIVE);
+    let out = tmp.path().join("runs");
+    let quiet = |seed| {
+        Timings::new(seed)
+            .jitter(0.002)
+            .row("c-fast", 0.04)
+            .row("c-slow", 0.1)
+            .row("gcc-O2", 0.04)
+    };
+    let first = local(&root, &out, &quiet(1));
+    let p = &read_json(&first_dir(&first).join("results.json"))["jobs"]["gcc"]["protocol"];
+    assert!(p.get("baseline").is_none(), "{p}");
+    assert!(
+        p["no_baseline"]
+            .as_str()
+            .unwrap()
+            .contains("no earlier measured run"),
+        "{p}"
+    );
+    assert_eq!(
+        stopped(&first, "gcc", "gcc-O2", "mix")["reason"],
+        "converged"
+    );
+    let second = local(&root, &out, &quiet(2));
+    let p = &read_json(&first_dir(&second).join("results.json"))["jobs"]["gcc"]["protocol"];
+    assert_eq!(
+        p["baseline"],
+        first.file_name().unwrap().to_str().unwrap(),
+        "{p}"
+    );
+    assert_eq!(p["stopped"], "settled", "{p}");
+    for phase in ["mix", "primes", "fib"] {
+        let s = stopped(&second, "gcc", "gcc-O2", phase);
+        assert_eq!(s["reason"], "settled", "{phase}: {s}");
+        assert_eq!(s["against_baseline"], true, "{phase}: {s}");
+        assert_eq!(s["rounds"], 10, "{phase}: {s}");
+    }
+}
