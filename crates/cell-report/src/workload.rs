@@ -7,6 +7,8 @@
 //! tool printed opens no heading, table row or HTML), and their blank lines are placed one
 //! by one ([`Block::Blank`]) where they always were.
 
+use std::fmt::Write as _;
+
 use cell_schema::{CellResult, Clock, JobResult, Phase, RatioCi, RowResult, Skipped};
 
 use crate::doc::{
@@ -283,10 +285,15 @@ fn protocol_para(job: &JobResult) -> Block {
         job.cost.timing_s
     );
     match (&p.baseline, &p.no_baseline) {
-        (Some(b), _) => text.push_str(&format!(
-            " Each row's rounds stopped once its verdict against {b} (the baseline the gate uses) was settled, or could not be."
-        )),
-        (None, Some(why)) => text.push_str(&format!(" No baseline: {why}.")),
+        (Some(b), _) => {
+            let _ = write!(
+                text,
+                " Each row's rounds stopped once its verdict against {b} (the baseline the gate uses) was settled, or could not be."
+            );
+        }
+        (None, Some(why)) => {
+            let _ = write!(text, " No baseline: {why}.");
+        }
         (None, None) => {}
     }
     if let Some(f) = &p.futility {

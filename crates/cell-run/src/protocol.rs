@@ -323,8 +323,8 @@ impl<'a> Looks<'a> {
         let fixed = p.max_rounds <= p.min_rounds;
         let last = measured >= p.max_rounds;
         let rule = self.rule();
-        for u in 1..self.units.len() {
-            let unit = &self.units[u];
+        let units = self.units;
+        for (u, unit) in units.iter().enumerate().skip(1) {
             if !unit.judged || dead[u] {
                 continue;
             }
@@ -407,11 +407,12 @@ impl<'a> Looks<'a> {
 
     /// A unit that hit `RUN_TIMEOUT_S` stops on every phase.
     fn note_dead(&mut self, dead: &[bool], measured: u32, runs: &[Recorded]) {
-        for u in 1..self.units.len() {
+        let units = self.units;
+        for (u, unit) in units.iter().enumerate().skip(1) {
             if !dead[u] {
                 continue;
             }
-            for phase in self.units[u].phases.clone() {
+            for phase in unit.phases.clone() {
                 if self.active(u, &phase) {
                     self.stop(u, &phase, Stopped::TimedOut, measured, runs, None, None);
                 }

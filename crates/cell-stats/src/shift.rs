@@ -40,23 +40,23 @@ pub fn shift_ci(a: &[f64], b: &[f64], level: f64) -> Option<ShiftCi> {
     if a.is_empty() || b.is_empty() || a.iter().chain(b).any(|x| !x.is_finite()) {
         return None;
     }
-    let (a, b) = (sorted(a), sorted(b));
-    let (n, m) = (a.len(), b.len());
-    let pairs = n * m;
-    let k = lower_index(n, m, level);
-    let nth = |k: usize| kth_difference(&a, &b, k);
+    let (xs, ys) = (sorted(a), sorted(b));
+    let pairs = xs.len() * ys.len();
+    let null = NullU::new(xs.len(), ys.len());
+    let k = null.lower_index(level);
+    let nth = |k: usize| kth_difference(&xs, &ys, k);
     let estimate = if pairs % 2 == 1 {
         nth(pairs.div_ceil(2))
     } else {
         f64::midpoint(nth(pairs / 2), nth(pairs / 2 + 1))
     };
     Some(ShiftCi {
-        n,
-        m,
+        n: xs.len(),
+        m: ys.len(),
         estimate,
         lo: nth(k),
         hi: nth(pairs + 1 - k),
-        level: coverage(n, m, k),
+        level: null.coverage(k),
     })
 }
 
@@ -111,45 +111,54 @@ fn kth_difference(a: &[f64], b: &[f64], k: usize) -> f64 {
     unkey(lo)
 }
 
-/// The largest 1-based `k` (at least 1) whose interval `[D(k), D(nm+1−k)]` covers at `level`:
-/// `P(U ≤ k−1) ≤ (1 − level)/2`.
-fn lower_index(n: usize, m: usize, level: f64) -> usize {
-    let tail = (1.0 - level) / 2.0;
-    let half = n * m / 2;
-    match exact_tail(n, m) {
-        Some(cdf) => {
-            // cdf[u] = P(U ≤ u); k − 1 is the largest u with cdf[u] ≤ tail.
-            let below = cdf.iter().take_while(|&&p| p <= tail).count();
-            below.clamp(1, half.max(1))
-        }
-        None => {
-            let (mu, sd) = normal(n, m);
-            let u = (mu - 0.5 + sd * crate::normal_quantile(tail)).floor();
-            if u < 0.0 {
-                1
-            } else {
-                (u as usize + 1).clamp(1, half.max(1))
-            }
+/// The null distribution of the Mann–Whitney `U` for samples of `n` and `m`: exact while
+/// `n·m` is at most [`EXACT_PAIRS`], normal beyond.
+struct NullU {
+    pairs: usize,
+    /// `P(U ≤ u)` for `u` up to `n·m/2`, when exact.
+    exact: Option<Vec<f64>>,
+    mean: f64,
+    sd: f64,
+}
+
+impl NullU {
+    fn new(n: usize, m: usize) -> Self {
+        let (nf, mf) = (n as f64, m as f64);
+        Self {
+            pairs: n * m,
+            exact: exact_tail(n, m),
+            mean: nf * mf / 2.0,
+            sd: (nf * mf * (nf + mf + 1.0) / 12.0).sqrt(),
         }
     }
-}
 
-/// The coverage of `[D(k), D(nm+1−k)]`: `1 − 2·P(U ≤ k−1)`.
-fn coverage(n: usize, m: usize, k: usize) -> f64 {
-    let below = match exact_tail(n, m) {
-        Some(cdf) => cdf.get(k - 1).copied().unwrap_or(0.5),
-        None => {
-            let (mu, sd) = normal(n, m);
-            let z = ((k - 1) as f64 + 0.5 - mu) / sd;
-            0.5 * erfc(-z / std::f64::consts::SQRT_2)
+    /// `P(U ≤ u)`.
+    fn cdf(&self, u: usize) -> f64 {
+        match &self.exact {
+            Some(cdf) => cdf.get(u).copied().unwrap_or(0.5),
+            None => 0.5 * erfc(-(u as f64 + 0.5 - self.mean) / self.sd / std::f64::consts::SQRT_2),
         }
-    };
-    (1.0 - 2.0 * below).clamp(0.0, 1.0)
-}
+    }
 
-fn normal(n: usize, m: usize) -> (f64, f64) {
-    let (n, m) = (n as f64, m as f64);
-    (n * m / 2.0, (n * m * (n + m + 1.0) / 12.0).sqrt())
+    /// The largest 1-based `k` (at least 1, at most `n·m/2`) whose interval
+    /// `[D(k), D(nm+1−k)]` covers at `level`: `P(U ≤ k−1) ≤ (1 − level)/2`.
+    fn lower_index(&self, level: f64) -> usize {
+        let tail = (1.0 - level) / 2.0;
+        let top = (self.pairs / 2).max(1);
+        let below = if let Some(cdf) = &self.exact {
+            // k − 1 is the largest u with P(U ≤ u) ≤ tail.
+            cdf.iter().take_while(|&&p| p <= tail).count()
+        } else {
+            let u = (self.mean - 0.5 + self.sd * crate::normal_quantile(tail)).floor();
+            if u < 0.0 { 0 } else { u as usize + 1 }
+        };
+        below.clamp(1, top)
+    }
+
+    /// The coverage of `[D(k), D(nm+1−k)]`: `1 − 2·P(U ≤ k−1)`.
+    fn coverage(&self, k: usize) -> f64 {
+        (1.0 - 2.0 * self.cdf(k - 1)).clamp(0.0, 1.0)
+    }
 }
 
 /// `P(U ≤ u)` for `u` up to `n·m/2`, exactly, while `n·m` is at most [`EXACT_PAIRS`]. The
@@ -259,6 +268,10 @@ mod tests {
     }
 
     #[test]
+    #[expect(
+        clippy::float_cmp,
+        reason = "the k-th difference is one of the differences, exactly"
+    )]
     fn the_kth_difference_is_the_sorted_list_s() {
         let mut rng = SplitMix64::new(4);
         for (n, m) in [(1, 1), (3, 7), (10, 10), (13, 30)] {
@@ -295,30 +308,34 @@ mod tests {
     #[test]
     fn the_normal_tail_agrees_with_the_exact_one_where_they_meet() {
         // 100 × 100 pairs: the exact tail, and what the approximation gives beside it.
+        let exact = NullU::new(100, 100);
+        let approx = NullU {
+            exact: None,
+            ..NullU::new(100, 100)
+        };
         for level in [0.95, 0.998] {
-            let exact = lower_index(100, 100, level);
-            let (mu, sd) = normal(100, 100);
-            let u = (mu - 0.5 + sd * crate::normal_quantile((1.0 - level) / 2.0)).floor();
-            let approx = u as usize + 1;
-            assert!(exact.abs_diff(approx) <= 12, "{level}: {exact} {approx}");
-            assert!(coverage(100, 100, exact) >= level);
+            let (e, a) = (exact.lower_index(level), approx.lower_index(level));
+            assert!(e.abs_diff(a) <= 12, "{level}: {e} {a}");
+            assert!(exact.coverage(e) >= level);
+            assert!(
+                (exact.coverage(e) - approx.coverage(e)).abs() < 2e-3,
+                "{level}"
+            );
         }
         // And beyond it the approximation's interval is used.
         assert!(exact_tail(101, 100).is_none());
-        let k = lower_index(200, 200, 0.95);
-        assert!(
-            coverage(200, 200, k) >= 0.95 - 1e-3,
-            "{}",
-            coverage(200, 200, k)
-        );
+        let big = NullU::new(200, 200);
+        let k = big.lower_index(0.95);
+        assert!(big.coverage(k) >= 0.95 - 1e-3, "{}", big.coverage(k));
     }
 
     #[test]
     fn ten_against_ten_at_the_level_of_27_units() {
         // 0.05/27 two-sided: P(U ≤ 10) = 139/184756 is the largest tail under 0.000926.
-        let k = lower_index(10, 10, 1.0 - 0.05 / 27.0);
+        let null = NullU::new(10, 10);
+        let k = null.lower_index(1.0 - 0.05 / 27.0);
         assert_eq!(k, 11);
-        assert!((coverage(10, 10, k) - (1.0 - 2.0 * 139.0 / 184_756.0)).abs() < 1e-12);
+        assert!((null.coverage(k) - (1.0 - 2.0 * 139.0 / 184_756.0)).abs() < 1e-12);
     }
 
     #[test]

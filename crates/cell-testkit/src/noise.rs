@@ -28,7 +28,7 @@ pub fn recorded_cell() -> CellResult {
     cell_schema::read_cell(&read(&path)).expect("the scale fixture reads")
 }
 
-/// A seeded SplitMix64, so this crate needs no statistics crate.
+/// A seeded `SplitMix64`, so this crate needs no statistics crate.
 struct Draw(u64);
 
 impl Draw {

@@ -104,39 +104,50 @@ impl FutilityRule {
         if own.is_empty() {
             return UnitCall::More;
         }
-        let Some(b) = against else {
-            let p = self.project(own);
-            if p.half_width <= self.target {
-                return UnitCall::Converged(p.half_width);
-            }
-            return if self.margin > 0.0 && p.projected > self.target * self.margin {
-                UnitCall::Futile(p)
-            } else {
-                UnitCall::More
-            };
-        };
-        let Some(wide) = change(own, b.ratios, b.fail_level) else {
+        match against {
+            None => self.call_alone(own),
+            Some(base) => self.call_against(own, base),
+        }
+    }
+
+    /// No baseline: the unit's own interval against `CI_TARGET`.
+    fn call_alone(&self, own: &[f64]) -> UnitCall {
+        let proj = self.project(own);
+        if proj.half_width <= self.target {
+            UnitCall::Converged(proj.half_width)
+        } else if self.margin > 0.0 && proj.projected > self.target * self.margin {
+            UnitCall::Futile(proj)
+        } else {
+            UnitCall::More
+        }
+    }
+
+    /// Against the baseline: settled when the change passes, never stopped while it could
+    /// fail, futile when the rounds left cannot bring it within or beyond the band.
+    fn call_against(&self, own: &[f64], base: &Against<'_>) -> UnitCall {
+        let Some(narrow) = change(own, base.ratios, base.fail_level) else {
             return UnitCall::More;
         };
-        if wide.status(b.tolerance) == GateStatus::Fail {
+        if narrow.status(base.tolerance) == GateStatus::Fail {
             return UnitCall::More;
         }
-        let Some(c) = change(own, b.ratios, b.settle_level) else {
+        let Some(wide) = change(own, base.ratios, base.settle_level) else {
             return UnitCall::More;
         };
-        if c.status(b.tolerance) == GateStatus::Pass {
-            return UnitCall::Settled(c.resolution());
+        if wide.status(base.tolerance) == GateStatus::Pass {
+            return UnitCall::Settled(wide.resolution());
         }
         // A change interval's width shrinks as √(1/n + 1/m): the baseline's m rounds stay.
-        let (n, m) = (own.len() as f64, b.ratios.len() as f64);
-        let n_max = f64::from(self.max_samples).max(n);
-        let projected = c.resolution() * ((1.0 / n_max + 1.0 / m) / (1.0 / n + 1.0 / m)).sqrt();
+        let (now, theirs) = (own.len() as f64, base.ratios.len() as f64);
+        let most = f64::from(self.max_samples).max(now);
+        let projected =
+            wide.resolution() * ((1.0 / most + 1.0 / theirs) / (1.0 / now + 1.0 / theirs)).sqrt();
         // It settles only once its half-width is under the distance to the nearer edge.
-        let (lo, hi) = band(b.tolerance);
-        let edge = (hi - c.median).abs().min((c.median - lo).abs());
+        let (lo, hi) = band(base.tolerance);
+        let edge = (hi - wide.median).abs().min((wide.median - lo).abs());
         if self.margin > 0.0 && projected > edge * self.margin {
             UnitCall::Futile(Projection {
-                half_width: c.resolution(),
+                half_width: wide.resolution(),
                 projected,
                 target: edge,
             })
@@ -227,7 +238,7 @@ mod tests {
         ));
         assert!(matches!(
             r.call(&spread(10, 0.3, 12), None),
-            UnitCall::Futile(p) if p.target == 0.007
+            UnitCall::Futile(p) if (p.target - 0.007).abs() < 1e-12
         ));
         assert_eq!(r.call(&spread(10, 0.024, 2), None), UnitCall::More);
         assert_eq!(r.call(&[], None), UnitCall::More);

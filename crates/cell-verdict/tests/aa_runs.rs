@@ -12,7 +12,7 @@ use cell_schema::{CellId, CellResult, GateReport, GateStatus};
 use cell_testkit::noise::{recorded_cell, resample, slowed, with_candidate};
 use cell_verdict::{GateConfig, gate, recompute};
 
-/// The repository's own configuration: TOLERANCE ±1.5%, CI_LEVEL 0.95.
+/// The repository's own configuration: `TOLERANCE` ±1.5%, `CI_LEVEL` 0.95.
 fn config() -> GateConfig {
     let plan = cell_model::Plan::load(&cell_testkit::repo_root()).unwrap();
     GateConfig::from_plan(&plan, None, [])

@@ -97,8 +97,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// The committed history whose baseline the gate will use: each row's rounds stop once
-    /// its verdict against it is settled (default: results/ under --root, unless the results
-    /// live on workflow.results_branch).
+    /// its verdict against it is settled (default: results/ under --root, unless the
+    /// repository keeps its results on a branch of their own).
     #[arg(long, value_name = "DIR")]
     pub history: Option<PathBuf>,
     /// Timings from this file instead of timed processes (the test suite's executor; the

@@ -242,7 +242,7 @@ pub(super) fn row_units(
             let Some(old_pr) = old_row.row.phases.get(p) else {
                 continue;
             };
-            let (Some(new_r), Some(old_r)) = (pr.ratio.as_ref(), old_pr.ratio.as_ref()) else {
+            let (Some(mine_r), Some(theirs_r)) = (pr.ratio.as_ref(), old_pr.ratio.as_ref()) else {
                 continue;
             };
             let line = VerdictLine {
@@ -252,7 +252,7 @@ pub(super) fn row_units(
                 clock,
                 base_name: base_name.to_owned(),
             };
-            let (new, old) = match (new_r.on(clock), old_r.on(clock)) {
+            let (new, old) = match (mine_r.on(clock), theirs_r.on(clock)) {
                 (Some(n), Some(o)) => (n, o),
                 (n, o) => {
                     units.push(Unit::Done(line.unmeasured(n, o, config.tolerance)));
