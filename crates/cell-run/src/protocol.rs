@@ -432,7 +432,8 @@ impl<'a> Looks<'a> {
     }
 
     /// The job's reason: fixed rounds, else that of the units that stopped last, the one that
-    /// spent the budget first (`max_rounds`, `futile`, `settled`, `converged`).
+    /// spent the budget first (`max_rounds`, `futile`, `settled`, `converged`, `timed_out`);
+    /// a job with no judged row ran its first rounds and stopped: `converged`.
     fn why_done(&self, fixed: bool) -> Stopped {
         if fixed {
             return Stopped::Fixed;
@@ -440,15 +441,16 @@ impl<'a> Looks<'a> {
         let last = self.stops.values().map(|s| s.rounds).max().unwrap_or(0);
         let at_last: Vec<Stopped> = self
             .stops
-            .iter()
-            .filter(|((u, _), s)| self.units[*u].judged && s.rounds == last)
-            .map(|(_, s)| s.reason)
+            .values()
+            .filter(|s| s.rounds == last)
+            .map(|s| s.reason)
             .collect();
         [
             Stopped::MaxRounds,
             Stopped::Futile,
             Stopped::Settled,
             Stopped::Converged,
+            Stopped::TimedOut,
         ]
         .into_iter()
         .find(|r| at_last.contains(r))

@@ -27,6 +27,10 @@ pub struct Change {
     pub hi: f64,
     /// The coverage of the interval, as its order statistics give it.
     pub level: f64,
+    /// The level it was asked for: the run's per-unit level.
+    pub asked: f64,
+    /// The per-round ratios of each side (0 for a point).
+    pub rounds: (usize, usize),
 }
 
 impl Change {
@@ -35,12 +39,21 @@ impl Change {
         (self.hi - self.lo) / 2.0
     }
 
+    /// Whether the rounds reached the level asked: with too few, no pair of order statistics
+    /// covers that often, and the interval claims less than the run's family needs.
+    pub fn reaches(&self) -> bool {
+        self.level + 1e-12 >= self.asked
+    }
+
     /// The three-way rule: PASS when the whole interval lies within the tolerance band
     /// `[1/(1+tol), 1+tol]` (symmetric in log space, so a gain and a loss are judged alike),
-    /// FAIL when it lies wholly beyond it, INCONCLUSIVE otherwise.
+    /// FAIL when it lies wholly beyond it, INCONCLUSIVE otherwise, and whenever the rounds
+    /// could not reach the level asked.
     pub fn status(&self, tolerance: f64) -> GateStatus {
         let (lo, hi) = band(tolerance);
-        if self.lo >= lo && self.hi <= hi {
+        if !self.reaches() {
+            GateStatus::Inconclusive
+        } else if self.lo >= lo && self.hi <= hi {
             GateStatus::Pass
         } else if self.hi < lo || self.lo > hi {
             GateStatus::Fail
@@ -68,7 +81,8 @@ pub fn unit_level(run_level: f64, units: usize) -> f64 {
 pub fn change(new: &[f64], old: &[f64], level: f64) -> Option<Change> {
     let (a, b) = (logs(new)?, logs(old)?);
     let shift = shift_ci(&a, &b, level)?;
-    let (mut lo, mut hi, mut covered) = (shift.lo, shift.hi, shift.level);
+    // The hull of the intervals below covers at least as often as the shift's.
+    let (mut lo, mut hi) = (shift.lo, shift.hi);
     // The longer run taken as exact: the interval the shorter one alone gives.
     if a.len() != b.len() {
         let (short, long, sign) = if a.len() < b.len() {
@@ -81,7 +95,6 @@ pub fn change(new: &[f64], old: &[f64], level: f64) -> Option<Change> {
         let (x, y) = (sign * (own.lo - other), sign * (own.hi - other));
         lo = lo.min(x.min(y));
         hi = hi.max(x.max(y));
-        covered = covered.min(own.level);
     }
     // The estimate a reader checks against the two ratios shown: their medians' ratio (the
     // interval is the shift's, which the same noise on both sides centres on it too).
@@ -89,7 +102,9 @@ pub fn change(new: &[f64], old: &[f64], level: f64) -> Option<Change> {
         median: (median(&a) - median(&b)).exp(),
         lo: lo.exp(),
         hi: hi.exp(),
-        level: covered,
+        level: shift.level,
+        asked: level,
+        rounds: (a.len(), b.len()),
     })
 }
 
@@ -97,7 +112,7 @@ pub fn change(new: &[f64], old: &[f64], level: f64) -> Option<Change> {
 /// imported run's): this run's median interval over the point, so only this run's noise is
 /// counted and the verdict says so.
 pub fn change_against_point(new: &[f64], point: f64, level: f64) -> Option<Change> {
-    if new.is_empty() || !(point.is_finite() && point > 0.0) || logs(new).is_none() {
+    if !(point.is_finite() && point > 0.0 && measurable(new)) {
         return None;
     }
     let ci = median_ci(new, level);
@@ -106,6 +121,8 @@ pub fn change_against_point(new: &[f64], point: f64, level: f64) -> Option<Chang
         lo: ci.lo / point,
         hi: ci.hi / point,
         level: ci.level,
+        asked: level,
+        rounds: (new.len(), 0),
     })
 }
 
@@ -120,12 +137,14 @@ pub(crate) fn percent(x: f64) -> String {
     }
 }
 
+/// Per-round ratios a change can be measured from: some, each a positive finite number.
+pub(crate) fn measurable(xs: &[f64]) -> bool {
+    !xs.is_empty() && xs.iter().all(|x| x.is_finite() && *x > 0.0)
+}
+
 /// The logarithms of positive finite ratios; `None` when there are none or one is not.
 fn logs(xs: &[f64]) -> Option<Vec<f64>> {
-    if xs.is_empty() || xs.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
-        return None;
-    }
-    Some(xs.iter().map(|x| x.ln()).collect())
+    measurable(xs).then(|| xs.iter().map(|x| x.ln()).collect())
 }
 
 #[cfg(test)]
@@ -189,6 +208,27 @@ mod tests {
         assert!(change_against_point(&new, 0.0, 0.95).is_none());
         assert!(change(&[], &new, 0.95).is_none());
         assert!(change(&[1.0, -1.0], &new, 0.95).is_none());
+    }
+
+    /// Regression: five rounds against five cannot reach 99.8%, and their narrower interval
+    /// judged at 99.2% failed an unchanged run somewhere about 6% of the time over 27 units.
+    #[test]
+    fn too_few_rounds_for_the_family_s_level_make_no_call() {
+        let level = unit_level(0.95, 27);
+        let (a, b) = (spread(1.10, 5, 0.01, 17), spread(1.0, 5, 0.01, 18));
+        let c = change(&a, &b, level).unwrap();
+        assert!(!c.reaches() && c.level < level, "{c:?}");
+        assert_eq!(c.status(0.015), GateStatus::Inconclusive);
+        assert_eq!(c.rounds, (5, 5));
+        // One round each: a point, no interval.
+        let one = change(&[1.2], &[1.0], level).unwrap();
+        assert_eq!(one.status(0.015), GateStatus::Inconclusive, "{one:?}");
+        // Ten against ten reach it.
+        let (a, b) = (spread(1.10, 10, 0.01, 19), spread(1.0, 10, 0.01, 20));
+        assert_eq!(
+            change(&a, &b, level).unwrap().status(0.015),
+            GateStatus::Fail
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! error budget, `1 − CI_LEVEL`, so the interval of each is read at `1 − (1 − CI_LEVEL)/m`
 //! for `m` checks (at 10 rounds and three phases, the smallest and largest ratio). The
 //! interval is computed from the control's samples, paired with the reference's as a row's
-//! are; a control without samples is read by its stated interval.
+//! are.
 
 use cell_schema::{Clock, Phase, ProtocolMode, RatioCi, Role, RowName, RowResult};
 
@@ -38,7 +38,7 @@ impl PhaseControl {
 pub(crate) fn by_phase(
     rows: &[(&RowName, &RowResult)],
     control: &RowName,
-    default_clock: Clock,
+    clocks: Clocks,
     mode: ProtocolMode,
     run_level: f64,
 ) -> Vec<PhaseControl> {
@@ -47,7 +47,7 @@ pub(crate) fn by_phase(
     };
     let ctl = find(&|n, _| n == control);
     let reference = find(&|_, r| r.role == Role::Reference);
-    let checks = checks(rows, ctl, default_clock);
+    let checks = checks(rows, ctl, clocks);
     let level = crate::unit_level(run_level, checks.len());
     let mut out: Vec<PhaseControl> = Vec::new();
     for (p, clock) in checks {
@@ -93,6 +93,7 @@ pub(crate) fn of_cell_job(
     cell: &cell_schema::CellResult,
     tc: &cell_schema::ToolchainName,
     run_level: f64,
+    also: Option<Clock>,
 ) -> Vec<PhaseControl> {
     let Some(job) = cell.jobs.get(tc) else {
         return Vec::new();
@@ -110,7 +111,10 @@ pub(crate) fn of_cell_job(
     by_phase(
         &rows,
         &job.protocol.control,
-        job.protocol.default_clock,
+        Clocks {
+            default: job.protocol.default_clock,
+            also,
+        },
         job.protocol.mode,
         run_level,
     )
@@ -124,12 +128,22 @@ pub(crate) fn blocked(reading: &[PhaseControl], phase: &Phase) -> Option<String>
         .map(|c| c.reasons.join("; "))
 }
 
+/// The clocks a control is checked on besides its rows' own: the job's default clock, and
+/// one more a reader compares on (the wall clock of a gate against an imported baseline).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Clocks {
+    /// The job's default verdict clock.
+    pub(crate) default: Clock,
+    /// A clock every row is compared on besides its own.
+    pub(crate) also: Option<Clock>,
+}
+
 /// Every (phase, clock) the control is checked on: each phase a row is judged on or the
-/// control was timed on, with each clock a row's verdict reads there and the default one.
+/// control was timed on, with each clock a row's verdict reads there and the others.
 fn checks<'a>(
     rows: &[(&RowName, &'a RowResult)],
     control: Option<&'a RowResult>,
-    default_clock: Clock,
+    extra: Clocks,
 ) -> Vec<(&'a Phase, Clock)> {
     let judged = || {
         rows.iter()
@@ -147,7 +161,8 @@ fn checks<'a>(
         let mut clocks: Vec<Clock> = judged()
             .filter(|r| r.phases.contains_key(p))
             .map(|r| r.verdict_clock)
-            .chain([default_clock])
+            .chain([extra.default])
+            .chain(extra.also)
             .collect();
         clocks.sort();
         clocks.dedup();

@@ -46,25 +46,6 @@ impl FutilityRule {
             target: self.target,
         }
     }
-
-    /// The widest projection among the intervals still wider than the target, when even it
-    /// at `REPS_MAX` stays beyond `target · margin`: the rounds should stop. `None` while any
-    /// round left could still matter, or when the rule is off.
-    pub fn futile<'a, K>(
-        &self,
-        intervals: impl IntoIterator<Item = (K, &'a [f64])>,
-    ) -> Option<(K, Projection)> {
-        if self.margin <= 0.0 {
-            return None;
-        }
-        let widest = intervals
-            .into_iter()
-            .filter(|(_, rs)| !rs.is_empty())
-            .map(|(k, rs)| (k, self.project(rs)))
-            .filter(|(_, p)| p.half_width > self.target)
-            .max_by(|a, b| a.1.projected.total_cmp(&b.1.projected))?;
-        (widest.1.projected > self.target * self.margin).then_some(widest)
-    }
 }
 
 /// What a unit's rounds so far say at a look of the adaptive budget.
@@ -125,29 +106,35 @@ impl FutilityRule {
     /// Against the baseline: settled when the change passes, never stopped while it could
     /// fail, futile when the rounds left cannot bring it within or beyond the band.
     fn call_against(&self, own: &[f64], base: &Against<'_>) -> UnitCall {
-        let Some(narrow) = change(own, base.ratios, base.fail_level) else {
+        let (Some(narrow), Some(wide)) = (
+            change(own, base.ratios, base.fail_level),
+            change(own, base.ratios, base.settle_level),
+        ) else {
             return UnitCall::More;
         };
-        if narrow.status(base.tolerance) == GateStatus::Fail {
+        // A unit that fails even at one unit's level, or whose rounds cannot yet reach the
+        // largest family's, gets more rounds.
+        if narrow.status(base.tolerance) == GateStatus::Fail || !wide.reaches() {
             return UnitCall::More;
         }
-        let Some(wide) = change(own, base.ratios, base.settle_level) else {
-            return UnitCall::More;
-        };
         if wide.status(base.tolerance) == GateStatus::Pass {
             return UnitCall::Settled(wide.resolution());
         }
+        // Outside the band it aims at a FAIL, which the gate may call at a level as low as
+        // `fail_level`: the narrower interval decides whether that is out of reach.
+        let (lo, hi) = band(base.tolerance);
+        let outside = wide.median > hi || wide.median < lo;
+        let aim = if outside { &narrow } else { &wide };
         // A change interval's width shrinks as √(1/n + 1/m): the baseline's m rounds stay.
         let (now, theirs) = (own.len() as f64, base.ratios.len() as f64);
         let most = f64::from(self.max_samples).max(now);
         let projected =
-            wide.resolution() * ((1.0 / most + 1.0 / theirs) / (1.0 / now + 1.0 / theirs)).sqrt();
+            aim.resolution() * ((1.0 / most + 1.0 / theirs) / (1.0 / now + 1.0 / theirs)).sqrt();
         // It settles only once its half-width is under the distance to the nearer edge.
-        let (lo, hi) = band(base.tolerance);
-        let edge = (hi - wide.median).abs().min((wide.median - lo).abs());
+        let edge = (hi - aim.median).abs().min((aim.median - lo).abs());
         if self.margin > 0.0 && projected > edge * self.margin {
             UnitCall::Futile(Projection {
-                half_width: wide.resolution(),
+                half_width: aim.resolution(),
                 projected,
                 target: edge,
             })
@@ -182,11 +169,21 @@ mod tests {
     fn a_spread_like_a_busy_shared_host_is_futile_at_ten_rounds() {
         // ±5%: narrower than the A/A spread of mix on a busy neighbour's day.
         let wide = spread(10, 0.10, 1);
-        let (k, p) = rule().futile([("fib", wide.as_slice())]).unwrap();
-        assert_eq!(k, "fib");
+        let UnitCall::Futile(p) = rule().call(&wide, None) else {
+            panic!("{:?}", rule().call(&wide, None));
+        };
         assert!(
             p.projected > 0.007 * 1.25 && p.projected < p.half_width,
             "{p:?}"
+        );
+        let off = FutilityRule {
+            margin: 0.0,
+            ..rule()
+        };
+        assert_eq!(
+            off.call(&wide, None),
+            UnitCall::More,
+            "a margin of 0 never stops"
         );
     }
 
@@ -200,24 +197,10 @@ mod tests {
             "{:?}",
             r.project(&near)
         );
-        assert!(r.futile([("mix", near.as_slice())]).is_none());
-        // Converged intervals are not the reason to stop.
+        assert_eq!(r.call(&near, None), UnitCall::More);
+        // A converged interval stops as converged, not futile.
         let quiet = spread(10, 0.002, 3);
-        assert!(r.futile([("mix", quiet.as_slice())]).is_none());
-    }
-
-    #[test]
-    fn the_widest_projection_decides_and_a_margin_of_zero_turns_the_rule_off() {
-        let (a, b) = (spread(10, 0.10, 4), spread(10, 0.30, 5));
-        let (k, _) = rule()
-            .futile([("a", a.as_slice()), ("b", b.as_slice())])
-            .unwrap();
-        assert_eq!(k, "b");
-        let off = FutilityRule {
-            margin: 0.0,
-            ..rule()
-        };
-        assert!(off.futile([("b", b.as_slice())]).is_none());
+        assert!(matches!(r.call(&quiet, None), UnitCall::Converged(_)));
     }
 
     fn against(ratios: &[f64]) -> Against<'_> {

@@ -19,8 +19,7 @@ use cell_schema::{
 };
 
 use crate::{GateConfig, recompute};
-pub(crate) use baseline::is_measured;
-use baseline::{Baseline, baseline};
+pub(crate) use baseline::{Baseline, baseline, is_measured};
 use failures::{
     answer_failures, checksum_failures, expected_row_failures, subject_digests, subject_failures,
     tooth_failures,

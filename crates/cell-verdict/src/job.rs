@@ -59,7 +59,10 @@ pub fn workload_verdict(job: &WorkloadJob<'_>, config: &GateConfig) -> Verdict {
     let phases = crate::control::by_phase(
         job.rows,
         job.control,
-        job.default_clock,
+        crate::control::Clocks {
+            default: job.default_clock,
+            also: None,
+        },
         job.mode,
         config.settings.ci_level,
     );

@@ -8,11 +8,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use cell_schema::store::HistoryIndex;
+use cell_schema::store::{HistoryIndex, RunDirName};
 use cell_schema::{CellId, CellResult, Clock, Phase, ProtocolMode, RowName, ToolchainName};
 
 use crate::GateConfig;
 use crate::control::{PhaseControl, blocked, of_cell_job};
+use crate::gate::{Baseline, baseline};
 
 /// The baseline of a job's cell, read before the job times anything.
 #[derive(Clone, Debug)]
@@ -24,49 +25,71 @@ pub struct JobBaseline {
 }
 
 impl JobBaseline {
-    /// The baseline of cell `id` in the history under `results`, by the gate's rule; `Ok(None)`
-    /// when there is none (a first run, or only imported runs, whose point ratios settle
-    /// nothing); an error names what could not be read. A run of the scripted executor is a
-    /// baseline only of another (`scripted`).
+    /// The baseline of cell `id` in the history under `results`, chosen by the gate's own rule
+    /// ([`crate::gate`]'s `baseline`: the pinned `BASELINE`, else the newest measured run of the
+    /// cell, else the newest imported one), runs of the same id as this job's (`run_id`: an
+    /// earlier attempt of its own run) left out as the gate leaves them out. `Ok(None)` when
+    /// there is none or it is imported (point ratios settle nothing); an error names what
+    /// could not be read or found. A run of the scripted executor is a baseline only of
+    /// another (`scripted`).
     pub fn find(
         results: &Path,
         id: &CellId,
+        run_id: Option<&str>,
         config: &GateConfig,
         scripted: bool,
     ) -> Result<Option<Self>, String> {
         let index = HistoryIndex::open(results).map_err(|e| e.to_string())?;
-        let runs: Vec<_> = match &config.baseline {
-            Some(pinned) => index.find(pinned).into_iter().collect(),
-            None => index.runs().iter().rev().collect(),
+        let names: Vec<&RunDirName> = match &config.baseline {
+            Some(pinned) => vec![index.find(pinned).ok_or_else(|| {
+                format!("the pinned baseline `{pinned}` is not a run of the history")
+            })?],
+            None => index
+                .runs()
+                .iter()
+                .filter(|n| run_id.is_none_or(|own| n.id() != own))
+                .collect(),
         };
-        for name in runs {
-            let cell = match index.read_cell(name, id) {
-                None => continue,
-                Some(Err(s)) => return Err(s.notice()),
-                Some(Ok(c)) => c,
-            };
-            if !crate::gate::is_measured(&cell) {
-                continue;
+        // Newest first, as the gate's walk reads them, until a measured one is read.
+        let mut read: Vec<(String, CellResult)> = Vec::new();
+        for name in names.iter().rev() {
+            match index.read_cell(name, id) {
+                None => {}
+                // The newest file of the cell is its baseline, and unusable: the gate stops
+                // there. Behind a readable one it is a notice there, and passed over here.
+                Some(Err(s)) if read.is_empty() => return Err(s.notice()),
+                Some(Err(_)) => {}
+                Some(Ok(c)) => {
+                    let measured = crate::gate::is_measured(&c);
+                    read.push((name.to_string(), c));
+                    if measured {
+                        break;
+                    }
+                }
             }
-            if cell.jobs.values().any(|j| j.protocol.scripted) && !scripted {
-                return Err(format!(
-                    "{name}: its timings come from the scripted test executor, so it is no baseline"
-                ));
-            }
-            let cell = crate::recompute::workload_cell(&cell, config).value;
-            let level = config.settings.ci_level;
-            let controls = cell
-                .jobs
-                .keys()
-                .map(|tc| (tc.clone(), of_cell_job(&cell, tc, level)))
-                .collect();
-            return Ok(Some(Self {
-                run: name.to_string(),
-                cell,
-                controls,
-            }));
         }
-        Ok(None)
+        read.reverse();
+        let older: Vec<(&str, &CellResult)> = read.iter().map(|(n, c)| (n.as_str(), c)).collect();
+        let Baseline::Measured(name, cell) = baseline(&older) else {
+            return Ok(None);
+        };
+        if cell.jobs.values().any(|j| j.protocol.scripted) && !scripted {
+            return Err(format!(
+                "{name}: its timings come from the scripted test executor, so it is no baseline"
+            ));
+        }
+        let cell = crate::recompute::workload_cell(cell, config).value;
+        let level = config.settings.ci_level;
+        let controls = cell
+            .jobs
+            .keys()
+            .map(|tc| (tc.clone(), of_cell_job(&cell, tc, level, None)))
+            .collect();
+        Ok(Some(Self {
+            run: name.to_owned(),
+            cell,
+            controls,
+        }))
     }
 
     /// The per-round ratios of row `row` on `phase` and `clock` in the baseline, when the gate
@@ -84,7 +107,10 @@ impl JobBaseline {
         if job.protocol.mode != mode || blocked(self.controls.get(&old.job)?, phase).is_some() {
             return None;
         }
-        let runs = &old.row.phases.get(phase)?.runs;
+        let pr = old.row.phases.get(phase)?;
+        // The gate compares a row only on a clock the baseline holds a ratio on.
+        pr.ratio.as_ref()?.on(clock)?;
+        let runs = &pr.runs;
         let reference = &job.reference.phases.get(phase)?.runs;
         let ratios = crate::figures::ratios(runs, reference, clock, mode);
         (!ratios.is_empty()).then_some(ratios)

@@ -21,7 +21,7 @@ fn history() -> tempfile::TempDir {
 }
 
 fn find(results: &Path, baseline: Option<&str>) -> Result<Option<JobBaseline>, String> {
-    JobBaseline::find(results, &CellId::new(CELL), &config(baseline), false)
+    JobBaseline::find(results, &CellId::new(CELL), None, &config(baseline), false)
 }
 
 #[test]
@@ -38,6 +38,7 @@ fn the_newest_measured_run_or_the_pinned_one() {
     let other = JobBaseline::find(
         h.path(),
         &CellId::new("linux-x86_64-gone"),
+        None,
         &config(None),
         false,
     );
@@ -94,6 +95,51 @@ fn a_run_of_the_scripted_executor_is_no_baseline_of_a_real_job() {
     std::fs::write(&file, cell_schema::to_json(&cell)).unwrap();
     let err = find(h.path(), None).unwrap_err();
     assert!(err.contains("scripted test executor"), "{err}");
-    let scripted = JobBaseline::find(h.path(), &CellId::new(CELL), &config(None), true);
+    let scripted = JobBaseline::find(h.path(), &CellId::new(CELL), None, &config(None), true);
     assert_eq!(scripted.unwrap().unwrap().run, "2026-12-01-local-093940");
+}
+
+/// The run the gate compares a judged cell with, over the history under `results`.
+fn gate_baseline(results: &Path, config: &GateConfig) -> Option<String> {
+    let history = cell_schema::store::load_history(results).unwrap();
+    let measured = history
+        .runs
+        .iter()
+        .find(|r| r.name.to_string() == "2026-12-01-local-093940")
+        .unwrap();
+    let mut judged = measured.clone();
+    judged.name = cell_schema::store::RunDirName::parse("2026-12-02-999").unwrap();
+    let report = cell_verdict::gate(&judged, &history.runs, config).unwrap();
+    report.cells[0].baseline.clone()
+}
+
+/// One rule chooses for both: the job settles against the run the gate then compares with.
+#[test]
+fn the_job_and_the_gate_choose_the_same_baseline() {
+    let h = history();
+    for pinned in [None, Some("2026-12-01-local-093937")] {
+        let job = find(h.path(), pinned).unwrap().map(|b| b.run);
+        assert_eq!(job, gate_baseline(h.path(), &config(pinned)), "{pinned:?}");
+    }
+    // A newer run holding only a suite of the cell: both pass over it to the measured one.
+    let suite_only = h.path().join("2026-12-01-local-093999").join(CELL);
+    std::fs::create_dir_all(&suite_only).unwrap();
+    let mut cell = cell_testkit::suites::suite_cell("2026-12-01", "local-093999", 1);
+    cell.cell.id = CellId::new(CELL);
+    std::fs::write(suite_only.join("results.json"), cell_schema::to_json(&cell)).unwrap();
+    let job = find(h.path(), None).unwrap().map(|b| b.run);
+    assert_eq!(job.as_deref(), Some("2026-12-01-local-093940"));
+    assert_eq!(job, gate_baseline(h.path(), &config(None)));
+    // An earlier attempt of the job's own run is no baseline of it.
+    let own = JobBaseline::find(
+        h.path(),
+        &CellId::new(CELL),
+        Some("local-093940"),
+        &config(None),
+        false,
+    );
+    assert_eq!(own.unwrap().unwrap().run, "2026-12-01-local-093937");
+    // A pinned run that is not there: the gate stops (exit 2), the job says so.
+    let err = find(h.path(), Some("2026-12-01-local-1")).unwrap_err();
+    assert!(err.contains("not a run of the history"), "{err}");
 }

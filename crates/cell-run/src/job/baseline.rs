@@ -43,7 +43,15 @@ pub(super) fn job_baseline(plan: &Plan, cell: &Cell, opts: &JobOptions) -> Basel
         BaselineSource::History { results, run_units } => (results, *run_units),
     };
     let config = GateConfig::from_plan(plan, None, []);
-    match cell_verdict::JobBaseline::find(results, &cell.id(), &config, opts.scripted.is_some()) {
+    // An earlier attempt of this very run is no baseline of it, for the gate either.
+    let run_id = super::github_context().map(|g| g.run_id.0.to_string());
+    match cell_verdict::JobBaseline::find(
+        results,
+        &cell.id(),
+        run_id.as_deref(),
+        &config,
+        opts.scripted.is_some(),
+    ) {
         Ok(Some(b)) => Baseline {
             found: Some(b),
             note: None,

@@ -115,7 +115,8 @@ pub(super) fn imported_units(
     run_level: f64,
 ) -> Vec<Unit> {
     let mut units = Vec::new();
-    let mine = controls(cell, run_level);
+    // Every row is read on the wall clock here: so is its job's control.
+    let mine = controls(cell, run_level, Some(Clock::Wall));
     for (name, row) in &cell.rows {
         if row.row.role == cell_schema::Role::Reference || *name == imp.reference {
             continue;

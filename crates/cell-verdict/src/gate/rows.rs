@@ -12,7 +12,7 @@ use cell_schema::{
 };
 
 use crate::GateConfig;
-use crate::change::{Change, change, change_against_point};
+use crate::change::{Change, change, change_against_point, measurable};
 use crate::control::{PhaseControl, blocked, of_cell_job};
 use crate::rules::band;
 
@@ -69,11 +69,10 @@ pub(super) struct Pending {
 impl Pending {
     /// Whether this unit is judged, and so is one of the run's family.
     pub(super) fn judged(&self) -> bool {
-        let ratios = |xs: &[f64]| !xs.is_empty() && xs.iter().all(|x| x.is_finite() && *x > 0.0);
         self.blocked.is_none()
-            && ratios(&self.new_ratios)
+            && measurable(&self.new_ratios)
             && match &self.old {
-                Old::Measured(_, old) => ratios(old),
+                Old::Measured(_, old) => measurable(old),
                 Old::Point(p) => p.is_finite() && *p > 0.0,
             }
     }
@@ -192,19 +191,32 @@ fn change_words(
             pct(c.median)
         );
     }
+    let (band_lo, band_hi) = crate::change::band(tolerance);
     match status {
         GateStatus::Pass => format!(
             "no change beyond {tol}: {} ({range}), resolved to {res}",
             pct(c.median)
         ),
         GateStatus::Fail => {
-            let way = if c.median > 1.0 { "slower" } else { "faster" };
+            let way = if c.lo > band_hi { "slower" } else { "faster" };
             format!(
                 "{:.1}% {way} ({range}), beyond TOLERANCE {tol}; this run resolves {res}",
                 (c.median - 1.0).abs() * 100.0
             )
         }
-        GateStatus::Inconclusive if c.resolution() > tolerance => format!(
+        GateStatus::Inconclusive if !c.reaches() => format!(
+            "{} round(s) against {} cannot reach the {}% the run's verdicts need together (at most {}%): no call; the change is {} ({range}), resolved to {res}",
+            c.rounds.0,
+            if c.rounds.1 == 0 {
+                "a point".to_owned()
+            } else {
+                c.rounds.1.to_string()
+            },
+            crate::change::percent(c.asked),
+            crate::change::percent(c.level),
+            pct(c.median)
+        ),
+        GateStatus::Inconclusive if c.resolution() > (band_hi - band_lo) / 2.0 => format!(
             "this run resolves {res} on {phase}, wider than TOLERANCE {tol}; it saw no change beyond that ({range}, estimate {})",
             pct(c.median)
         ),
@@ -226,7 +238,7 @@ pub(super) fn row_units(
 ) -> Vec<Unit> {
     let mut units = Vec::new();
     let level = config.settings.ci_level;
-    let (mine, theirs) = (controls(cell, level), controls(base, level));
+    let (mine, theirs) = (controls(cell, level, None), controls(base, level, None));
     for (name, row) in &cell.rows {
         if row.row.role == cell_schema::Role::Reference {
             continue;
@@ -279,16 +291,18 @@ pub(super) fn row_units(
     units
 }
 
-/// Each job's reading of its A/A control, as the job's verdict read it.
+/// Each job's reading of its A/A control, as the job's verdict read it, and on `also` too
+/// when every row is compared on that clock besides its own.
 pub(super) fn controls(
     cell: &CellResult,
     run_level: f64,
+    also: Option<Clock>,
 ) -> std::collections::BTreeMap<cell_schema::ToolchainName, Vec<PhaseControl>> {
     cell.rows
         .values()
         .map(|r| &r.job)
         .chain(cell.jobs.keys())
-        .map(|tc| (tc.clone(), of_cell_job(cell, tc, run_level)))
+        .map(|tc| (tc.clone(), of_cell_job(cell, tc, run_level, also)))
         .collect()
 }
 
