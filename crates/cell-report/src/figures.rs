@@ -100,7 +100,7 @@ pub fn verdict_name(v: &cell_schema::Verdict) -> String {
         .judged
         .iter()
         .map(|p| match v.resolution.get(p) {
-            Some(r) => format!("{p} ±{}%", percent(*r)),
+            Some(r) => format!("{p} ±{}%", cell_schema::percent(*r)),
             None => p.to_string(),
         })
         .collect();
@@ -115,17 +115,6 @@ pub fn verdict_name(v: &cell_schema::Verdict) -> String {
         return format!("{name} ({})", judged.join(", "));
     }
     name.to_owned()
-}
-
-/// A fraction as a percentage: one decimal, two below 1% (`0.42`), so a resolution never
-/// reads as `0.0`.
-pub(crate) fn percent(x: f64) -> String {
-    let p = x * 100.0;
-    if p.abs() < 1.0 {
-        format!("{p:.2}")
-    } else {
-        format!("{p:.1}")
-    }
 }
 
 /// `fib, primes inconclusive`: the phases a job could not judge.

@@ -39,7 +39,7 @@ pub fn human(report: &GateReport) -> String {
         s.pass, s.fail, s.inconclusive, s.failures, s.notices, report.exit
     )));
     if let Some(f) = &report.family {
-        d.push(verbatim_para(family_line(f)));
+        d.push(verbatim_para(family_line(report, f)));
     }
     if s.inconclusive > 0 {
         d.push(verbatim_para(format!(
@@ -50,14 +50,28 @@ pub fn human(report: &GateReport) -> String {
     doc::text::render(&d)
 }
 
-/// How the run's false alarms are bounded, in one line.
-fn family_line(f: &cell_schema::GateFamily) -> String {
-    format!(
-        "{} unit(s) judged together: each interval at {}%, so an unchanged run fails somewhere at most {}% of the time",
+/// How the run's false alarms are bounded, in one line: the workload's units, and what a
+/// unit against an imported point leaves out.
+fn family_line(report: &GateReport, f: &cell_schema::GateFamily) -> String {
+    let mut line = format!(
+        "{} workload unit(s) judged together: each interval at {}%, so an unchanged run fails somewhere at most {}% of the time",
         f.units,
         crate::figures::short(f.unit_level * 100.0, 4),
         crate::figures::short((1.0 - f.run_level) * 100.0, 2)
-    )
+    );
+    let points = report
+        .cells
+        .iter()
+        .flat_map(|c| &c.verdicts)
+        .filter(|v| v.against_imported_point)
+        .count();
+    if points > 0 {
+        let _ = write!(
+            line,
+            " (of them, {points} against an imported point, whose own noise is not counted)"
+        );
+    }
+    line
 }
 
 /// GitHub annotations: at most `per_kind` of each kind; the rest are counted in the last one.
@@ -127,7 +141,7 @@ pub fn step_summary(report: &GateReport, limit: usize) -> String {
         Block::Blank,
     ];
     if let Some(f) = &report.family {
-        d.extend([verbatim_para(family_line(f)), Block::Blank]);
+        d.extend([verbatim_para(family_line(report, f)), Block::Blank]);
     }
     for c in &report.cells {
         cell_summary(&mut d, c);
@@ -181,7 +195,7 @@ fn cell_summary(d: &mut Vec<Block>, c: &GateCell) {
                     let pct = |x: f64| format!("{:+.1}%", (x - 1.0) * 100.0);
                     (
                         format!("{} ({} to {})", pct(c.median), pct(c.lo), pct(c.hi)),
-                        format!("±{}%", crate::figures::percent(c.resolution)),
+                        format!("±{}%", cell_schema::percent(c.resolution)),
                     )
                 },
             );

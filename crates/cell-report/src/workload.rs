@@ -45,7 +45,7 @@ fn ratio_cells(row: &RowResult, phase: &Phase, metrics: &[Clock]) -> Vec<String>
     let mut cells = vec![
         format!("{:.4}", v.median),
         ci(v),
-        format!("±{}%", crate::figures::percent(v.resolution())),
+        format!("±{}%", cell_schema::percent(v.resolution())),
     ];
     cells.extend(metrics.iter().map(|m| fig4(r.on(*m).map(|x| x.median))));
     cells.push(v.n.to_string());
@@ -288,7 +288,7 @@ fn protocol_para(job: &JobResult) -> Block {
         (Some(b), _) => {
             let _ = write!(
                 text,
-                " Each row's rounds stopped once its verdict against {b} (the baseline the gate uses) was settled, or could not be."
+                " Each row's rounds stopped once its verdict against {b} (the baseline the gate would use when the job ran) was settled, or could not be."
             );
         }
         (None, Some(why)) => {

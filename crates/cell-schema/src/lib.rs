@@ -56,7 +56,7 @@ pub use row::{
 };
 pub use run_record::{RunJob, RunKind, RunRecord};
 pub use samples::{Samples, as_written};
-pub use stats::{ClockStats, RatioCi, Ratios, Summary};
+pub use stats::{ClockStats, RatioCi, Ratios, Summary, percent, resolution};
 pub use suite::{
     CellHttpServer, CellSoakServer, CellSuiteServer, Combo, Drift, HttpJobResult, HttpKind,
     HttpMode, HttpRequestSpec, HttpRun, HttpServerResult, HttpSettings, HttpShape, HttpSuite,

@@ -145,11 +145,11 @@ fn binom_half(n: usize, i: usize) -> f64 {
     (ln_choose - n as f64 * std::f64::consts::LN_2).exp()
 }
 
-fn ln_factorial(n: usize) -> f64 {
+pub(crate) fn ln_factorial(n: usize) -> f64 {
     (2..=n).map(|i| (i as f64).ln()).sum()
 }
 
-fn sorted(xs: &[f64]) -> Vec<f64> {
+pub(crate) fn sorted(xs: &[f64]) -> Vec<f64> {
     let mut s = xs.to_vec();
     s.sort_by(f64::total_cmp);
     s

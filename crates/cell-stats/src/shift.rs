@@ -10,6 +10,8 @@
 //! (a Gaussian binomial coefficient, expanded as a product) while `n·m` stays small, and its
 //! normal approximation beyond, where the two agree.
 
+use crate::{ln_factorial, sorted};
+
 /// A shift between two samples with its interval.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ShiftCi {
@@ -58,12 +60,6 @@ pub fn shift_ci(a: &[f64], b: &[f64], level: f64) -> Option<ShiftCi> {
         hi: nth(pairs + 1 - k),
         level: null.coverage(k),
     })
-}
-
-fn sorted(xs: &[f64]) -> Vec<f64> {
-    let mut s = xs.to_vec();
-    s.sort_by(f64::total_cmp);
-    s
 }
 
 /// The number of pairs with `a_i − b_j ≤ d` (both sorted ascending). For a fixed `i` the
@@ -181,7 +177,7 @@ fn exact_tail(n: usize, m: usize) -> Option<Vec<f64>> {
             c[u] += c[u - i];
         }
     }
-    let ln_total = ln_choose(n + m, n);
+    let ln_total = ln_factorial(n + m) - ln_factorial(n) - ln_factorial(m);
     let mut acc = 0.0;
     Some(
         c.iter()
@@ -191,11 +187,6 @@ fn exact_tail(n: usize, m: usize) -> Option<Vec<f64>> {
             })
             .collect(),
     )
-}
-
-fn ln_choose(n: usize, k: usize) -> f64 {
-    let lnf = |x: usize| (2..=x).map(|i| (i as f64).ln()).sum::<f64>();
-    lnf(n) - lnf(k) - lnf(n - k)
 }
 
 /// The complementary error function (Numerical Recipes' `erfcc`, relative error below 1.2e-7:

@@ -9,7 +9,7 @@
 //! its stated figures are the fixture's, so a test recomputes them from the samples
 //! (`cell_verdict::recompute::cell`) before judging it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use cell_schema::{CellResult, Phase, PhaseResult, RowName, RowResult, Run};
 
@@ -148,25 +148,40 @@ pub fn slowed(cell: &CellResult, row: &str, phase: &str, factor: f64) -> CellRes
     out
 }
 
-/// Per phase, every measured run of `job`'s reference and control as a multiple of its
-/// unit's median CPU time: the noise one run of that job saw, for the scripted executor.
-pub fn run_noise(cell: &CellResult, job: &str) -> BTreeMap<String, Vec<f64>> {
-    let j = &cell.jobs[&cell_schema::ToolchainName::from(job)];
-    let mut out: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for unit in std::iter::once(&j.reference).chain(j.control.as_ref()) {
-        for (p, pr) in &unit.phases {
-            let mut times: Vec<f64> = pr
-                .runs
-                .iter()
-                .filter(|r| !r.warmup)
-                .map(|r| r.cpu_s)
-                .collect();
-            times.sort_by(f64::total_cmp);
-            let median = times[times.len() / 2];
-            out.entry(p.to_string())
-                .or_default()
-                .extend(times.iter().map(|t| (t / median * 1e4).round() / 1e4));
+/// `cell` with every unit's runs on each phase drawn towards that unit's median time there by
+/// `factor` (0.1: a tenth of the recorded spread; 1: as recorded): a quieter or noisier day of
+/// the same machine, each clock scaled alike.
+pub fn scaled(cell: &CellResult, factor: f64) -> CellResult {
+    let mut out = cell.clone();
+    let jobs: Vec<_> = out.jobs.keys().cloned().collect();
+    for job in jobs {
+        for row in units_of(&mut out, &job) {
+            for pr in row.phases.values_mut() {
+                scale_runs(&mut pr.runs, factor);
+            }
         }
     }
     out
+}
+
+fn scale_runs(runs: &mut [Run], factor: f64) {
+    let median = |pick: &dyn Fn(&Run) -> f64| {
+        let mut xs: Vec<f64> = runs.iter().map(pick).collect();
+        xs.sort_by(f64::total_cmp);
+        xs.get(xs.len() / 2).copied().unwrap_or(0.0)
+    };
+    let (wall, cpu) = (median(&|r| r.wall_s), median(&|r| r.cpu_s));
+    let toward = |x: f64, m: f64| m + (x - m) * factor;
+    for r in runs.iter_mut() {
+        // The split of CPU time into user and system is kept, its total scaled.
+        let share = if r.cpu_s > 0.0 {
+            toward(r.cpu_s, cpu) / r.cpu_s
+        } else {
+            1.0
+        };
+        r.wall_s = toward(r.wall_s, wall).max(0.0);
+        r.cpu_s = (r.cpu_s * share).max(0.0);
+        r.user_s = r.user_s.map(|u| (u * share).max(0.0));
+        r.sys_s = r.sys_s.map(|s| (s * share).max(0.0));
+    }
 }

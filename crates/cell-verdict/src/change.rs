@@ -126,17 +126,6 @@ pub fn change_against_point(new: &[f64], point: f64, level: f64) -> Option<Chang
     })
 }
 
-/// A fraction as a percentage for a verdict's words: one decimal (`1.5`), two below 1%
-/// (`0.42`), so a resolution never reads as `0.0`.
-pub(crate) fn percent(x: f64) -> String {
-    let p = x * 100.0;
-    if p.abs() < 1.0 {
-        format!("{p:.2}")
-    } else {
-        format!("{p:.1}")
-    }
-}
-
 /// Per-round ratios a change can be measured from: some, each a positive finite number.
 pub(crate) fn measurable(xs: &[f64]) -> bool {
     !xs.is_empty() && xs.iter().all(|x| x.is_finite() && *x > 0.0)

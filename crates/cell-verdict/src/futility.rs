@@ -27,9 +27,9 @@ pub struct FutilityRule {
 /// One interval's projection at `REPS_MAX`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Projection {
-    /// Its relative half-width now.
+    /// Its half-width now: relative to its ratio, or, against a baseline, the change's.
     pub half_width: f64,
-    /// The relative half-width projected at `REPS_MAX`.
+    /// The half-width projected at `REPS_MAX`, in the same terms.
     pub projected: f64,
     /// The half-width it had to reach: `CI_TARGET`, or, against a baseline, the distance
     /// from its change to the nearer edge of the band.

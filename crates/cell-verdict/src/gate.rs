@@ -27,7 +27,7 @@ use failures::{
 use imported::{imported_notices, imported_units};
 use notices::{
     baseline_notices, calibration_notices, contention_notices, dropped_row_notices,
-    missing_job_notices, subject_notices,
+    missing_job_notices, settled_against_notices, subject_notices,
 };
 pub use notices::{footprint_notices, instruction_notices};
 use rows::{Unit, row_units};
@@ -327,6 +327,7 @@ fn gate_cell(
                     .map(|n| format!("baseline {base_name}: {n}")),
             );
             let base = &recomputed.value;
+            notices.extend(settled_against_notices(cell, base_name));
             notices.extend(baseline_notices(cell, base_name, base, config));
             notices.extend(footprint_notices(cell, base));
             notices.extend(instruction_notices(cell, base_name, base));

@@ -4,9 +4,9 @@
 //!
 //! The thresholds come from [`GateConfig::from_plan`] alone, so `cell run`, `cell local` and
 //! `cell gate` judge with the same inputs and cannot drift apart. The rules themselves are
-//! in docs/protocol.md (the workload) and docs/http-and-soak.md (the suites). Early stop by
-//! futility (a job that cannot reach its target in the rounds left stops and says so) is here
-//! too: a judgement of the intervals, which the timing loop only asks for.
+//! in docs/protocol.md (the workload) and docs/http-and-soak.md (the suites). Where each row
+//! and phase's rounds stop (settled against the baseline, converged, futile) is here too: a
+//! judgement of the intervals, which the timing loop only asks for.
 
 mod change;
 mod config;

@@ -86,7 +86,7 @@ impl<'a> BiasedControl<'a> {
             r.median,
             r.lo,
             r.hi,
-            crate::change::percent(level),
+            cell_schema::percent(level),
             (r.median - 1.0) * 100.0,
             self.phase
         )

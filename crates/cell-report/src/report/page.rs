@@ -21,17 +21,13 @@ pub fn seconds(s: f64) -> String {
 
 /// `lo–hi (level %, resolves ±x%)`: the interval and what it resolved.
 fn ci(p: &Point) -> String {
-    let resolves = if p.median > 0.0 {
-        (p.hi - p.lo) / 2.0 / p.median
-    } else {
-        0.0
-    };
+    let resolves = cell_schema::resolution(p.median, p.lo, p.hi);
     format!(
         "{}–{} ({:.0}%, ±{}%)",
         ratio(p.lo),
         ratio(p.hi),
         (p.level * 100.0).round(),
-        crate::figures::percent(resolves)
+        cell_schema::percent(resolves)
     )
 }
 
@@ -527,7 +523,7 @@ fn status_spans(j: &JobReport) -> Vec<Span> {
         .resolution
         .iter()
         .filter(|(p, _)| !j.inconclusive.contains(p))
-        .map(|(p, r)| format!("{p} ±{}%", crate::figures::percent(*r)))
+        .map(|(p, r)| format!("{p} ±{}%", cell_schema::percent(*r)))
         .collect();
     if j.status == cell_schema::Status::Ok && !j.inconclusive.is_empty() {
         parts.push(crate::figures::inconclusive_phrase(&j.inconclusive));

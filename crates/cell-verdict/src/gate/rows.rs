@@ -175,7 +175,7 @@ fn change_words(
     phase: &Phase,
     tolerance: f64,
 ) -> String {
-    let tol = format!("±{}%", crate::change::percent(tolerance));
+    let tol = format!("±{}%", cell_schema::percent(tolerance));
     let Some(c) = change else {
         return format!(
             "not compared: {}",
@@ -183,7 +183,8 @@ fn change_words(
                 .unwrap_or("a side has no per-round ratios to compare (its samples are missing)")
         );
     };
-    let res = format!("±{}%", crate::change::percent(c.resolution()));
+    // As gate.json writes it, so the line and the file say the same.
+    let res = format!("±{}%", cell_schema::percent(round_ratio(c.resolution())));
     let range = format!("{} to {}", pct(c.lo), pct(c.hi));
     if let Some(why) = blocked {
         return format!(
@@ -212,8 +213,8 @@ fn change_words(
             } else {
                 c.rounds.1.to_string()
             },
-            crate::change::percent(c.asked),
-            crate::change::percent(c.level),
+            cell_schema::percent(c.asked),
+            cell_schema::percent(c.level),
             pct(c.median)
         ),
         GateStatus::Inconclusive if c.resolution() > (band_hi - band_lo) / 2.0 => format!(
