@@ -54,11 +54,10 @@ impl JobBaseline {
         let mut read: Vec<(String, CellResult)> = Vec::new();
         for name in names.iter().rev() {
             match index.read_cell(name, id) {
-                None => {}
                 // The newest file of the cell is its baseline, and unusable: the gate stops
                 // there. Behind a readable one it is a notice there, and passed over here.
                 Some(Err(s)) if read.is_empty() => return Err(s.notice()),
-                Some(Err(_)) => {}
+                None | Some(Err(_)) => {}
                 Some(Ok(c)) => {
                     let measured = crate::gate::is_measured(&c);
                     read.push((name.to_string(), c));
