@@ -161,6 +161,12 @@ impl Pending {
     }
 }
 
+/// A level as a percentage to two decimals, trailing zeros dropped: `98.75`, `97.5`, `90`.
+fn level_pct(level: f64) -> String {
+    let s = format!("{:.2}", level * 100.0);
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
 /// `+1.2%`: a change as a signed percentage.
 fn pct(c: f64) -> String {
     let s = format!("{:+.1}%", (c - 1.0) * 100.0);
@@ -213,8 +219,8 @@ fn change_words(
             } else {
                 c.rounds.1.to_string()
             },
-            cell_schema::percent(c.asked),
-            cell_schema::percent(c.level),
+            level_pct(c.asked),
+            level_pct(c.level),
             pct(c.median)
         ),
         GateStatus::Inconclusive if c.resolution() > (band_hi - band_lo) / 2.0 => format!(
