@@ -148,40 +148,62 @@ pub fn slowed(cell: &CellResult, row: &str, phase: &str, factor: f64) -> CellRes
     out
 }
 
-/// `cell` with every unit's runs on each phase drawn towards that unit's median time there by
-/// `factor` (0.1: a tenth of the recorded spread; 1: as recorded): a quieter or noisier day of
-/// the same machine, each clock scaled alike.
+/// `cell` with every row's per-round ratio to its job's reference, on each phase and clock,
+/// drawn towards that row's median ratio there by `factor` in log terms (0.1: a tenth of the
+/// recorded spread; 1: as recorded): a quieter or noisier day of the same machine. The
+/// reference keeps its runs and each row's median ratio is kept, so the same row on a
+/// quieter day is still the same row: drawing each row's times towards their own median
+/// instead would move the median ratio wherever the rounds' disturbances were shared.
 pub fn scaled(cell: &CellResult, factor: f64) -> CellResult {
     let mut out = cell.clone();
     let jobs: Vec<_> = out.jobs.keys().cloned().collect();
     for job in jobs {
-        for row in units_of(&mut out, &job) {
-            for pr in row.phases.values_mut() {
-                scale_runs(&mut pr.runs, factor);
+        let reference = out.jobs[&job].reference.clone();
+        for row in units_of(&mut out, &job).into_iter().skip(1) {
+            for (phase, pr) in &mut row.phases {
+                if let Some(rp) = reference.phases.get(phase) {
+                    scale_runs(&mut pr.runs, &rp.runs, factor);
+                }
             }
         }
     }
     out
 }
 
-fn scale_runs(runs: &mut [Run], factor: f64) {
-    let median = |pick: &dyn Fn(&Run) -> f64| {
-        let mut xs: Vec<f64> = runs.iter().map(pick).collect();
-        xs.sort_by(f64::total_cmp);
-        xs.get(xs.len() / 2).copied().unwrap_or(0.0)
+/// The log of the time each of a row's measured runs took, per clock, over the reference
+/// run it pairs with.
+fn round_ratios(runs: &[Run], reference: &[Run], pick: fn(&Run) -> f64) -> Vec<Option<f64>> {
+    runs.iter()
+        .map(|r| {
+            let base = reference
+                .iter()
+                .find(|b| b.round == r.round && Some(b.seq) == r.paired_with)?;
+            let (x, y) = (pick(r), pick(base));
+            (!r.warmup && x > 0.0 && y > 0.0).then(|| (x / y).ln())
+        })
+        .collect()
+}
+
+fn median_of(logs: &[Option<f64>]) -> Option<f64> {
+    let mut xs: Vec<f64> = logs.iter().flatten().copied().collect();
+    xs.sort_by(f64::total_cmp);
+    xs.get(xs.len() / 2).copied()
+}
+
+fn scale_runs(runs: &mut [Run], reference: &[Run], factor: f64) {
+    let wall = round_ratios(runs, reference, |r| r.wall_s);
+    let cpu = round_ratios(runs, reference, |r| r.cpu_s);
+    let (Some(mw), Some(mc)) = (median_of(&wall), median_of(&cpu)) else {
+        return;
     };
-    let (wall, cpu) = (median(&|r| r.wall_s), median(&|r| r.cpu_s));
-    let toward = |x: f64, m: f64| m + (x - m) * factor;
-    for r in runs.iter_mut() {
+    // A log ratio drawn towards the median by `factor`: the time's multiplier.
+    let by = |x: Option<f64>, m: f64| x.map_or(1.0, |x| ((m - x) * (1.0 - factor)).exp());
+    for ((r, w), c) in runs.iter_mut().zip(wall).zip(cpu) {
+        let (kw, kc) = (by(w, mw), by(c, mc));
+        r.wall_s *= kw;
         // The split of CPU time into user and system is kept, its total scaled.
-        let share = if r.cpu_s > 0.0 {
-            toward(r.cpu_s, cpu) / r.cpu_s
-        } else {
-            1.0
-        };
-        r.wall_s = toward(r.wall_s, wall).max(0.0);
-        r.cpu_s = (r.cpu_s * share).max(0.0);
-        r.user_s = r.user_s.map(|u| (u * share).max(0.0));
-        r.sys_s = r.sys_s.map(|s| (s * share).max(0.0));
+        r.cpu_s *= kc;
+        r.user_s = r.user_s.map(|u| u * kc);
+        r.sys_s = r.sys_s.map(|s| s * kc);
     }
 }

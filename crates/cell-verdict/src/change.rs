@@ -7,11 +7,11 @@
 //! ratios (the samples): the Hodges–Lehmann shift between their logarithms, with the
 //! Mann–Whitney order statistics of the pairwise differences ([`cell_stats::shift_ci`]).
 //! The rank interval assumes both runs share the shape of their noise; with as many rounds
-//! on each side it stays close to its level when they do not, but when the run with fewer
-//! rounds is the noisier it is too narrow (measured on recorded noise: 5.5% of A/A runs
-//! failed somewhere, 10 noisy rounds against 30 quiet ones). So the interval also holds the
-//! shorter run's own median interval, offset by the other's median: what it would be were
-//! the longer run exact (the same cases: at most 2%).
+//! on each side it stays within the run's budget when they do not, but when the run with
+//! fewer rounds is the noisier it claims too much (measured on recorded noise, 10 rounds at
+//! three times the recorded spread against 30 at it: 6.7% of A/A runs failed somewhere). So
+//! the interval also holds the shorter run's own median interval, offset by the other's
+//! median: what it would be were the longer run exact (the same cases: 1%).
 
 use cell_schema::GateStatus;
 use cell_stats::{median, median_ci, shift_ci};
