@@ -53,7 +53,7 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
     (
         "CI_LEVEL",
         "0.95",
-        "confidence level of every interval, and of a run's verdicts together (an unchanged run fails anywhere at most 1 - CI_LEVEL of the time)",
+        "confidence level of every interval, and of a run's verdicts together (an unchanged run fails any of its (row, phase) verdicts at most 1 - CI_LEVEL of the time)",
     ),
     (
         "HEALTH_THRESHOLD",

@@ -21,12 +21,12 @@ pub enum GateKind {
 )]
 #[serde(rename_all = "snake_case")]
 pub enum GateStatus {
-    /// The new interval lies inside the tolerance band around the baseline.
+    /// The change's interval (this run against the baseline) lies inside the tolerance band.
     Pass,
-    /// Neither inside nor wholly outside (the run could not resolve the change to within the
+    /// Neither inside nor wholly outside (the runs could not resolve the change to within the
     /// band), or not judged (a biased A/A control, another protocol): no call either way.
     Inconclusive,
-    /// The new interval lies wholly outside the band.
+    /// The change's interval lies wholly outside the band.
     Fail,
 }
 
@@ -67,7 +67,9 @@ pub struct GateVerdict {
     pub old: GateRatio,
     /// This run's ratio.
     pub new: GateRatio,
-    /// The band: `[old/(1+tolerance), old·(1+tolerance)]`.
+    /// The tolerance band in ratio terms, `[old/(1+tolerance), old·(1+tolerance)]`: where this
+    /// run's ratio sits when it changed by no more than the tolerance (the verdict reads the
+    /// change's interval against the same band around 1).
     pub band: [f64; 2],
     /// One line a person reads.
     pub message: String,

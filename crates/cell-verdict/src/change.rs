@@ -104,9 +104,10 @@ pub fn change(new: &[f64], old: &[f64], level: f64) -> Option<Change> {
         hi = hi.max(x.max(y));
     }
     // The estimate a reader checks against the two ratios shown: their medians' ratio (the
-    // interval is the shift's, which the same noise on both sides centres on it too).
+    // interval is the shift's, which the same noise on both sides centres on it too), or
+    // the nearer end of the interval where runs of unlike shapes put it outside.
     Some(Change {
-        median: (median(&a) - median(&b)).exp(),
+        median: (median(&a) - median(&b)).clamp(lo, hi).exp(),
         lo: lo.exp(),
         hi: hi.exp(),
         level: shift.level,

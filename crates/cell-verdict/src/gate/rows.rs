@@ -223,8 +223,18 @@ fn change_words(
             level_pct(c.level),
             pct(c.median)
         ),
+        // A wide interval that holds 1.0 saw nothing; one that misses it saw a change it
+        // cannot place against the band.
+        GateStatus::Inconclusive
+            if c.resolution() > (band_hi - band_lo) / 2.0 && c.lo <= 1.0 && c.hi >= 1.0 =>
+        {
+            format!(
+                "this run resolves {res} on {phase}, wider than TOLERANCE {tol}; it saw no change beyond that ({range}, estimate {})",
+                pct(c.median)
+            )
+        }
         GateStatus::Inconclusive if c.resolution() > (band_hi - band_lo) / 2.0 => format!(
-            "this run resolves {res} on {phase}, wider than TOLERANCE {tol}; it saw no change beyond that ({range}, estimate {})",
+            "this run resolves {res} on {phase}, wider than TOLERANCE {tol}; it saw a change of {} ({range}), which may lie within TOLERANCE or beyond it: more rounds would settle it",
             pct(c.median)
         ),
         GateStatus::Inconclusive => format!(
