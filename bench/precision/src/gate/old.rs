@@ -4,7 +4,6 @@
 //! when the A/A control of either run was off by any of three tests, two of which the new
 //! rule dropped (its median's distance from 1.0, its width).
 
-use cell_schema::GateStatus;
 use cell_stats::{median, median_ci};
 
 use super::judge::{Interval, JOBS, Judgement};
@@ -27,19 +26,6 @@ pub fn control_off(ratios: &[f64], level: f64, tolerance: f64) -> Option<String>
         Some(format!("is {at}, wider than ±{half}"))
     } else {
         None
-    }
-}
-
-/// The old three-way rule for a new interval `[lo, hi]` against a baseline point `b`: PASS
-/// inside `[b/(1+tol), b·(1+tol)]`, FAIL wholly outside, INCONCLUSIVE otherwise.
-pub fn three_way(b: f64, lo: f64, hi: f64, tolerance: f64) -> GateStatus {
-    let (band_lo, band_hi) = (b / (1.0 + tolerance), b * (1.0 + tolerance));
-    if lo >= band_lo && hi <= band_hi {
-        GateStatus::Pass
-    } else if hi < band_lo || lo > band_hi {
-        GateStatus::Fail
-    } else {
-        GateStatus::Inconclusive
     }
 }
 
@@ -77,7 +63,8 @@ pub fn judge(
         );
     }
     Judgement {
-        status: three_way(b, ci.lo, ci.hi, tolerance),
+        // The old rule's point comparison is the one an http suite still uses.
+        status: cell_verdict::three_way(b, ci.lo, ci.hi, tolerance),
         interval,
         resolution,
         why: None,
@@ -87,6 +74,7 @@ pub fn judge(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cell_schema::GateStatus;
 
     const TOL: f64 = 0.015;
 
@@ -121,10 +109,22 @@ mod tests {
     #[test]
     fn three_way_against_a_point() {
         // Band around 1.02: [1.0049, 1.0353].
-        assert_eq!(three_way(1.02, 1.01, 1.03, TOL), GateStatus::Pass);
-        assert_eq!(three_way(1.02, 1.036, 1.05, TOL), GateStatus::Fail);
-        assert_eq!(three_way(1.02, 0.98, 1.004, TOL), GateStatus::Fail);
-        assert_eq!(three_way(1.02, 1.03, 1.04, TOL), GateStatus::Inconclusive);
+        assert_eq!(
+            cell_verdict::three_way(1.02, 1.01, 1.03, TOL),
+            GateStatus::Pass
+        );
+        assert_eq!(
+            cell_verdict::three_way(1.02, 1.036, 1.05, TOL),
+            GateStatus::Fail
+        );
+        assert_eq!(
+            cell_verdict::three_way(1.02, 0.98, 1.004, TOL),
+            GateStatus::Fail
+        );
+        assert_eq!(
+            cell_verdict::three_way(1.02, 1.03, 1.04, TOL),
+            GateStatus::Inconclusive
+        );
     }
 
     #[test]
