@@ -186,7 +186,7 @@ fn change_words(
         return format!(
             "not compared: {}",
             blocked
-                .unwrap_or("a side has no per-round ratios to compare (its samples are missing)")
+                .unwrap_or("a side has no per-round ratios to compare (its samples are missing, or a time of 0 makes a ratio that is not a positive number)")
         );
     };
     // As gate.json writes it, so the line and the file say the same.
