@@ -71,22 +71,22 @@ pub fn runs_each(budget: u32) -> u32 {
 }
 
 /// The two command strings hyperfine is given, reference first.
-fn commands(t: &Trial<'_>) -> [String; 2] {
+fn commands(reference: &str, candidate: &str, phase: &str) -> [String; 2] {
     [
-        format!("{} {}", t.reference, t.phase),
-        format!("{} {}", t.candidate, t.phase),
+        format!("{reference} {phase}"),
+        format!("{candidate} {phase}"),
     ]
 }
 
-/// hyperfine's argv for one trial.
-pub fn argv(t: &Trial<'_>, export: &Path) -> Vec<String> {
-    let [reference, candidate] = commands(t);
+/// hyperfine's argv: one warm-up and `runs` timed runs of each of the two commands.
+pub fn argv(commands: &[String; 2], runs: u32, export: &Path) -> Vec<String> {
+    let [reference, candidate] = commands.clone();
     vec![
         "-N".into(),
         "-w".into(),
         "1".into(),
         "-r".into(),
-        runs_each(t.budget).to_string(),
+        runs.to_string(),
         "--export-json".into(),
         export.display().to_string(),
         reference,
@@ -96,15 +96,35 @@ pub fn argv(t: &Trial<'_>, export: &Path) -> Vec<String> {
 
 /// One trial through hyperfine.
 pub fn verdict(t: &Trial<'_>) -> Result<Verdict> {
-    let export = t.dir.join("hyperfine.json");
-    let stderr = t.dir.join("hyperfine.stderr");
+    let [reference, candidate] = time(
+        t.reference,
+        t.candidate,
+        t.phase,
+        runs_each(t.budget),
+        t.dir,
+    )?;
+    Ok(ratio_of_means(&reference, &candidate))
+}
+
+/// `reference` and `candidate` on `phase` through hyperfine, one warm-up and `runs` timed runs
+/// each, in `dir` (its export and stderr go there too): the two results, checked.
+pub fn time(
+    reference: &str,
+    candidate: &str,
+    phase: &str,
+    runs: u32,
+    dir: &Path,
+) -> Result<[Timed; 2]> {
+    let export = dir.join("hyperfine.json");
+    let stderr = dir.join("hyperfine.stderr");
+    let asked = commands(reference, candidate, phase);
     let mut cmd = Command::new("hyperfine");
-    cmd.args(argv(t, &export))
-        .current_dir(t.dir)
+    cmd.args(argv(&asked, runs, &export))
+        .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&stderr).context("hyperfine's stderr file")?);
-    let ended = run_bounded(&mut cmd, PER_PROCESS * t.budget).context("running hyperfine")?;
+    let ended = run_bounded(&mut cmd, PER_PROCESS * 2 * (runs + 1)).context("running hyperfine")?;
     if !ended.status.success() {
         bail!(
             "hyperfine ended with {}: {}",
@@ -113,8 +133,7 @@ pub fn verdict(t: &Trial<'_>) -> Result<Verdict> {
         );
     }
     let text = read_prefix(&export, EXPORT_MAX)?;
-    let [reference, candidate] = read_export(&text, &commands(t), runs_each(t.budget))?;
-    Ok(ratio_of_means(&reference, &candidate))
+    read_export(&text, &asked, runs)
 }
 
 /// The two results of an export, checked to be the commands asked for with `runs` timed runs.

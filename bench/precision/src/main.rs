@@ -7,7 +7,11 @@
 //! copy at a path of the same length), and A/B candidates doing 3% more work on mix and on
 //! primes (`-DMIX_ITERS`, `-DSIEVE_LIMIT`). Loads: none, a busy loop on the other CPU, a busy
 //! loop on the timed CPU. See README.md for the method and `--help` for the options.
+//!
+//! `--gate` ([`gate`]) measures the gate's verdicts between two runs instead: A/A, +3% and
+//! +10%, the old rule and the new one on the same samples, beside hyperfine at the same budget.
 
+mod gate;
 mod hyperfine;
 mod protocols;
 mod report;
@@ -63,6 +67,11 @@ struct Args {
     /// The repository root.
     #[arg(long, default_value = ".")]
     root: PathBuf,
+    /// Gate verdicts between two runs instead (README.md, "Gate verdicts between runs"): the
+    /// old rule, the new one and hyperfine on the same samples, A/A, +3% and +10%; reads
+    /// --repeats, --phases, --conditions (default none,other), --seed, --json and --root.
+    #[arg(long, conflicts_with_all = ["aa_loads", "ab_loads", "protocols", "budget"])]
+    gate: bool,
 }
 
 /// Which comparison runs under which load, resolved from the three load options.
@@ -123,35 +132,55 @@ impl Bins {
     }
 }
 
-fn build(dir: &Path, root: &Path) -> Result<Bins> {
+/// Work knobs of bench/workload/c/main.c, whose defaults are `MIX_ITERS` 200,000,000 and
+/// `SIEVE_LIMIT` 50,000,000: 3% more work is 206,000,000 mix iterations and a sieve over
+/// 51,500,000 numbers; 10% more, 220,000,000 and 55,000,000.
+const MIX_PLUS_3: &str = "-DMIX_ITERS=206000000u";
+const SIEVE_PLUS_3: &str = "-DSIEVE_LIMIT=51500000u";
+const MIX_PLUS_10: &str = "-DMIX_ITERS=220000000u";
+const SIEVE_PLUS_10: &str = "-DSIEVE_LIMIT=55000000u";
+
+/// clang -O2 of bench/workload/c with `defines` into `dir/<name>/workload`: every `name` of
+/// the bench is three letters, so every binary's path has the same length (a path's length
+/// moves the stack of the process it starts). Returns the path.
+fn compile(root: &Path, dir: &Path, name: &str, defines: &[&str]) -> Result<String> {
     let src = root.join("bench/workload/c/main.c");
-    let cc = |out: &Path, extra: &[&str]| -> Result<()> {
-        let st = Command::new("clang")
-            .arg("-O2")
-            .args(extra)
-            .arg("-o")
-            .arg(out)
-            .arg(&src)
-            .stdin(Stdio::null())
-            .status()
-            .context("clang is needed: apt-get install clang")?;
-        ensure!(st.success(), "clang failed on {}", src.display());
-        Ok(())
-    };
-    for d in ["ref", "a-a", "mix", "pri"] {
-        std::fs::create_dir_all(dir.join(d))?;
-    }
-    cc(&dir.join("ref/workload"), &[])?;
-    std::fs::copy(dir.join("ref/workload"), dir.join("a-a/workload"))?;
-    // 3% more work: 206,000,000 mix iterations; a sieve over 51,500,000 numbers.
-    cc(&dir.join("mix/workload"), &["-DMIX_ITERS=206000000u"])?;
-    cc(&dir.join("pri/workload"), &["-DSIEVE_LIMIT=51500000u"])?;
-    let s = |d: &str| dir.join(d).join("workload").display().to_string();
+    let out = dir.join(name).join("workload");
+    std::fs::create_dir_all(dir.join(name))?;
+    let st = Command::new("clang")
+        .arg("-O2")
+        .args(defines)
+        .arg("-o")
+        .arg(&out)
+        .arg(&src)
+        .stdin(Stdio::null())
+        .status()
+        .context("clang is needed: apt-get install clang")?;
+    ensure!(st.success(), "clang failed on {}", src.display());
+    Ok(out.display().to_string())
+}
+
+/// A byte-identical copy of the binary at `from` into `dir/<name>/workload` (a path of the same
+/// length, `name` being three letters as in [`compile`]). Returns the path.
+fn copy_of(from: &str, dir: &Path, name: &str) -> Result<String> {
+    let out = dir.join(name).join("workload");
+    std::fs::create_dir_all(dir.join(name))?;
+    std::fs::copy(from, &out).with_context(|| format!("copying {from}"))?;
+    let path = out.display().to_string();
+    ensure!(
+        path.len() == from.len(),
+        "{path} and {from} differ in length"
+    );
+    Ok(path)
+}
+
+fn build(dir: &Path, root: &Path) -> Result<Bins> {
+    let reference = compile(root, dir, "ref", &[])?;
     Ok(Bins {
-        reference: s("ref"),
-        aa: s("a-a"),
-        ab_mix: s("mix"),
-        ab_primes: s("pri"),
+        aa: copy_of(&reference, dir, "a-a")?,
+        ab_mix: compile(root, dir, "mix", &[MIX_PLUS_3])?,
+        ab_primes: compile(root, dir, "pri", &[SIEVE_PLUS_3])?,
+        reference,
     })
 }
 
@@ -339,6 +368,9 @@ fn check_args(a: &Args) -> Result<()> {
 fn run() -> Result<()> {
     let a = Args::parse();
     check_args(&a)?;
+    if a.gate {
+        return gate::run(&a);
+    }
     let mut versions = BTreeMap::new();
     for p in &a.protocols {
         if let Some(check) = p.check {

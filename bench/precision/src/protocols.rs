@@ -239,6 +239,9 @@ fn fixed_params(t: &Trial<'_>) -> Params {
         seed: t.seed,
         mode: ProtocolMode::Sequential,
         futility_margin: 0.0,
+        tolerance: t.settings.tolerance,
+        settle_level: t.settings.ci_level,
+        fail_level: t.settings.ci_level,
     }
 }
 
@@ -295,10 +298,11 @@ fn cell_adaptive(t: &Trial<'_>) -> Result<Verdict> {
     cell(t, &params, &EngineOptions::from_settings(t.settings))
 }
 
-/// The real executor: the pinned engine, the two binaries, the first failure kept.
+/// The real executor: the pinned engine, one binary per unit (index 0 the reference), the
+/// first failure kept.
 struct Real<'a> {
     engine: Engine,
-    bins: [&'a str; 2],
+    bins: &'a [&'a str],
     dir: &'a Path,
     failed: Option<anyhow::Error>,
 }
@@ -363,26 +367,8 @@ impl Real<'_> {
 /// time, warm-up excluded, median of per-round ratios with its interval; every clock read
 /// from the same runs.
 fn cell(t: &Trial<'_>, params: &Params, options: &EngineOptions) -> Result<Verdict> {
-    let engine = Engine::with_options(t.dir, options).context("the timing engine")?;
-    let units = vec![
-        Unit {
-            phases: params.phases.clone(),
-            clock: Clock::Cpu
-        };
-        2
-    ];
-    let mut exec = Real {
-        engine,
-        bins: [t.reference, t.candidate],
-        dir: t.dir,
-        failed: None,
-    };
-    let out = protocol::run(&units, params, &mut exec, &mut |_| {});
-    // The engine unpins this thread when dropped, before any other protocol runs.
-    drop(exec.engine);
-    if let Some(e) = exec.failed {
-        return Err(e);
-    }
+    let units = vec![Unit::new(params.phases.clone(), Clock::Cpu, true); 2];
+    let out = job(&[t.reference, t.candidate], &units, params, t.dir, options)?;
     let phase = Phase::from(t.phase);
     let rs = clock_ratios(&out, &phase, ClockKind::Cpu);
     ensure!(!rs.is_empty(), "cell's protocol paired no runs on {phase}");
@@ -400,6 +386,37 @@ fn cell(t: &Trial<'_>, params: &Params, options: &EngineOptions) -> Result<Verdi
         runs: u32::try_from(out.runs.len()).unwrap_or(u32::MAX),
         clocks,
     })
+}
+
+/// One job of cell's protocol on the pinned engine: `bins[u]` is unit `u`'s binary (0 the
+/// reference), each run with its phase as its one argument in `dir`. The engine is dropped,
+/// and this thread unpinned, before it returns, so whatever runs next runs unpinned.
+pub fn job(
+    bins: &[&str],
+    units: &[Unit],
+    params: &Params,
+    dir: &Path,
+    options: &EngineOptions,
+) -> Result<Outcome> {
+    ensure!(
+        bins.len() == units.len(),
+        "{} binaries for {} units",
+        bins.len(),
+        units.len()
+    );
+    let engine = Engine::with_options(dir, options).context("the timing engine")?;
+    let mut exec = Real {
+        engine,
+        bins,
+        dir,
+        failed: None,
+    };
+    let out = protocol::run(units, params, &mut exec, &mut |_| {});
+    drop(exec.engine);
+    match exec.failed {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
 }
 
 /// The candidate's (unit 1) per-round ratios on `clock`: `protocol::ratios` for the clocks
@@ -468,13 +485,7 @@ mod tests {
     #[test]
     fn the_bench_pairs_system_time_as_the_protocol_pairs_its_clocks() {
         let phase = Phase::from("mix");
-        let units = vec![
-            Unit {
-                phases: vec![phase.clone()],
-                clock: Clock::Cpu
-            };
-            2
-        ];
+        let units = vec![Unit::new(vec![phase.clone()], Clock::Cpu, true); 2];
         let params = Params {
             phases: vec![phase.clone()],
             warmup: 1,
@@ -488,6 +499,9 @@ mod tests {
             seed: 7,
             mode: ProtocolMode::Sequential,
             futility_margin: 0.0,
+            tolerance: 0.015,
+            settle_level: 0.95,
+            fail_level: 0.95,
         };
         let out = protocol::run(&units, &params, &mut Counting(0), &mut |_| {});
         for (clock, pick) in [

@@ -47,3 +47,27 @@ fn a_protocol_named_twice_is_refused() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--protocols names cell twice"), "{stderr}");
 }
+
+#[test]
+fn the_gate_mode_refuses_an_unknown_load_or_phase_and_the_options_it_does_not_read() {
+    for (args, says) in [
+        (
+            &["--gate", "--conditions", "none,busy"][..],
+            "invalid value 'busy' for '--conditions",
+        ),
+        (
+            &["--gate", "--phases", "mix,fob"][..],
+            "invalid value 'fob' for '--phases",
+        ),
+        (
+            &["--gate", "--budget", "10"][..],
+            "'--gate' cannot be used with '--budget",
+        ),
+    ] {
+        let out = bench().args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}: nothing was timed");
+    }
+}

@@ -43,14 +43,18 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
     (
         "TOLERANCE",
         "0.015",
-        "gate band: a ratio may move this fraction before it can fail",
+        "gate band: a ratio may move this fraction between two runs before it can fail",
     ),
     (
         "CI_TARGET",
         "0.005",
-        "CI half-width (fraction) the adaptive budget aims for",
+        "CI half-width (fraction) a row aims for when its job has no baseline to be judged against",
     ),
-    ("CI_LEVEL", "0.95", "confidence level of every interval"),
+    (
+        "CI_LEVEL",
+        "0.95",
+        "confidence level of every interval, and of a run's verdicts together (an unchanged run fails any of its (row, phase) verdicts at most 1 - CI_LEVEL of the time)",
+    ),
     (
         "HEALTH_THRESHOLD",
         "0.15",
@@ -74,7 +78,7 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
     (
         "FUTILITY_MARGIN",
         "1.25",
-        "stop adding rounds when the widest interval, projected at REPS_MAX, stays wider than CI_TARGET times this; 0 never stops early",
+        "stop a row's rounds on a phase when its interval, projected at REPS_MAX, stays wider than what would settle it times this; 0 never stops early",
     ),
     (
         "TIME_CAP_S",

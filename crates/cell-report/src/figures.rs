@@ -91,17 +91,28 @@ pub(crate) fn status_name(s: Status) -> &'static str {
     }
 }
 
-/// A job's verdict with the phases it could not judge: `ok (fib inconclusive: its A/A
-/// control was off)`, `noisy (inconclusive)`, `FAILED`.
+/// A job's verdict with what each phase resolved and the phases it could not judge: `ok
+/// (mix ±0.42%, primes ±3.1%, fib ±0.95%)`, `ok on mix ±0.42%, primes ±3.1%; fib
+/// inconclusive (A/A control biased)`, `noisy (inconclusive)`, `FAILED`.
 pub fn verdict_name(v: &cell_schema::Verdict) -> String {
     let name = status_name(v.status);
+    let judged: Vec<String> = v
+        .judged
+        .iter()
+        .map(|p| match v.resolution.get(p) {
+            Some(r) => format!("{p} ±{}%", cell_schema::percent(*r)),
+            None => p.to_string(),
+        })
+        .collect();
     if v.status == Status::Ok && !v.inconclusive.is_empty() {
-        let judged: Vec<&str> = v.judged.iter().map(cell_schema::Phase::as_str).collect();
         return format!(
-            "{name} on {}; {} (A/A control off)",
+            "{name} on {}; {} (A/A control biased)",
             judged.join(", "),
             inconclusive_phrase(&v.inconclusive)
         );
+    }
+    if v.status == Status::Ok && !v.resolution.is_empty() {
+        return format!("{name} ({})", judged.join(", "));
     }
     name.to_owned()
 }
@@ -112,21 +123,31 @@ pub(crate) fn inconclusive_phrase(phases: &[cell_schema::Phase]) -> String {
     format!("{} inconclusive", names.join(", "))
 }
 
-/// Why the rounds stopped early: the projection, in one sentence.
+/// Why a row's rounds stopped early: the widest projection, in one sentence.
 pub(crate) fn futility_line(f: &cell_schema::Futility) -> String {
-    format!(
-        "Stopped by futility after {} of {} rounds: the widest interval, {} on {} ({} time), was ±{:.2}% and projected ±{:.2}% at {} rounds, beyond CI_TARGET ±{:.2}% × {}.",
-        f.rounds,
-        f.max_rounds,
-        f.row,
-        f.phase,
-        f.clock.name(),
-        f.half_width * 100.0,
-        f.projected * 100.0,
-        f.max_rounds,
-        f.target * 100.0,
-        f.margin
-    )
+    let (row, phase, clock) = (&f.row, &f.phase, f.clock.name());
+    match &f.against {
+        None => format!(
+            "Stopped by futility after {} of {} rounds: the widest interval, {row} on {phase} ({clock} time), was ±{:.2}% and projected ±{:.2}% at {} rounds, beyond CI_TARGET ±{:.2}% × {}.",
+            f.rounds,
+            f.max_rounds,
+            f.half_width * 100.0,
+            f.projected * 100.0,
+            f.max_rounds,
+            f.target * 100.0,
+            f.margin
+        ),
+        Some(base) => format!(
+            "Stopped by futility after {} of {} rounds: the widest, {row} on {phase} ({clock} time), resolved its change against {base} to ±{:.2}%, projected ±{:.2}% at {} rounds, beyond {} × the {:.2}% between its change and the edge of the tolerance band: no budget settles it.",
+            f.rounds,
+            f.max_rounds,
+            f.half_width * 100.0,
+            f.projected * 100.0,
+            f.max_rounds,
+            f.margin,
+            f.target * 100.0
+        ),
+    }
 }
 
 /// `flat`, `drifted`, `unknown`.

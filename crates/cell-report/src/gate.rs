@@ -38,13 +38,40 @@ pub fn human(report: &GateReport) -> String {
         "gate: {} pass, {} fail, {} inconclusive, {} failure(s), {} notice(s) → exit {}",
         s.pass, s.fail, s.inconclusive, s.failures, s.notices, report.exit
     )));
+    if let Some(f) = &report.family {
+        d.push(verbatim_para(family_line(report, f)));
+    }
     if s.inconclusive > 0 {
         d.push(verbatim_para(format!(
-            "warning: {} verdict(s) inconclusive: no call either way, not a pass",
+            "warning: {} verdict(s) inconclusive: no call either way, not a pass; each says what its run resolved",
             s.inconclusive
         )));
     }
     doc::text::render(&d)
+}
+
+/// How the run's false alarms are bounded, in one line: the workload's units, and what a
+/// unit against an imported point leaves out.
+fn family_line(report: &GateReport, f: &cell_schema::GateFamily) -> String {
+    let mut line = format!(
+        "{} workload unit(s) judged together: each interval at {}%, so an unchanged run fails somewhere at most {}% of the time",
+        f.units,
+        crate::figures::short(f.unit_level * 100.0, 4),
+        crate::figures::short((1.0 - f.run_level) * 100.0, 2)
+    );
+    let points = report
+        .cells
+        .iter()
+        .flat_map(|c| &c.verdicts)
+        .filter(|v| v.against_imported_point)
+        .count();
+    if points > 0 {
+        let _ = write!(
+            line,
+            " (of them, {points} against an imported point, whose own noise is not counted)"
+        );
+    }
+    line
 }
 
 /// GitHub annotations: at most `per_kind` of each kind; the rest are counted in the last one.
@@ -113,6 +140,9 @@ pub fn step_summary(report: &GateReport, limit: usize) -> String {
         ]),
         Block::Blank,
     ];
+    if let Some(f) = &report.family {
+        d.extend([verbatim_para(family_line(report, f)), Block::Blank]);
+    }
     for c in &report.cells {
         cell_summary(&mut d, c);
     }
@@ -154,15 +184,29 @@ fn cell_summary(d: &mut Vec<Block>, c: &GateCell) {
             ("phase", Align::Left),
             ("new (CI)", Align::Right),
             ("baseline (CI)", Align::Right),
+            ("change (CI)", Align::Right),
+            ("resolves", Align::Right),
             ("band", Align::Right),
         ]);
         for v in &c.verdicts {
+            let (change, resolves) = v.change.as_ref().map_or_else(
+                || ("–".to_owned(), "–".to_owned()),
+                |c| {
+                    let pct = |x: f64| format!("{:+.1}%", (x - 1.0) * 100.0);
+                    (
+                        format!("{} ({} to {})", pct(c.median), pct(c.lo), pct(c.hi)),
+                        format!("±{}%", cell_schema::percent(c.resolution)),
+                    )
+                },
+            );
             t.row(vec![
                 v.status.word().to_owned(),
                 v.row.to_string(),
                 v.phase.to_string(),
                 format!("{:.4} ({:.4}–{:.4})", v.new.median, v.new.lo, v.new.hi),
                 format!("{:.4} ({:.4}–{:.4})", v.old.median, v.old.lo, v.old.hi),
+                change,
+                resolves,
                 format!("{:.4}–{:.4}", v.band[0], v.band[1]),
             ]);
         }

@@ -7,6 +7,8 @@
 //! tool printed opens no heading, table row or HTML), and their blank lines are placed one
 //! by one ([`Block::Blank`]) where they always were.
 
+use std::fmt::Write as _;
+
 use cell_schema::{CellResult, Clock, JobResult, Phase, RatioCi, RowResult, Skipped};
 
 use crate::doc::{
@@ -36,14 +38,25 @@ fn table_metrics() -> Vec<Clock> {
 fn ratio_cells(row: &RowResult, phase: &Phase, metrics: &[Clock]) -> Vec<String> {
     let ratio = row.phases.get(phase).and_then(|p| p.ratio.as_ref());
     let (Some(v), Some(r)) = (verdict_ratio(row, phase), ratio) else {
-        let mut none = vec!["–".to_owned(); 2 + metrics.len()];
+        let mut none = vec!["–".to_owned(); 3 + metrics.len()];
         none.push("0".into());
         return none;
     };
-    let mut cells = vec![format!("{:.4}", v.median), ci(v)];
+    let mut cells = vec![
+        format!("{:.4}", v.median),
+        ci(v),
+        format!("±{}%", cell_schema::percent(v.resolution())),
+    ];
     cells.extend(metrics.iter().map(|m| fig4(r.on(*m).map(|x| x.median))));
     cells.push(v.n.to_string());
     cells
+}
+
+/// Why a row's rounds on a phase stopped (`futile`), `–` where the file does not say.
+fn stopped_cell(pr: &cell_schema::PhaseResult) -> String {
+    pr.stopped
+        .as_ref()
+        .map_or_else(|| "–".to_owned(), |s| s.reason.as_str().to_owned())
 }
 
 /// One line per row for a phase: the columns every table shows.
@@ -58,9 +71,14 @@ fn phase_table<'a>(rows: impl Iterator<Item = (&'a str, &'a RowResult)>, phase: 
         ("median s", Align::Right),
         ("ratio", Align::Right),
         ("CI", Align::Right),
+        ("resolves", Align::Right),
     ];
     head.extend(titles.iter().map(|t| (t.as_str(), Align::Right)));
-    head.extend([("n", Align::Right), ("answer", Align::Left)]);
+    head.extend([
+        ("n", Align::Right),
+        ("stopped", Align::Left),
+        ("answer", Align::Left),
+    ]);
     let mut t = Table::new(&head);
     for (job, row) in rows {
         let Some(pr) = row.phases.get(phase) else {
@@ -73,6 +91,7 @@ fn phase_table<'a>(rows: impl Iterator<Item = (&'a str, &'a RowResult)>, phase: 
             fig4(verdict_median(row, phase)),
         ];
         cells.extend(ratio_cells(row, phase, &metrics));
+        cells.push(stopped_cell(pr));
         cells.push(if pr.answer_ok { "ok" } else { "WRONG" }.into());
         t.row(cells);
     }
@@ -265,6 +284,18 @@ fn protocol_para(job: &JobResult) -> Block {
         job.cost.build_s,
         job.cost.timing_s
     );
+    match (&p.baseline, &p.no_baseline) {
+        (Some(b), _) => {
+            let _ = write!(
+                text,
+                " Each row's rounds stopped once its verdict against {b} (the baseline the gate would use when the job ran) was settled, or could not be."
+            );
+        }
+        (None, Some(why)) => {
+            let _ = write!(text, " No baseline: {why}.");
+        }
+        (None, None) => {}
+    }
     if let Some(f) = &p.futility {
         text.push(' ');
         text.push_str(&crate::figures::futility_line(f));

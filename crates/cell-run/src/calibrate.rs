@@ -83,13 +83,13 @@ pub fn calibrate(
         seed,
         mode: ProtocolMode::Sequential,
         futility_margin: 0.0,
+        tolerance: plan.settings.tolerance,
+        settle_level: plan.settings.ci_level,
+        fail_level: plan.settings.ci_level,
     };
     let units: Vec<Unit> = timed
         .iter()
-        .map(|t| Unit {
-            phases: t.phases.clone(),
-            clock: t.clock,
-        })
+        .map(|t| Unit::new(t.phases.clone(), t.clock, true))
         .collect();
     on(Event::Timing { units: 2 });
     let outcomes = {

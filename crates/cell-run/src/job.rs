@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use cell_model::{Cell, Plan, Row, Toolchain, Vars};
 use cell_schema::{
-    Build, Clock, Contention, Installed, JobCost, JobKind, JobResult, Machine, Phase, PhaseResult,
-    Protocol, Role, RowName, RowResult, SCHEMA_VERSION, SkipReason, Skipped, Stopped, ToolName,
-    ToolchainName, Tooth, Verdict, round_ratio, round_time,
+    Build, Clock, Contention, Installed, JobCost, JobResult, Machine, Phase, PhaseResult, Role,
+    RowName, RowResult, SkipReason, Skipped, Stopped, ToolName, ToolchainName, Tooth, Verdict,
+    round_ratio, round_time,
 };
 use cell_stats::median;
 use cell_verdict::{CalibrationFile, GateConfig, WorkloadJob};
@@ -22,10 +22,16 @@ use crate::scripted::{ScriptedExecutor, ScriptedTimings};
 use crate::timing::{Engine, EngineOptions, ExitKind};
 use crate::tools::{self, Probed};
 
+mod assemble;
+mod baseline;
 mod choice;
 mod execute;
 mod tooth;
 
+pub(crate) use assemble::github_context;
+use assemble::{Assembly, assemble};
+pub use baseline::BaselineSource;
+use baseline::{Baseline, job_baseline};
 use choice::calibrated_clock;
 pub(crate) use choice::resolve_mode;
 pub(crate) use execute::RealExecutor;
@@ -48,6 +54,9 @@ pub struct JobOptions {
     /// pinned release, never what the image happens to carry). The release under test is
     /// always installed.
     pub tarballs_always: bool,
+    /// Where the job reads the baseline the gate will use, so each row's rounds stop once
+    /// its verdict against it is settled.
+    pub baseline: BaselineSource,
 }
 
 /// Something the job reports as it goes.
@@ -145,7 +154,8 @@ pub fn run_job(
     let built = build(plan, &tc, &probed, &out, default_clock, on)?;
     let build_s = t_build.elapsed().as_secs_f64();
     let t_time = Instant::now();
-    let timed = time(plan, &cell, &built.timed, opts, &out, on)?;
+    let baseline = job_baseline(plan, &cell, opts);
+    let timed = time(plan, &cell, &built.timed, opts, &out, &baseline, on)?;
     let timing_s = t_time.elapsed().as_secs_f64();
     let judged = judge(plan, &cell, &built.timed, &timed.outcome, default_clock);
     let lane = crate::instructions::job_lane(plan, &cell, &built.timed, &out);
@@ -171,6 +181,7 @@ pub fn run_job(
             clock_chosen,
             cost,
             started_at,
+            baseline,
         },
     ))
 }
@@ -455,6 +466,7 @@ fn time(
     timed: &[Timed],
     opts: &JobOptions,
     out: &Path,
+    baseline: &Baseline,
     on: &mut dyn FnMut(Event),
 ) -> Result<Timing, JobError> {
     let scratch = out.join("build").join("run");
@@ -480,13 +492,25 @@ fn time(
         seed: opts.seed,
         mode,
         futility_margin: plan.settings.futility_margin,
+        tolerance: plan.settings.tolerance,
+        settle_level: cell_verdict::unit_level(plan.settings.ci_level, baseline.run_units),
+        // The smallest family is one unit: a row whose interval at CI_LEVEL alone fails is
+        // never stopped short (docs/protocol.md).
+        fail_level: plan.settings.ci_level,
     }
     .normalized();
     let units: Vec<Unit> = timed
         .iter()
-        .map(|t| Unit {
-            phases: t.phases.clone(),
-            clock: t.clock,
+        .map(|t| {
+            let mut unit = Unit::new(t.phases.clone(), t.clock, t.role == Role::Row);
+            if let (Some(b), true) = (&baseline.found, unit.judged) {
+                unit.against = t
+                    .phases
+                    .iter()
+                    .filter_map(|p| Some((p.clone(), b.ratios(&t.name, p, t.clock, mode)?)))
+                    .collect();
+            }
+            unit
         })
         .collect();
     on(Event::Timing { units: units.len() });
@@ -575,6 +599,16 @@ fn judge(
                     ratio: f.ratio,
                     contention: f.contention,
                     instructions: None,
+                    stopped: outcome
+                        .stops
+                        .get(&(i, p.clone()))
+                        .map(|s| cell_schema::UnitStop {
+                            reason: s.reason,
+                            rounds: s.rounds,
+                            half_width: s.half_width.map(round_ratio),
+                            projected: s.projected.map(round_ratio),
+                            against_baseline: s.against_baseline,
+                        }),
                 },
             );
         }
@@ -614,6 +648,7 @@ fn judge(
                 .then_some(reference),
             default_clock,
             arch: &cell.arch,
+            mode: outcome.mode,
         },
         &config,
     );
@@ -623,114 +658,6 @@ fn judge(
         contention,
         verdict,
     }
-}
-
-/// What the job's stages produced, for the result.
-struct Assembly {
-    probes: Probes,
-    installed: BTreeMap<ToolchainName, Installed>,
-    built: Built,
-    timed: Timing,
-    judged: Judged,
-    /// The instruction lane, when `INSTRUCTIONS=on`.
-    lane: Option<crate::instructions::Lane>,
-    default_clock: Clock,
-    /// Why this clock, when `CLOCK` was `auto`.
-    clock_chosen: Option<String>,
-    cost: JobCost,
-    started_at: String,
-}
-
-fn assemble(plan: &Plan, cell: &Cell, tc: &Toolchain, opts: &JobOptions, a: Assembly) -> JobResult {
-    let ref_tc = plan.reference_toolchain();
-    let mut versions = a.probes.reference.versions.clone();
-    if let Ok(p) = &a.probes.job {
-        versions.extend(p.versions.clone());
-    }
-    let (params, outcome) = (&a.timed.params, &a.timed.outcome);
-    let mut rows = a.judged.rows;
-    let instructions = a.lane.map(|lane| lane.apply(&mut rows));
-    JobResult {
-        schema_version: SCHEMA_VERSION,
-        kind: JobKind::Job,
-        cell: cell.info(),
-        toolchain: tc.name.clone(),
-        machine: a.timed.machine.clone(),
-        pins: pins(plan, tc, ref_tc),
-        versions,
-        subject: a.probes.subject.clone(),
-        installed: a.installed,
-        protocol: Protocol {
-            reference: plan.reference().name.clone(),
-            control: RowName::from(cell_model::CONTROL_ROW),
-            phases: plan.settings.phases.clone(),
-            warmup_rounds: params.warmup,
-            measured_rounds: outcome.measured_rounds,
-            min_rounds: params.min_rounds,
-            max_rounds: params.max_rounds,
-            step_rounds: params.step,
-            adaptive: opts.reps.is_none(),
-            stopped: outcome.stopped,
-            seed: opts.seed,
-            rows_per_reference: params.rows_per_reference,
-            tolerance: plan.settings.tolerance,
-            ci_target: plan.settings.ci_target,
-            ci_level: plan.settings.ci_level,
-            contention_max: plan.settings.contention_max,
-            time_cap_s: plan.settings.time_cap_s,
-            default_clock: a.default_clock,
-            clock_chosen: a.clock_chosen,
-            mode: params.mode,
-            mode_chosen: a.timed.mode_chosen.clone(),
-            futility: futility(params, outcome, &a.built.timed),
-            scripted: a.timed.scripted,
-        },
-        rows,
-        skipped: a.built.skipped,
-        tooth: a.judged.tooth,
-        contention: a.judged.contention,
-        verdict: a.judged.verdict,
-        started_at: a.started_at,
-        github: github_context(),
-        cost: a.cost,
-        instructions,
-    }
-}
-
-/// The projection of an early stop by futility, in wire form.
-fn futility(params: &Params, outcome: &Outcome, timed: &[Timed]) -> Option<cell_schema::Futility> {
-    let (unit, phase, clock, p) = outcome.futility.as_ref()?;
-    Some(cell_schema::Futility {
-        rounds: outcome.measured_rounds,
-        max_rounds: params.max_rounds,
-        row: timed[*unit].name.clone(),
-        phase: phase.clone(),
-        clock: *clock,
-        half_width: round_ratio(p.half_width),
-        projected: round_ratio(p.projected),
-        target: params.ci_target,
-        margin: params.futility_margin,
-    })
-}
-
-/// The GitHub Actions run from the runner's environment, when this job runs in one.
-pub(crate) fn github_context() -> Option<cell_schema::GithubJob> {
-    if std::env::var("GITHUB_ACTIONS").as_deref() != Ok("true") {
-        return None;
-    }
-    let var = |k: &str| std::env::var(k).unwrap_or_default();
-    Some(cell_schema::GithubJob {
-        repository: var("GITHUB_REPOSITORY"),
-        run_id: cell_schema::RunId(var("GITHUB_RUN_ID").parse().unwrap_or(0)),
-        run_attempt: var("GITHUB_RUN_ATTEMPT").parse().unwrap_or(1),
-        sha: var("GITHUB_SHA"),
-    })
-}
-
-fn pins(plan: &Plan, tc: &Toolchain, ref_tc: &Toolchain) -> BTreeMap<String, String> {
-    let mut p = plan.pins(ref_tc);
-    p.extend(plan.pins(tc));
-    p
 }
 
 /// One timed unit: a row with its part, its binary, its phases, its clock and its tools.

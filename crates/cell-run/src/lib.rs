@@ -22,4 +22,4 @@ pub mod tools;
 pub use calibrate::calibrate;
 pub use code_size::text_bytes;
 pub use installed::{installed_dir, tree_size};
-pub use job::{Event, JobError, JobOptions, run_job};
+pub use job::{BaselineSource, Event, JobError, JobOptions, run_job};

@@ -6,13 +6,14 @@
 //! The protocol is written against the [`Executor`] trait so it can be driven by scripted
 //! timings in tests; the real executor is [`crate::timing::Engine`].
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use cell_schema::{
     Clock, ClockStats, Phase, Printed, ProtocolMode, Ratios, Run, Stopped, as_written,
 };
-use cell_stats::{SplitMix64, median_ci, shuffle};
-use cell_verdict::{FutilityRule, Projection, figures};
+use cell_stats::{SplitMix64, shuffle};
+use cell_verdict::{Against, FutilityRule, Projection, UnitCall, figures};
 
 /// One measurement as an executor reports it.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,6 +59,24 @@ pub struct Unit {
     pub phases: Vec<Phase>,
     /// The clock its verdict uses (for the adaptive budget).
     pub clock: Clock,
+    /// A row the gate judges: its rounds go on while it can still change its verdict. The
+    /// others (the A/A control, a tooth's row) are timed on a phase while a judged row is.
+    pub judged: bool,
+    /// Per phase, the baseline's per-round ratios this row is judged against, where the job
+    /// could read the baseline the gate will use; without, the row aims at `CI_TARGET`.
+    pub against: BTreeMap<Phase, Vec<f64>>,
+}
+
+impl Unit {
+    /// A unit with no baseline: a judged row aiming at `CI_TARGET`, or one that follows them.
+    pub fn new(phases: Vec<Phase>, clock: Clock, judged: bool) -> Self {
+        Self {
+            phases,
+            clock,
+            judged,
+            against: BTreeMap::new(),
+        }
+    }
 }
 
 /// Protocol parameters.
@@ -85,9 +104,16 @@ pub struct Params {
     pub seed: u64,
     /// Sequential or duet.
     pub mode: ProtocolMode,
-    /// `FUTILITY_MARGIN`: stop when the widest interval projected at `max_rounds` stays beyond
-    /// `ci_target` times this (0: never stop early).
+    /// `FUTILITY_MARGIN`: stop a unit when its interval projected at `max_rounds` stays beyond
+    /// what would settle it by this factor (0: never stop early).
     pub futility_margin: f64,
+    /// `TOLERANCE`, for a unit judged against a baseline.
+    pub tolerance: f64,
+    /// The per-unit levels of the largest and the smallest family of the gate the run can
+    /// have ([`cell_verdict::Against`]).
+    pub settle_level: f64,
+    /// See `settle_level`.
+    pub fail_level: f64,
 }
 
 impl Params {
@@ -123,6 +149,22 @@ pub struct Recorded {
     pub paired_with: Option<u32>,
 }
 
+/// Why one unit's rounds on one phase stopped.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnitStop {
+    /// Why.
+    pub reason: Stopped,
+    /// Its measured rounds.
+    pub rounds: u32,
+    /// Its interval's relative half-width when it stopped: its own ratio's, or, against a
+    /// baseline, the change's.
+    pub half_width: Option<f64>,
+    /// The half-width projected at `REPS_MAX`, when it stopped by futility.
+    pub projected: Option<f64>,
+    /// It was judged against the baseline's ratios (else against `CI_TARGET`).
+    pub against_baseline: bool,
+}
+
 /// Everything the protocol recorded.
 #[derive(Clone, Debug)]
 pub struct Outcome {
@@ -136,9 +178,11 @@ pub struct Outcome {
     pub warmup: u32,
     /// How the runs were paired: sequential or duet.
     pub mode: ProtocolMode,
-    /// The widest interval's projection when the rounds stopped by futility: its unit, phase
-    /// and clock.
+    /// The widest projection among the units that stopped by futility: its unit, phase and
+    /// clock.
     pub futility: Option<(usize, Phase, Clock, Projection)>,
+    /// Why each unit (not the reference) stopped on each phase.
+    pub stops: BTreeMap<(usize, Phase), UnitStop>,
 }
 
 /// Progress reported after every round.
@@ -150,7 +194,11 @@ pub struct RoundDone {
     pub planned: u32,
 }
 
-/// Runs the protocol. Unit 0 is the reference.
+/// Runs the protocol. Unit 0 is the reference. Each (unit, phase) goes on on its own: at
+/// every look of the adaptive budget a judged row is called ([`FutilityRule::call`]) and
+/// stops when settled, converged or futile; the units that follow them (the A/A control, a
+/// tooth's row) stop on a phase when its last judged row does; a phase with no unit left is
+/// no longer run, and the job ends when no unit is.
 pub fn run(
     units: &[Unit],
     params: &Params,
@@ -160,39 +208,33 @@ pub fn run(
     let mut rng = SplitMix64::new(params.seed);
     let mut runs: Vec<Recorded> = Vec::new();
     let mut dead = vec![false; units.len()];
+    let mut looks = Looks::new(units, params);
     let started = Instant::now();
     let mut target = params.warmup + params.min_rounds;
     let mut round = 0;
-    let mut futility = None;
     let stopped = loop {
         if round == target {
             let measured = round - params.warmup;
-            if params.max_rounds <= params.min_rounds {
-                break Stopped::Fixed;
-            }
-            if measured >= params.max_rounds {
-                break Stopped::MaxRounds;
-            }
-            if converged(units, &runs, params, &dead) {
-                break Stopped::Converged;
-            }
-            if let Some(f) = futile(units, &runs, params, &dead) {
-                futility = Some(f);
-                break Stopped::Futile;
+            if let Some(why) = looks.look(&runs, measured, &dead) {
+                break why;
             }
             target = (target + params.step).min(params.warmup + params.max_rounds);
         }
         if round >= params.warmup + params.min_rounds.min(1)
             && started.elapsed().as_secs_f64() > params.time_cap_s
         {
+            looks.stop_all(Stopped::TimeCap, round - params.warmup, &runs);
             break Stopped::TimeCap;
         }
         let mut phases = params.phases.clone();
         shuffle(&mut phases, &mut rng);
         for phase in &phases {
             let rows: Vec<usize> = (1..units.len())
-                .filter(|&u| !dead[u] && units[u].phases.contains(phase))
+                .filter(|&u| !dead[u] && looks.active(u, phase))
                 .collect();
+            if rows.is_empty() && round >= params.warmup {
+                continue;
+            }
             let mut ctx = RoundCtx {
                 round,
                 phase,
@@ -216,18 +258,221 @@ pub fn run(
             done: round,
             planned: target,
         });
+        looks.note_dead(&dead, round.saturating_sub(params.warmup), &runs);
         if dead[0] {
+            looks.stop_all(
+                Stopped::ReferenceTimedOut,
+                round.saturating_sub(params.warmup),
+                &runs,
+            );
             break Stopped::ReferenceTimedOut;
         }
     };
     Outcome {
-        runs,
         measured_rounds: round.saturating_sub(params.warmup),
         stopped,
         warmup: params.warmup,
         mode: params.mode,
-        futility,
+        futility: looks.widest_futility(units),
+        stops: looks.stops,
+        runs,
     }
+}
+
+/// The state of every (unit, phase) between looks of the adaptive budget.
+struct Looks<'a> {
+    units: &'a [Unit],
+    params: &'a Params,
+    stops: BTreeMap<(usize, Phase), UnitStop>,
+    /// Futility projections, for the job's line.
+    projections: BTreeMap<(usize, Phase), Projection>,
+}
+
+impl<'a> Looks<'a> {
+    fn new(units: &'a [Unit], params: &'a Params) -> Self {
+        Self {
+            units,
+            params,
+            stops: BTreeMap::new(),
+            projections: BTreeMap::new(),
+        }
+    }
+
+    /// Whether `unit` is still timed on `phase`.
+    fn active(&self, unit: usize, phase: &Phase) -> bool {
+        self.units[unit].phases.contains(phase) && !self.stops.contains_key(&(unit, phase.clone()))
+    }
+
+    fn rule(&self) -> FutilityRule {
+        FutilityRule {
+            // A duet's interval holds one ratio per two rounds (`combine_swapped`).
+            max_samples: match self.params.mode {
+                ProtocolMode::Sequential => self.params.max_rounds,
+                ProtocolMode::Duet => self.params.max_rounds / 2,
+            },
+            target: self.params.ci_target,
+            level: self.params.ci_level,
+            margin: self.params.futility_margin,
+        }
+    }
+
+    /// One look after `measured` rounds: every active judged row called, the units that
+    /// follow them stopped where none is left; why the job stops when no unit is active.
+    fn look(&mut self, runs: &[Recorded], measured: u32, dead: &[bool]) -> Option<Stopped> {
+        let p = self.params;
+        let fixed = p.max_rounds <= p.min_rounds;
+        let last = measured >= p.max_rounds;
+        let rule = self.rule();
+        let units = self.units;
+        for (u, unit) in units.iter().enumerate().skip(1) {
+            if !unit.judged || dead[u] {
+                continue;
+            }
+            for phase in &unit.phases {
+                if !self.active(u, phase) {
+                    continue;
+                }
+                let own = ratios(runs, p.warmup, u, phase, unit.clock, p.mode);
+                let against = unit.against.get(phase).map(|b| Against {
+                    ratios: b,
+                    tolerance: p.tolerance,
+                    settle_level: p.settle_level,
+                    fail_level: p.fail_level,
+                });
+                let call = rule.call(&own, against.as_ref());
+                let (reason, half_width, projected) = match call {
+                    _ if fixed => (Stopped::Fixed, None, None),
+                    UnitCall::Converged(h) => (Stopped::Converged, Some(h), None),
+                    UnitCall::Settled(h) => (Stopped::Settled, Some(h), None),
+                    UnitCall::Futile(pr) if !last => {
+                        self.projections.insert((u, phase.clone()), pr);
+                        (Stopped::Futile, Some(pr.half_width), Some(pr.projected))
+                    }
+                    _ if last => (Stopped::MaxRounds, None, None),
+                    _ => continue,
+                };
+                self.stop(u, phase, reason, measured, runs, half_width, projected);
+            }
+        }
+        self.stop_followers(measured, runs);
+        let left =
+            (1..self.units.len()).any(|u| self.units[u].phases.iter().any(|ph| self.active(u, ph)));
+        (!left).then(|| self.why_done(fixed))
+    }
+
+    #[expect(clippy::too_many_arguments, reason = "one stop, as recorded")]
+    fn stop(
+        &mut self,
+        unit: usize,
+        phase: &Phase,
+        reason: Stopped,
+        measured: u32,
+        runs: &[Recorded],
+        half_width: Option<f64>,
+        projected: Option<f64>,
+    ) {
+        let rounds = unit_rounds(runs, self.params.warmup, unit, phase).min(measured);
+        self.stops.insert(
+            (unit, phase.clone()),
+            UnitStop {
+                reason,
+                rounds,
+                half_width,
+                projected,
+                against_baseline: self.units[unit].against.contains_key(phase),
+            },
+        );
+    }
+
+    /// A control or tooth row stops on a phase once no judged row is timed there.
+    fn stop_followers(&mut self, measured: u32, runs: &[Recorded]) {
+        for u in 1..self.units.len() {
+            if self.units[u].judged {
+                continue;
+            }
+            for phase in self.units[u].phases.clone() {
+                let judged_left =
+                    (1..self.units.len()).any(|j| self.units[j].judged && self.active(j, &phase));
+                if self.active(u, &phase) && !judged_left {
+                    let reason = if self.params.max_rounds <= self.params.min_rounds {
+                        Stopped::Fixed
+                    } else {
+                        Stopped::WithRows
+                    };
+                    self.stop(u, &phase, reason, measured, runs, None, None);
+                }
+            }
+        }
+    }
+
+    /// A unit that hit `RUN_TIMEOUT_S` stops on every phase.
+    fn note_dead(&mut self, dead: &[bool], measured: u32, runs: &[Recorded]) {
+        let units = self.units;
+        for (u, unit) in units.iter().enumerate().skip(1) {
+            if !dead[u] {
+                continue;
+            }
+            for phase in unit.phases.clone() {
+                if self.active(u, &phase) {
+                    self.stop(u, &phase, Stopped::TimedOut, measured, runs, None, None);
+                }
+            }
+        }
+    }
+
+    /// Every unit still timed stops for one reason (the time cap, the reference's timeout).
+    fn stop_all(&mut self, reason: Stopped, measured: u32, runs: &[Recorded]) {
+        for u in 1..self.units.len() {
+            for phase in self.units[u].phases.clone() {
+                if self.active(u, &phase) {
+                    self.stop(u, &phase, reason, measured, runs, None, None);
+                }
+            }
+        }
+    }
+
+    /// The job's reason: fixed rounds, else that of the units that stopped last, the one that
+    /// spent the budget first (`max_rounds`, `futile`, `settled`, `converged`, `timed_out`);
+    /// a job with no judged row ran its first rounds and stopped: `converged`.
+    fn why_done(&self, fixed: bool) -> Stopped {
+        if fixed {
+            return Stopped::Fixed;
+        }
+        let last = self.stops.values().map(|s| s.rounds).max().unwrap_or(0);
+        let at_last: Vec<Stopped> = self
+            .stops
+            .values()
+            .filter(|s| s.rounds == last)
+            .map(|s| s.reason)
+            .collect();
+        [
+            Stopped::MaxRounds,
+            Stopped::Futile,
+            Stopped::Settled,
+            Stopped::Converged,
+            Stopped::TimedOut,
+        ]
+        .into_iter()
+        .find(|r| at_last.contains(r))
+        .unwrap_or(Stopped::Converged)
+    }
+
+    /// The futile unit with the widest projection, for the job's line.
+    fn widest_futility(&self, units: &[Unit]) -> Option<(usize, Phase, Clock, Projection)> {
+        self.projections
+            .iter()
+            .max_by(|a, b| a.1.projected.total_cmp(&b.1.projected))
+            .map(|((u, p), pr)| (*u, p.clone(), units[*u].clock, *pr))
+    }
+}
+
+/// The measured rounds `unit` ran on `phase`.
+fn unit_rounds(runs: &[Recorded], warmup: u32, unit: usize, phase: &Phase) -> u32 {
+    let n = runs
+        .iter()
+        .filter(|r| r.unit == unit && &r.phase == phase && r.round >= warmup)
+        .count();
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// One phase of one round being run.
@@ -385,52 +630,6 @@ pub fn ratio_of_ratios(out: &Outcome, a: usize, b: usize, phase: &Phase, clock: 
     figures::ratio_of_ratios(&wire(a), fast.as_deref(), &wire(0), clock, out.mode)
 }
 
-/// An interval the verdict needs: its unit, phase and clock.
-type IntervalKey<'a> = (usize, &'a Phase, Clock);
-
-/// The widest interval the verdict needs, when the rounds left cannot bring it under the
-/// target ([`FutilityRule::futile`]).
-fn futile(
-    units: &[Unit],
-    runs: &[Recorded],
-    params: &Params,
-    dead: &[bool],
-) -> Option<(usize, Phase, Clock, Projection)> {
-    // A duet's interval holds one ratio per two rounds (`combine_swapped`).
-    let rule = FutilityRule {
-        max_samples: match params.mode {
-            ProtocolMode::Sequential => params.max_rounds,
-            ProtocolMode::Duet => params.max_rounds / 2,
-        },
-        target: params.ci_target,
-        level: params.ci_level,
-        margin: params.futility_margin,
-    };
-    let intervals: Vec<(IntervalKey<'_>, Vec<f64>)> = (1..units.len())
-        .filter(|&u| !dead[u])
-        .flat_map(|u| {
-            units[u].phases.iter().map(move |p| {
-                let clock = units[u].clock;
-                (
-                    (u, p, clock),
-                    ratios(runs, params.warmup, u, p, clock, params.mode),
-                )
-            })
-        })
-        .collect();
-    rule.futile(intervals.iter().map(|(k, rs)| (*k, rs.as_slice())))
-        .map(|((u, p, c), proj)| (u, p.clone(), c, proj))
-}
-
-fn converged(units: &[Unit], runs: &[Recorded], params: &Params, dead: &[bool]) -> bool {
-    (1..units.len()).filter(|&u| !dead[u]).all(|u| {
-        units[u].phases.iter().all(|p| {
-            let rs = ratios(runs, params.warmup, u, p, units[u].clock, params.mode);
-            rs.is_empty() || median_ci(&rs, params.ci_level).rel_half_width() <= params.ci_target
-        })
-    })
-}
-
 pub use figures::ratio_ci;
 
 /// The wire form of one unit on one phase: runs, stats, ratios, contention.
@@ -497,6 +696,24 @@ mod tests {
         spread: f64,
     }
 
+    /// [`Scripted`] with a spread of its own on some phases.
+    struct PerPhase {
+        inner: Scripted,
+        spread: BTreeMap<&'static str, f64>,
+    }
+
+    impl Executor for PerPhase {
+        fn run(&mut self, unit: usize, phase: &Phase) -> Sample {
+            let keep = self.inner.spread;
+            if let Some(s) = self.spread.get(phase.as_str()) {
+                self.inner.spread = *s;
+            }
+            let out = self.inner.run(unit, phase);
+            self.inner.spread = keep;
+            out
+        }
+    }
+
     impl Executor for Scripted {
         fn run(&mut self, unit: usize, phase: &Phase) -> Sample {
             self.calls.push((unit, phase.clone()));
@@ -531,14 +748,20 @@ mod tests {
             seed: 42,
             mode: ProtocolMode::Sequential,
             futility_margin: 0.0,
+            tolerance: 0.015,
+            settle_level: 1.0 - 0.05 / 27.0,
+            fail_level: 0.95,
         }
     }
 
     fn units(n: usize) -> Vec<Unit> {
         (0..n)
-            .map(|_| Unit {
-                phases: vec![Phase::from("mix"), Phase::from("fib")],
-                clock: Clock::Cpu,
+            .map(|_| {
+                Unit::new(
+                    vec![Phase::from("mix"), Phase::from("fib")],
+                    Clock::Cpu,
+                    true,
+                )
             })
             .collect()
     }
@@ -717,5 +940,89 @@ mod tests {
         assert_eq!((unit, clock), (1, Clock::Cpu));
         assert!(proj.projected > 0.007 * 1.25);
         assert_eq!(go(0.0).stopped, Stopped::MaxRounds);
+    }
+
+    fn stop<'a>(out: &'a Outcome, unit: usize, phase: &str) -> &'a UnitStop {
+        &out.stops[&(unit, Phase::from(phase))]
+    }
+
+    /// Regression: one hopeless interval stopped every row of the job by futility.
+    #[test]
+    fn a_hopeless_phase_stops_alone_and_the_rest_go_on() {
+        let mut ex = PerPhase {
+            inner: Scripted {
+                base: vec![1.0, 1.0, 1.0],
+                calls: vec![],
+                jitter: SplitMix64::new(5),
+                spread: 0.03,
+            },
+            spread: [("fib", 0.5)].into(),
+        };
+        let mut p = params(10, 30);
+        p.futility_margin = 1.25;
+        let mut us = units(3);
+        us[2].judged = false; // the A/A control
+        let out = run(&us, &p, &mut ex, &mut |_| {});
+        let fib = stop(&out, 1, "fib");
+        assert_eq!((fib.reason, fib.rounds), (Stopped::Futile, 10), "{fib:?}");
+        assert!(fib.projected.unwrap() > 0.007 * 1.25);
+        let mix = stop(&out, 1, "mix");
+        assert!(mix.rounds > 10, "mix went on: {mix:?}");
+        assert!(
+            matches!(mix.reason, Stopped::Converged | Stopped::MaxRounds),
+            "{mix:?}"
+        );
+        // The control follows its phase's rows, and fib was run no more once they stopped.
+        assert_eq!(stop(&out, 2, "fib").reason, Stopped::WithRows);
+        assert_eq!(stop(&out, 2, "fib").rounds, 10);
+        assert_eq!(stop(&out, 2, "mix").rounds, mix.rounds);
+        let fib_runs = out
+            .runs
+            .iter()
+            .filter(|r| r.phase.as_str() == "fib" && r.round > 10)
+            .count();
+        assert_eq!(fib_runs, 0);
+        assert_eq!(out.measured_rounds, mix.rounds);
+    }
+
+    /// A row whose change against the baseline already passes stops; one that looks like a
+    /// failure is never stopped short of `REPS_MAX`.
+    #[test]
+    fn a_settled_row_stops_and_a_failing_one_runs_to_the_end() {
+        let mut ex = Scripted {
+            base: vec![1.0, 1.0, 1.1],
+            calls: vec![],
+            jitter: SplitMix64::new(8),
+            spread: 0.004,
+        };
+        let mut p = params(10, 30);
+        p.futility_margin = 1.25;
+        let mut us = units(3);
+        let same: Vec<f64> = (0..30)
+            .map(|i| 1.0 + f64::from(i % 5 - 2) * 0.001)
+            .collect();
+        for u in &mut us[1..] {
+            u.against = [
+                (Phase::from("mix"), same.clone()),
+                (Phase::from("fib"), same.clone()),
+            ]
+            .into();
+        }
+        let out = run(&us, &p, &mut ex, &mut |_| {});
+        for phase in ["mix", "fib"] {
+            let settled = stop(&out, 1, phase);
+            assert_eq!(
+                (settled.reason, settled.rounds),
+                (Stopped::Settled, 10),
+                "{settled:?}"
+            );
+            let slower = stop(&out, 2, phase);
+            assert_eq!(
+                (slower.reason, slower.rounds),
+                (Stopped::MaxRounds, 30),
+                "{slower:?}"
+            );
+        }
+        assert_eq!(out.stopped, Stopped::MaxRounds);
     }
 }

@@ -14,7 +14,8 @@
 //!   "wall_factor": 1.01,
 //!   "rows": { "c-fast": { "*": 0.01 }, "gcc-O2": { "mix": 0.011, "fib": 0.02 } },
 //!   "wrong": { "c-wrong": ["mix"] },
-//!   "row_jitter": { "control": 0.08, "gcc-O2": { "fib": 0.3 } }
+//!   "row_jitter": { "control": 0.08, "gcc-O2": { "fib": 0.3 } },
+//!   "row_wall_factor": { "control": 1.05 }
 //! }
 //! ```
 //!
@@ -22,7 +23,7 @@
 //! reference's, else `default_s`) CPU seconds times `1 + jitter·(u − ½)` for a seeded `u` in
 //! [0, 1) (`row_jitter[row]` instead of `jitter` when given: one number, or one per phase with
 //! `*` for the rest), and `wall_factor` times that
-//! in wall time. The A/A control (`control`) takes the
+//! in wall time (`row_wall_factor[row]` instead, when given). The A/A control (`control`) takes the
 //! reference's timings unless it is listed itself. A row and phase under `wrong` prints the
 //! wrong answer.
 
@@ -61,6 +62,10 @@ pub struct ScriptedTimings {
     /// per phase.
     #[serde(default)]
     pub row_jitter: BTreeMap<String, RowJitter>,
+    /// A row's own wall time as a multiple of its CPU time instead of `wall_factor` (a
+    /// control whose wall clock alone is biased, say).
+    #[serde(default)]
+    pub row_wall_factor: BTreeMap<String, f64>,
 }
 
 /// A row's jitter: one for every phase, or one per phase (`*`: the others).
@@ -143,7 +148,10 @@ impl ScriptedTimings {
         {
             return Err(bad("jitter must be at least 0 and below 1".into()));
         }
-        if !(t.wall_factor.is_finite() && t.wall_factor > 0.0) {
+        if std::iter::once(&t.wall_factor)
+            .chain(t.row_wall_factor.values())
+            .any(|w| !(w.is_finite() && *w > 0.0))
+        {
             return Err(bad("wall_factor must be above 0".into()));
         }
         Ok(t)
@@ -196,8 +204,14 @@ impl Executor for ScriptedExecutor<'_> {
             .wrong
             .get(row)
             .is_some_and(|ps| ps.iter().any(|p| p == phase.as_str()));
+        let wall_factor = self
+            .timings
+            .row_wall_factor
+            .get(row)
+            .copied()
+            .unwrap_or(self.timings.wall_factor);
         Sample {
-            wall_s: cpu_s * self.timings.wall_factor,
+            wall_s: cpu_s * wall_factor,
             cpu_s,
             user_s: cpu_s * 0.98,
             sys_s: cpu_s * 0.02,

@@ -21,11 +21,12 @@ pub enum GateKind {
 )]
 #[serde(rename_all = "snake_case")]
 pub enum GateStatus {
-    /// The new interval lies inside the tolerance band around the baseline.
+    /// The change's interval (this run against the baseline) lies inside the tolerance band.
     Pass,
-    /// Neither inside nor wholly outside, or the job was too noisy: no call either way.
+    /// Neither inside nor wholly outside (the runs could not resolve the change to within the
+    /// band), or not judged (a biased A/A control, another protocol): no call either way.
     Inconclusive,
-    /// The new interval lies wholly outside the band.
+    /// The change's interval lies wholly outside the band.
     Fail,
 }
 
@@ -66,14 +67,50 @@ pub struct GateVerdict {
     pub old: GateRatio,
     /// This run's ratio.
     pub new: GateRatio,
-    /// The band: `[old/(1+tolerance), old·(1+tolerance)]`.
+    /// The tolerance band in ratio terms, `[old/(1+tolerance), old·(1+tolerance)]`: where this
+    /// run's ratio sits when it changed by no more than the tolerance (the verdict reads the
+    /// change's interval against the same band around 1).
     pub band: [f64; 2],
     /// One line a person reads.
     pub message: String,
     /// The baseline is an imported point ratio (a ratio of medians on the wall clock, with no
-    /// interval): `old.lo` and `old.hi` are its median, and only the band is read.
+    /// interval): `old.lo` and `old.hi` are its median, and only this run's noise is counted.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub against_imported_point: bool,
+    /// The change between the two runs (`new / baseline`) with its interval, from both runs'
+    /// per-round ratios: what the verdict reads. Absent where no change could be measured
+    /// (a side without the verdict clock's ratios) and in an http suite's verdicts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<GateChange>,
+}
+
+/// The change of one row and phase between two runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GateChange {
+    /// The estimate: 1.0 is no change, 1.05 five percent slower.
+    pub median: f64,
+    /// Lower bound.
+    pub lo: f64,
+    /// Upper bound.
+    pub hi: f64,
+    /// The coverage of the interval (at least the per-unit level of the gate's family when
+    /// the rounds can reach it).
+    pub level: f64,
+    /// What the run resolved: half the interval's width, as a fraction (0.042: ±4.2%); a
+    /// change smaller than this could not have been told from none.
+    pub resolution: f64,
+}
+
+/// How the gate bounds its false alarms over a run: every unit it judges shares one error
+/// budget, `1 − run_level`, split evenly (Bonferroni).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GateFamily {
+    /// The (cell, row, phase) units the run judged with an interval.
+    pub units: u32,
+    /// `CI_LEVEL`: the chance that an A/A run fails nowhere is at least this.
+    pub run_level: f64,
+    /// The level each unit's interval is computed at: `1 − (1 − run_level) / units`.
+    pub unit_level: f64,
 }
 
 /// The gate's findings for one cell.
@@ -124,6 +161,9 @@ pub struct GateReport {
     pub summary: GateSummary,
     /// The exit code: 1 on any FAIL or failure, else 0.
     pub exit: u8,
+    /// How the false alarms of the run's verdicts are bounded together, when it judged any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<GateFamily>,
     /// The commit whose versions.env and cell/ gave the thresholds, when not the work tree's
     /// (`cell gate --config-rev`; the collect job passes the run's own commit).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -59,9 +59,10 @@ pub struct Contention {
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
-    /// Every answer right, the tooth seen, the control quiet.
+    /// Every answer right, the tooth seen, the control unbiased on some phase.
     Ok,
-    /// The A/A control was off or wide on every phase: every row is inconclusive.
+    /// The A/A control was biased (its interval missed 1.0) on every phase: every row is
+    /// inconclusive.
     Noisy,
     /// A wrong answer or a tooth below its floor.
     Failed,
@@ -77,10 +78,14 @@ pub struct Verdict {
     /// A workload job's phases whose A/A control held: their rows can be judged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub judged: Vec<Phase>,
-    /// A workload job's phases whose A/A control was off: their rows are inconclusive, the
-    /// other phases' are not.
+    /// A workload job's phases whose A/A control was biased (or not measured): their rows are
+    /// inconclusive, the other phases' are not.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inconclusive: Vec<Phase>,
+    /// A workload job's resolution per phase: the widest relative half-width of its rows'
+    /// ratio intervals there (0.012: the job's ratios on that phase are known to ±1.2%).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub resolution: BTreeMap<Phase, f64>,
 }
 
 impl Status {
@@ -102,6 +107,7 @@ impl Verdict {
             reasons,
             judged: Vec::new(),
             inconclusive: Vec::new(),
+            resolution: BTreeMap::new(),
         }
     }
 }

@@ -33,7 +33,10 @@ use serde::{Deserialize, Serialize};
 
 pub use calibration::{Calibration, CalibrationKind, Noise};
 pub use cell::{CellCost, CellKind, CellResult, CellRow, JobSummary, MissingJob, RunInfo};
-pub use gate::{GateCell, GateKind, GateRatio, GateReport, GateStatus, GateSummary, GateVerdict};
+pub use gate::{
+    GateCell, GateChange, GateFamily, GateKind, GateRatio, GateReport, GateStatus, GateSummary,
+    GateVerdict,
+};
 pub use ids::{
     BadRunId, BadSha256, CellId, CellLabel, Phase, RowName, RunId, ServerName, Sha256, ShapeName,
     ToolName, ToolchainName, WorkloadName,
@@ -49,10 +52,11 @@ pub use metric::{Clock, Metric, MetricInfo, UnknownMetric};
 pub use protocol::{Futility, Protocol, ProtocolMode, Stopped};
 pub use row::{
     Build, InstructionLane, PhaseResult, Printed, Role, RowResult, Run, SkipReason, Skipped,
+    UnitStop,
 };
 pub use run_record::{RunJob, RunKind, RunRecord};
 pub use samples::{Samples, as_written};
-pub use stats::{ClockStats, RatioCi, Ratios, Summary};
+pub use stats::{ClockStats, RatioCi, Ratios, Summary, percent, resolution};
 pub use suite::{
     CellHttpServer, CellSoakServer, CellSuiteServer, Combo, Drift, HttpJobResult, HttpKind,
     HttpMode, HttpRequestSpec, HttpRun, HttpServerResult, HttpSettings, HttpShape, HttpSuite,

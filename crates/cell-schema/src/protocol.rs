@@ -57,9 +57,18 @@ pub struct Protocol {
     /// machine with one CPU runs sequentially).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode_chosen: Option<String>,
-    /// Why the rounds stopped early by futility: the projection that said so.
+    /// Why the rounds stopped early by futility: the widest projection of a unit that
+    /// stopped so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub futility: Option<Futility>,
+    /// The run (`<date>-<run-id>`) each row was judged against while it was timed: the
+    /// baseline the gate will use, read from the history in the job's checkout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
+    /// Why the job had no baseline to judge its rows against (each then aimed at
+    /// `CI_TARGET`), when it had none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_baseline: Option<String>,
     /// The timings came from a file of the test suite's scripted executor, not from timed
     /// processes: never a measurement, and refused as history by `cell collect` and
     /// `cell gate`. Absent (false) in every real result.
@@ -112,19 +121,27 @@ pub struct Futility {
     pub half_width: f64,
     /// The half-width projected at `REPS_MAX` from the spread observed so far.
     pub projected: f64,
-    /// `CI_TARGET`.
+    /// What it had to reach: `CI_TARGET`, or, against `against`, the distance from its
+    /// change to the nearer edge of the tolerance band.
     pub target: f64,
     /// The projection had to exceed `target` times this (`FUTILITY_MARGIN`) to stop.
     pub margin: f64,
+    /// The baseline run its change was judged against, when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against: Option<String>,
 }
 
-/// Why a job's rounds stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// Why a job's rounds stopped, or one row's on one phase (`stopped` of a phase result): each
+/// row and phase goes on on its own while more rounds can change its verdict.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Stopped {
     /// The rounds were fixed (`--reps`, or `REPS_MAX` equal to `REPS`).
     Fixed,
-    /// Every row's interval reached `CI_TARGET`.
+    /// With no baseline to judge against: its interval reached `CI_TARGET` (a job: its last
+    /// rows' did).
     Converged,
     /// The adaptive budget reached `REPS_MAX`.
     MaxRounds,
@@ -132,9 +149,18 @@ pub enum Stopped {
     TimeCap,
     /// The reference hit `RUN_TIMEOUT_S`, so no ratio could be measured any more.
     ReferenceTimedOut,
-    /// The rounds left to `REPS_MAX` could not bring the widest interval under `CI_TARGET`
-    /// (`protocol.futility` holds the projection).
+    /// The rounds left to `REPS_MAX` could not settle it: bring its interval under
+    /// `CI_TARGET`, or its change against the baseline within or beyond the band
+    /// (`protocol.futility` holds the widest projection).
     Futile,
+    /// Against the baseline the gate will use, its change already passes: more rounds
+    /// cannot change the verdict.
+    Settled,
+    /// The A/A control or a tooth's row on a phase: timed while a judged row was, and
+    /// stopped with the last.
+    WithRows,
+    /// It hit `RUN_TIMEOUT_S` itself and was timed no more.
+    TimedOut,
 }
 
 impl Stopped {
@@ -147,6 +173,9 @@ impl Stopped {
             Self::TimeCap => "time_cap",
             Self::ReferenceTimedOut => "reference_timed_out",
             Self::Futile => "futile",
+            Self::Settled => "settled",
+            Self::WithRows => "with_rows",
+            Self::TimedOut => "timed_out",
         }
     }
 }

@@ -115,6 +115,30 @@ pub struct PhaseResult {
     /// change of the generated code, never compared across toolchains.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<u64>,
+    /// Why this row's rounds on this phase stopped: each row and phase goes on on its own
+    /// while more rounds can change its verdict. Absent in files written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<UnitStop>,
+}
+
+/// Why one row's rounds on one phase stopped.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct UnitStop {
+    /// Why.
+    pub reason: crate::Stopped,
+    /// Its measured rounds.
+    pub rounds: u32,
+    /// Its interval's relative half-width when it stopped: its own ratio's, or, against the
+    /// baseline, the change's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub half_width: Option<f64>,
+    /// The half-width projected at `REPS_MAX`, when it stopped by futility.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub projected: Option<f64>,
+    /// It was judged against the baseline's per-round ratios (`protocol.baseline`), not
+    /// against `CI_TARGET`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub against_baseline: bool,
 }
 
 /// The size and digest of what a run printed, kept in place of the bytes.

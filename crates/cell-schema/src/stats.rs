@@ -66,6 +66,34 @@ pub struct RatioCi {
     pub level: f64,
 }
 
+impl RatioCi {
+    /// What the interval resolves ([`resolution`]).
+    pub fn resolution(&self) -> f64 {
+        resolution(self.median, self.lo, self.hi)
+    }
+}
+
+/// What an interval `[lo, hi]` around `median` resolves: half its width relative to its
+/// median (0.012: ±1.2%); 0 for a median that is not positive.
+pub fn resolution(median: f64, lo: f64, hi: f64) -> f64 {
+    if median > 0.0 {
+        (hi - lo) / 2.0 / median
+    } else {
+        0.0
+    }
+}
+
+/// A fraction as a percentage, as every verdict and table writes a resolution or a band:
+/// one decimal (`1.5`), two below 1% (`0.42`), so a resolution never reads as `0.0`.
+pub fn percent(fraction: f64) -> String {
+    let p = fraction * 100.0;
+    if p.abs() < 1.0 {
+        format!("{p:.2}")
+    } else {
+        format!("{p:.1}")
+    }
+}
+
 /// Every metric's ratio to the reference: each required metric's, and an optional one's where
 /// the job wrote it.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -8,9 +8,11 @@
 
 mod ols;
 mod rng;
+mod shift;
 
 pub use ols::{Ols, ols};
 pub use rng::SplitMix64;
+pub use shift::{ShiftCi, shift_ci};
 
 /// Median of a non-empty slice (mean of the two middle values for even lengths).
 pub fn median(xs: &[f64]) -> f64 {
@@ -143,11 +145,11 @@ fn binom_half(n: usize, i: usize) -> f64 {
     (ln_choose - n as f64 * std::f64::consts::LN_2).exp()
 }
 
-fn ln_factorial(n: usize) -> f64 {
+pub(crate) fn ln_factorial(n: usize) -> f64 {
     (2..=n).map(|i| (i as f64).ln()).sum()
 }
 
-fn sorted(xs: &[f64]) -> Vec<f64> {
+pub(crate) fn sorted(xs: &[f64]) -> Vec<f64> {
     let mut s = xs.to_vec();
     s.sort_by(f64::total_cmp);
     s

@@ -9,7 +9,8 @@
 //! - this module: files on disk — [`fixtures`] (results recorded from real runs, frozen),
 //!   [`repo_root`], [`read`], [`read_json`], [`files`] and [`dump`] (a tree as one text for a
 //!   snapshot), [`copy_dir`], [`names`], [`tree`], [`is_executable`], [`git`], [`sha256`] and
-//!   [`split_section`] (a Markdown file without one of its sections);
+//!   [`split_section`] (a Markdown file without one of its sections) and
+//!   [`without_new_phase_columns`] (a `RESULTS.md` as the recorded ones were written);
 //! - [`http`]: one loopback HTTP/1.1 server (a handler closure or a route table, a log of every
 //!   request) with fault injection: any status, redirects, rate limits, a delay, a body that
 //!   stalls or comes up short, a connection closed without an answer; method-aware routes, a
@@ -23,6 +24,7 @@
 //! - [`tiny`]: the tiny C project the CLI tests build and time for real;
 //! - [`planning`]: the projects the planning tests render workflows of;
 //! - [`lint`]: actionlint, check-jsonschema and zizmor on a workflow file;
+//! - [`noise`]: this VM's recorded noise, and runs drawn from it again (whole rounds, seeded);
 //! - [`suites`]: hand-built results of the http and soak suites with fixed figures;
 //! - [`walk`]: a generated workflow file run as a GitHub runner would, on this machine.
 
@@ -36,6 +38,7 @@ pub mod archive;
 pub mod github;
 pub mod http;
 pub mod lint;
+pub mod noise;
 pub mod planning;
 pub mod scripted;
 pub mod snippets;
@@ -75,6 +78,44 @@ pub fn split_section(markdown: &str, heading: &str) -> (String, String) {
         format!("{}{}", &markdown[..start], &markdown[end..]),
         markdown[start..end].to_owned(),
     )
+}
+
+/// A `RESULTS.md`'s phase tables without their `resolves` and `stopped` columns, which the
+/// recorded files of `fixtures/workload/` predate: each resolution is checked to be a
+/// percentage, and no recorded row to say why it stopped.
+pub fn without_new_phase_columns(md: &str) -> String {
+    const HEAD: &str = "| row | job | clock | median s | ratio | CI | resolves |";
+    let mut out = Vec::new();
+    let mut in_table = false;
+    for line in md.lines() {
+        in_table = line.starts_with(HEAD) || (in_table && line.starts_with('|'));
+        if !in_table {
+            out.push(line.to_owned());
+            continue;
+        }
+        let cells: Vec<&str> = line.split('|').collect();
+        // `| a | b |` splits into "", " a ", " b ", "": the columns are cells[1..].
+        let (resolves, stopped) = (cells[7].trim(), cells[11].trim());
+        if !line.starts_with(HEAD) && !resolves.starts_with("---") {
+            assert!(
+                resolves.starts_with('±') && resolves.ends_with('%'),
+                "{line}"
+            );
+            assert_eq!(stopped, "–", "{line}");
+        }
+        let kept: Vec<&str> = cells
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != 7 && *i != 11)
+            .map(|(_, c)| *c)
+            .collect();
+        out.push(kept.join("|"));
+    }
+    let mut text = out.join("\n");
+    if md.ends_with('\n') {
+        text.push('\n');
+    }
+    text
 }
 
 /// A file's text, or a panic naming it.

@@ -16,7 +16,7 @@ impl Timings {
     /// Rows not listed take 10 ms; runs jitter by ±0.1% around their row's time.
     pub fn new(seed: u64) -> Self {
         Self {
-            value: json!({ "seed": seed, "jitter": 0.002, "rows": {}, "wrong": {}, "row_jitter": {} }),
+            value: json!({ "seed": seed, "jitter": 0.002, "rows": {}, "wrong": {}, "row_jitter": {}, "row_wall_factor": {} }),
         }
     }
 
@@ -41,6 +41,14 @@ impl Timings {
             self.value["row_jitter"][row] = json!({});
         }
         self.value["row_jitter"][row][phase] = json!(jitter);
+        self
+    }
+
+    /// `row`'s wall time is `factor` times its CPU time (the file's `wall_factor` for the
+    /// others).
+    #[must_use]
+    pub fn row_wall(mut self, row: &str, factor: f64) -> Self {
+        self.value["row_wall_factor"][row] = json!(factor);
         self
     }
 

@@ -1,9 +1,14 @@
-//! Early stop by futility (docs/protocol.md, "Early stop"): after the minimum rounds, when the
-//! rounds left to `REPS_MAX` cannot bring the widest interval the verdict needs under
-//! `CI_TARGET`, more rounds buy nothing but time. A judgement of the intervals, so it lives
-//! here and not in the timing loop.
+//! Where a unit's rounds stop (docs/protocol.md, "Rounds go where they change a verdict"):
+//! each (row, phase) of a job is called at every look of the adaptive budget, on its own.
+//! Against the baseline the gate will use, a unit whose verdict is settled stops; with no
+//! baseline, one whose interval reached `CI_TARGET`. Early stop by futility: when the rounds
+//! left to `REPS_MAX` cannot settle it, more rounds buy nothing but time. A judgement of the
+//! intervals, so it lives here and not in the timing loop.
 
+use cell_schema::GateStatus;
 use cell_stats::projected_rel_half_width;
+
+use crate::change::{band, change};
 
 /// The thresholds of the rule.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -22,10 +27,13 @@ pub struct FutilityRule {
 /// One interval's projection at `REPS_MAX`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Projection {
-    /// Its relative half-width now.
+    /// Its half-width now: relative to its ratio, or, against a baseline, the change's.
     pub half_width: f64,
-    /// The relative half-width projected at `REPS_MAX`.
+    /// The half-width projected at `REPS_MAX`, in the same terms.
     pub projected: f64,
+    /// The half-width it had to reach: `CI_TARGET`, or, against a baseline, the distance
+    /// from its change to the nearer edge of the band.
+    pub target: f64,
 }
 
 impl FutilityRule {
@@ -35,26 +43,104 @@ impl FutilityRule {
         Projection {
             half_width: cell_stats::median_ci(ratios, self.level).rel_half_width(),
             projected: projected_rel_half_width(ratios, n_max.max(ratios.len()), self.level),
+            target: self.target,
+        }
+    }
+}
+
+/// What a unit's rounds so far say at a look of the adaptive budget.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum UnitCall {
+    /// More rounds can still change what it says.
+    More,
+    /// No baseline: its interval reached `CI_TARGET` (its relative half-width).
+    Converged(f64),
+    /// Against the baseline: its change passes at the job's level (the change's resolution).
+    Settled(f64),
+    /// The rounds left to `REPS_MAX` cannot settle it.
+    Futile(Projection),
+}
+
+/// The baseline a unit is called against: its per-round ratios, the band, and the two
+/// levels of the gate's family this job can bound (the gate counts the run's units, which the
+/// job cannot: `settle_level` is read for the largest family the run can have, so a PASS here
+/// is a PASS there; `fail_level` for the smallest, so a unit the gate could FAIL is never
+/// stopped short of `REPS_MAX`, and stopping early adds no false FAIL).
+#[derive(Clone, Copy, Debug)]
+pub struct Against<'a> {
+    /// The baseline's per-round ratios.
+    pub ratios: &'a [f64],
+    /// `TOLERANCE`.
+    pub tolerance: f64,
+    /// The per-unit level of the largest family.
+    pub settle_level: f64,
+    /// The per-unit level of the smallest family.
+    pub fail_level: f64,
+}
+
+impl FutilityRule {
+    /// The call on a unit with these per-round ratios so far (`own`), against a baseline or
+    /// its own target.
+    pub fn call(&self, own: &[f64], against: Option<&Against<'_>>) -> UnitCall {
+        if own.is_empty() {
+            return UnitCall::More;
+        }
+        match against {
+            None => self.call_alone(own),
+            Some(base) => self.call_against(own, base),
         }
     }
 
-    /// The widest projection among the intervals still wider than the target, when even it
-    /// at `REPS_MAX` stays beyond `target · margin`: the rounds should stop. `None` while any
-    /// round left could still matter, or when the rule is off.
-    pub fn futile<'a, K>(
-        &self,
-        intervals: impl IntoIterator<Item = (K, &'a [f64])>,
-    ) -> Option<(K, Projection)> {
-        if self.margin <= 0.0 {
-            return None;
+    /// No baseline: the unit's own interval against `CI_TARGET`.
+    fn call_alone(&self, own: &[f64]) -> UnitCall {
+        let proj = self.project(own);
+        if proj.half_width <= self.target {
+            UnitCall::Converged(proj.half_width)
+        } else if self.margin > 0.0 && proj.projected > self.target * self.margin {
+            UnitCall::Futile(proj)
+        } else {
+            UnitCall::More
         }
-        let widest = intervals
-            .into_iter()
-            .filter(|(_, rs)| !rs.is_empty())
-            .map(|(k, rs)| (k, self.project(rs)))
-            .filter(|(_, p)| p.half_width > self.target)
-            .max_by(|a, b| a.1.projected.total_cmp(&b.1.projected))?;
-        (widest.1.projected > self.target * self.margin).then_some(widest)
+    }
+
+    /// Against the baseline: settled when the change passes, never stopped while it could
+    /// fail, futile when the rounds left cannot bring it within or beyond the band.
+    fn call_against(&self, own: &[f64], base: &Against<'_>) -> UnitCall {
+        let (Some(narrow), Some(wide)) = (
+            change(own, base.ratios, base.fail_level),
+            change(own, base.ratios, base.settle_level),
+        ) else {
+            return UnitCall::More;
+        };
+        // A unit that fails even at one unit's level, or whose rounds cannot yet reach the
+        // largest family's, gets more rounds.
+        if narrow.status(base.tolerance) == GateStatus::Fail || !wide.reaches() {
+            return UnitCall::More;
+        }
+        if wide.status(base.tolerance) == GateStatus::Pass {
+            return UnitCall::Settled(wide.resolution());
+        }
+        // Outside the band it aims at a FAIL, which the gate may call at a level as low as
+        // `fail_level`: the narrower interval decides whether that is out of reach.
+        let (lo, hi) = band(base.tolerance);
+        let outside = wide.median > hi || wide.median < lo;
+        let aim = if outside { &narrow } else { &wide };
+        // A change interval's width shrinks as √(1/n + 1/m): the baseline's m rounds stay.
+        let (now, theirs) = (own.len() as f64, base.ratios.len() as f64);
+        let most = f64::from(self.max_samples).max(now);
+        let projected =
+            aim.resolution() * ((1.0 / most + 1.0 / theirs) / (1.0 / now + 1.0 / theirs)).sqrt();
+        // It settles only once its half-width is under the distance to the nearer edge.
+        let edge = (hi - aim.median).abs().min((aim.median - lo).abs());
+        if self.margin > 0.0 && projected > edge * self.margin {
+            UnitCall::Futile(Projection {
+                half_width: aim.resolution(),
+                projected,
+                target: edge,
+            })
+        } else {
+            UnitCall::More
+        }
     }
 }
 
@@ -83,11 +169,21 @@ mod tests {
     fn a_spread_like_a_busy_shared_host_is_futile_at_ten_rounds() {
         // ±5%: narrower than the A/A spread of mix on a busy neighbour's day.
         let wide = spread(10, 0.10, 1);
-        let (k, p) = rule().futile([("fib", wide.as_slice())]).unwrap();
-        assert_eq!(k, "fib");
+        let UnitCall::Futile(p) = rule().call(&wide, None) else {
+            panic!("{:?}", rule().call(&wide, None));
+        };
         assert!(
             p.projected > 0.007 * 1.25 && p.projected < p.half_width,
             "{p:?}"
+        );
+        let off = FutilityRule {
+            margin: 0.0,
+            ..rule()
+        };
+        assert_eq!(
+            off.call(&wide, None),
+            UnitCall::More,
+            "a margin of 0 never stops"
         );
     }
 
@@ -101,23 +197,56 @@ mod tests {
             "{:?}",
             r.project(&near)
         );
-        assert!(r.futile([("mix", near.as_slice())]).is_none());
-        // Converged intervals are not the reason to stop.
+        assert_eq!(r.call(&near, None), UnitCall::More);
+        // A converged interval stops as converged, not futile.
         let quiet = spread(10, 0.002, 3);
-        assert!(r.futile([("mix", quiet.as_slice())]).is_none());
+        assert!(matches!(r.call(&quiet, None), UnitCall::Converged(_)));
+    }
+
+    fn against(ratios: &[f64]) -> Against<'_> {
+        Against {
+            ratios,
+            tolerance: 0.015,
+            settle_level: 1.0 - 0.05 / 27.0,
+            fail_level: 0.95,
+        }
     }
 
     #[test]
-    fn the_widest_projection_decides_and_a_margin_of_zero_turns_the_rule_off() {
-        let (a, b) = (spread(10, 0.10, 4), spread(10, 0.30, 5));
-        let (k, _) = rule()
-            .futile([("a", a.as_slice()), ("b", b.as_slice())])
-            .unwrap();
-        assert_eq!(k, "b");
-        let off = FutilityRule {
-            margin: 0.0,
-            ..rule()
+    fn a_unit_is_called_on_its_own_interval_without_a_baseline() {
+        let r = rule();
+        assert!(matches!(
+            r.call(&spread(10, 0.002, 11), None),
+            UnitCall::Converged(h) if h <= 0.007
+        ));
+        assert!(matches!(
+            r.call(&spread(10, 0.3, 12), None),
+            UnitCall::Futile(p) if (p.target - 0.007).abs() < 1e-12
+        ));
+        assert_eq!(r.call(&spread(10, 0.024, 2), None), UnitCall::More);
+        assert_eq!(r.call(&[], None), UnitCall::More);
+    }
+
+    #[test]
+    fn against_a_baseline_a_pass_settles_a_failure_goes_on_and_an_edge_is_futile() {
+        let r = rule();
+        let base = spread(30, 0.004, 13);
+        // The same narrow spread: the change passes at the largest family's level.
+        assert!(matches!(
+            r.call(&spread(10, 0.004, 14), Some(&against(&base))),
+            UnitCall::Settled(h) if h < 0.015
+        ));
+        // 10% slower: it fails already, and is never stopped short of REPS_MAX.
+        let slower: Vec<f64> = spread(10, 0.004, 15).iter().map(|x| x * 1.1).collect();
+        assert_eq!(r.call(&slower, Some(&against(&base))), UnitCall::More);
+        // A change right at the band's edge, wide: no budget settles it.
+        let edge: Vec<f64> = spread(10, 0.2, 16).iter().map(|x| x * 1.015).collect();
+        let UnitCall::Futile(p) = r.call(&edge, Some(&against(&base))) else {
+            panic!("{:?}", r.call(&edge, Some(&against(&base))));
         };
-        assert!(off.futile([("b", b.as_slice())]).is_none());
+        assert!(p.projected > p.target * 1.25, "{p:?}");
+        // The margin off: it goes on.
+        let off = FutilityRule { margin: 0.0, ..r };
+        assert_eq!(off.call(&edge, Some(&against(&base))), UnitCall::More);
     }
 }

@@ -15,23 +15,22 @@ mod rows;
 
 use cell_schema::store::{History, HistoryRun, SkippedFile};
 use cell_schema::{
-    CellResult, GateCell, GateKind, GateReport, GateStatus, GateSummary, SCHEMA_VERSION,
+    CellResult, GateCell, GateFamily, GateKind, GateReport, GateStatus, GateSummary, SCHEMA_VERSION,
 };
 
 use crate::{GateConfig, recompute};
-pub(crate) use baseline::is_measured;
-use baseline::{Baseline, baseline};
+pub(crate) use baseline::{Baseline, baseline, is_measured};
 use failures::{
     answer_failures, checksum_failures, expected_row_failures, subject_digests, subject_failures,
     tooth_failures,
 };
-use imported::{imported_notices, imported_verdicts};
+use imported::{imported_notices, imported_units};
 use notices::{
     baseline_notices, calibration_notices, contention_notices, dropped_row_notices,
-    missing_job_notices, subject_notices,
+    missing_job_notices, settled_against_notices, subject_notices,
 };
 pub use notices::{footprint_notices, instruction_notices};
-use rows::row_verdicts;
+use rows::{Unit, row_units};
 
 /// A gate that could not run (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -133,7 +132,7 @@ pub fn gate(
         None => None,
     };
     let digests = subject_digests(run);
-    let mut cells = Vec::new();
+    let mut listed = Vec::new();
     for (id, cell) in &run.cells {
         // Older runs of this cell, oldest first (only the pinned one when pinned).
         let names: Vec<String>;
@@ -156,7 +155,7 @@ pub fn gate(
         // and a stated one that disagrees fails the run.
         let now = recompute::cell(cell, config);
         let cell = &now.value;
-        let mut g = gate_one_cell(cell, &older, config, run.missing());
+        let (mut g, units) = gate_one_cell(cell, &older, config, run.missing());
         g.failures.extend(
             recompute::summarize(&now.disagreements)
                 .into_iter()
@@ -176,8 +175,9 @@ pub fn gate(
         g.notices.extend(now.notes);
         g.failures.extend(subject_failures(cell, &digests, config));
         g.notices.extend(subject_notices(cell));
-        cells.push(g);
+        listed.push((g, units));
     }
+    let (cells, family) = judge_family(listed, config);
     let summary = summarize(&cells);
     let exit = u8::from(summary.fail > 0 || summary.failures > 0);
     Ok(GateReport {
@@ -188,36 +188,76 @@ pub fn gate(
         cells,
         summary,
         exit,
+        family,
         config_rev: None,
     })
 }
 
-/// One cell: the workload against its baseline ([`baseline()`]), then the suites against
-/// theirs.
+/// Every pending unit of the run judged at one per-unit level: the run's false-alarm budget,
+/// `1 − CI_LEVEL`, split over every unit the run judges (Bonferroni), so an A/A run fails
+/// anywhere at most that often however its units depend on each other. A cell's workload
+/// verdicts come first, then its suites'.
+fn judge_family(
+    listed: Vec<(GateCell, Vec<Unit>)>,
+    config: &GateConfig,
+) -> (Vec<GateCell>, Option<GateFamily>) {
+    let units = listed
+        .iter()
+        .flat_map(|(_, us)| us)
+        .filter(|u| matches!(u, Unit::Pending(p) if p.judged()))
+        .count();
+    let run_level = config.settings.ci_level;
+    let level = crate::unit_level(run_level, units);
+    let cells = listed
+        .into_iter()
+        .map(|(mut g, us)| {
+            let mut verdicts: Vec<_> = us
+                .into_iter()
+                .map(|u| match u {
+                    Unit::Done(v) => v,
+                    Unit::Pending(p) => p.judge(level, config.tolerance),
+                })
+                .collect();
+            verdicts.append(&mut g.verdicts);
+            g.verdicts = verdicts;
+            g
+        })
+        .collect();
+    let family = (units > 0).then(|| GateFamily {
+        units: u32::try_from(units).unwrap_or(u32::MAX),
+        run_level,
+        unit_level: (level * 1e6).round() / 1e6,
+    });
+    (cells, family)
+}
+
+/// One cell: the workload against its baseline ([`baseline()`]), its units still to be
+/// judged, then the suites against theirs (their verdicts already in the cell).
 fn gate_one_cell(
     cell: &CellResult,
     older: &[(&str, &CellResult)],
     config: &GateConfig,
     run_missing: &[String],
-) -> GateCell {
+) -> (GateCell, Vec<Unit>) {
     let baseline = baseline(older);
     let suites = crate::suite::gate_suites_of(cell, older, config);
-    let mut g = if cell.jobs.is_empty() {
+    let (mut g, units) = if cell.jobs.is_empty() {
         // A suite-only run: nothing of the workload to judge.
-        GateCell {
+        let g = GateCell {
             cell: cell.cell.id.clone(),
             baseline: None,
             failures: Vec::new(),
             notices: missing_job_notices(cell),
             verdicts: Vec::new(),
-        }
+        };
+        (g, Vec::new())
     } else {
         gate_cell(cell, baseline, config, run_missing)
     };
     g.failures.extend(suites.failures);
     g.notices.extend(suites.notices);
     g.verdicts.extend(suites.verdicts);
-    g
+    (g, units)
 }
 
 fn summarize(cells: &[GateCell]) -> GateSummary {
@@ -242,13 +282,13 @@ fn summarize(cells: &[GateCell]) -> GateSummary {
     summary
 }
 
-/// The workload of one cell: failures, notices, and a verdict per row and phase.
+/// The workload of one cell: failures, notices, and a unit per row and phase.
 fn gate_cell(
     cell: &CellResult,
     baseline: Baseline<'_>,
     config: &GateConfig,
     run_missing: &[String],
-) -> GateCell {
+) -> (GateCell, Vec<Unit>) {
     let mut failures = answer_failures(cell);
     failures.extend(checksum_failures(cell, config, run_missing));
     failures.extend(tooth_failures(cell, config));
@@ -256,16 +296,17 @@ fn gate_cell(
     let mut notices = missing_job_notices(cell);
     notices.extend(contention_notices(cell, config));
     notices.extend(calibration_notices(cell, config));
-    let (base_name, verdicts) = match baseline {
+    let (base_name, units) = match baseline {
         Baseline::None => {
             notices.push("first run of this cell: baseline recorded".into());
-            return GateCell {
+            let g = GateCell {
                 cell: cell.cell.id.clone(),
                 baseline: None,
                 failures,
                 notices,
                 verdicts: Vec::new(),
             };
+            return (g, Vec::new());
         }
         Baseline::Measured(base_name, stated) => {
             // The baseline too is judged by its samples; a stated figure of it that disagrees
@@ -286,23 +327,28 @@ fn gate_cell(
                     .map(|n| format!("baseline {base_name}: {n}")),
             );
             let base = &recomputed.value;
+            notices.extend(settled_against_notices(cell, base_name));
             notices.extend(baseline_notices(cell, base_name, base, config));
             notices.extend(footprint_notices(cell, base));
             notices.extend(instruction_notices(cell, base_name, base));
-            let verdicts = row_verdicts(cell, base_name, base, config, &mut notices);
+            let units = row_units(cell, base_name, base, config, &mut notices);
             notices.extend(dropped_row_notices(cell, base));
-            (base_name, verdicts)
+            (base_name, units)
         }
         Baseline::Imported(base_name, imp) => {
             notices.extend(imported_notices(cell, base_name, imp));
-            (base_name, imported_verdicts(cell, base_name, imp, config))
+            (
+                base_name,
+                imported_units(cell, base_name, imp, config.settings.ci_level),
+            )
         }
     };
-    GateCell {
+    let g = GateCell {
         cell: cell.cell.id.clone(),
         baseline: Some(base_name.to_owned()),
         failures,
         notices,
-        verdicts,
-    }
+        verdicts: Vec::new(),
+    };
+    (g, units)
 }

@@ -1,13 +1,16 @@
 //! What a job says about itself, `ok`, `noisy` or `failed`, for each suite; and the per-run
 //! rules a suite job applies while it measures (contamination, drift).
 
+use std::collections::BTreeMap;
+
 use cell_schema::{
-    Clock, Contention, Drift, HttpRun, HttpServerResult, HttpSettings, Phase, RatioCi, Role,
-    RowName, RowResult, RssFit, ServerName, SoakConfig, SoakServerResult, Status, Tooth, Verdict,
+    Clock, Contention, Drift, HttpRun, HttpServerResult, HttpSettings, Phase, ProtocolMode,
+    RatioCi, Role, RowName, RowResult, RssFit, ServerName, SoakConfig, SoakServerResult, Status,
+    Tooth, Verdict,
 };
 
 use crate::GateConfig;
-use crate::rules::{NoisyControl, ToothMissed};
+use crate::rules::ToothMissed;
 
 /// What a workload job measured, as its verdict reads it.
 #[derive(Clone, Copy, Debug)]
@@ -26,13 +29,17 @@ pub struct WorkloadJob<'a> {
     pub default_clock: Clock,
     /// The cell's architecture (the tooth floor is per architecture).
     pub arch: &'a str,
+    /// How its rows were paired with the reference (the control's per-round ratios are read
+    /// as the rows' are).
+    pub mode: ProtocolMode,
 }
 
 /// A workload job's verdict: `failed` on a wrong answer, a reference that timed out or a
-/// tooth below its floor. The A/A control is read per phase: a phase whose control breaks its
-/// rule on a clock some row's verdict reads is inconclusive on its own, the other phases are
-/// judged (`judged`, `inconclusive`); the job is `noisy` only when no phase could be judged,
-/// else `ok`. Contention is noted, never a verdict.
+/// tooth below its floor. The A/A control is read per phase: a phase whose control is biased
+/// (its interval misses 1.0) on a clock some row's verdict reads is inconclusive on its own,
+/// the other phases are judged (`judged`, `inconclusive`); the job is `noisy` only when no
+/// phase could be judged, else `ok`. Each phase carries its resolution: the widest interval
+/// of its rows. Contention is noted, never a verdict.
 pub fn workload_verdict(job: &WorkloadJob<'_>, config: &GateConfig) -> Verdict {
     let mut failed = wrong_answers(job.rows);
     if let Some(r) = job.reference_timed_out {
@@ -49,8 +56,17 @@ pub fn workload_verdict(job: &WorkloadJob<'_>, config: &GateConfig) -> Verdict {
             failed.push(m.job_reason());
         }
     }
-    let phases = control_by_phase(job, config.tolerance);
-    let (judged, inconclusive): (Vec<_>, Vec<_>) = phases.iter().partition(|p| p.noisy.is_empty());
+    let phases = crate::control::by_phase(
+        job.rows,
+        job.control,
+        crate::control::Clocks {
+            default: job.default_clock,
+            also: None,
+        },
+        job.mode,
+        config.settings.ci_level,
+    );
+    let (judged, inconclusive): (Vec<_>, Vec<_>) = phases.iter().partition(|p| p.judged());
     let status = if !failed.is_empty() {
         Status::Failed
     } else if judged.is_empty() && !inconclusive.is_empty() {
@@ -61,7 +77,7 @@ pub fn workload_verdict(job: &WorkloadJob<'_>, config: &GateConfig) -> Verdict {
     // A failed job's reasons are its failures alone: `cell collect` reads each as one.
     let mut reasons = failed;
     if status != Status::Failed {
-        reasons.extend(inconclusive.iter().flat_map(|p| p.noisy.iter().cloned()));
+        reasons.extend(inconclusive.iter().flat_map(|p| p.reasons.iter().cloned()));
     }
     if let Some(c) = job
         .contention
@@ -77,7 +93,24 @@ pub fn workload_verdict(job: &WorkloadJob<'_>, config: &GateConfig) -> Verdict {
         reasons,
         judged: judged.iter().map(|p| p.phase.clone()).collect(),
         inconclusive: inconclusive.iter().map(|p| p.phase.clone()).collect(),
+        resolution: resolution(job.rows),
     }
+}
+
+/// Per phase, the widest relative half-width of a row's ratio interval on its verdict clock
+/// (the control's and the reference's aside): what the job's ratios there are known to.
+fn resolution(rows: &[(&RowName, &RowResult)]) -> BTreeMap<Phase, f64> {
+    let mut out: BTreeMap<Phase, f64> = BTreeMap::new();
+    for (_, r) in rows.iter().filter(|(_, r)| r.role == Role::Row) {
+        for (p, pr) in &r.phases {
+            if let Some(ci) = pr.ratio.as_ref().and_then(|x| x.on(r.verdict_clock)) {
+                let w = cell_schema::round_ratio(ci.resolution());
+                let e = out.entry(p.clone()).or_insert(w);
+                *e = e.max(w);
+            }
+        }
+    }
+    out
 }
 
 fn wrong_answers(rows: &[(&RowName, &RowResult)]) -> Vec<String> {
@@ -91,75 +124,6 @@ fn wrong_answers(rows: &[(&RowName, &RowResult)]) -> Vec<String> {
                 ));
             }
         }
-    }
-    out
-}
-
-/// One phase as the A/A control judges it.
-struct PhaseControl {
-    phase: Phase,
-    /// Why its rows cannot be judged (empty: they can).
-    noisy: Vec<String>,
-}
-
-/// The control is judged per phase on every clock some row's verdict reads on that phase: a
-/// wall-clock row on a machine whose wall clock is noisy is as inconclusive as a cpu row on a
-/// noisy cpu clock. A phase the control has no ratio on cannot be judged either.
-fn control_by_phase(job: &WorkloadJob<'_>, tolerance: f64) -> Vec<PhaseControl> {
-    let control = job
-        .rows
-        .iter()
-        .find(|(n, _)| *n == job.control)
-        .map(|(_, r)| r);
-    // Every phase a row is judged on, and the control's own: a control (or a phase of it)
-    // missing from the record silences nothing, it leaves the phase unjudged.
-    let mut phases: Vec<&Phase> = job
-        .rows
-        .iter()
-        .filter(|(_, r)| r.role == Role::Row)
-        .flat_map(|(_, r)| r.phases.keys())
-        .chain(control.into_iter().flat_map(|c| c.phases.keys()))
-        .collect();
-    phases.sort();
-    phases.dedup();
-    let mut out = Vec::new();
-    for p in phases {
-        let ratio = control
-            .and_then(|c| c.phases.get(p))
-            .and_then(|pr| pr.ratio.as_ref());
-        let mut clocks: Vec<Clock> = job
-            .rows
-            .iter()
-            .filter(|(_, r)| r.role == Role::Row && r.phases.contains_key(p))
-            .map(|(_, r)| r.verdict_clock)
-            .chain([job.default_clock])
-            .collect();
-        clocks.sort();
-        clocks.dedup();
-        // A figure the control lacks is missing data, not noise: the phase is not judged
-        // either way, but the words say which.
-        let noisy = match ratio {
-            None => vec![format!(
-                "not judged: {}",
-                crate::rules::no_control_measurement(p.as_str())
-            )],
-            Some(ratios) => clocks
-                .iter()
-                .filter_map(|c| match ratios.on(*c) {
-                    Some(r) => {
-                        NoisyControl::check(p.as_str(), *c, r, tolerance).map(|n| n.job_reason())
-                    }
-                    None => Some(format!(
-                        "not judged: {}",
-                        crate::rules::no_control_metric(p.as_str(), *c)
-                    )),
-                })
-                .collect(),
-        };
-        out.push(PhaseControl {
-            phase: p.clone(),
-            noisy,
-        });
     }
     out
 }

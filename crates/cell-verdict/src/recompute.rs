@@ -462,6 +462,7 @@ impl<'a> JobView<'a> {
                 reference_timed_out,
                 default_clock: self.protocol.default_clock,
                 arch: self.arch,
+                mode: self.protocol.mode,
             },
             config,
         );
@@ -478,6 +479,8 @@ impl<'a> JobView<'a> {
             v.reasons = reasons;
         }
         if same_verdict(self.verdict, &v) {
+            // What each phase resolved is a figure of the samples, never the file's word.
+            self.verdict.resolution = v.resolution;
             return;
         }
         if self.own_config {

@@ -5,8 +5,9 @@
 
 use cell_schema::{Clock, GateStatus, RatioCi, RowName};
 
-/// The three-way rule for a new interval `[lo, hi]` against baseline ratio `b`: PASS inside
-/// `[b/(1+tol), b·(1+tol)]`, FAIL wholly outside, INCONCLUSIVE otherwise.
+/// The three-way rule for a new interval `[lo, hi]` against a stored figure `b` (an http
+/// suite's req/s): PASS inside `[b/(1+tol), b·(1+tol)]`, FAIL wholly outside, INCONCLUSIVE
+/// otherwise. A workload row is judged between two runs instead ([`crate::Change`]).
 pub fn three_way(b: f64, lo: f64, hi: f64, tolerance: f64) -> GateStatus {
     let (band_lo, band_hi) = band(b, tolerance);
     if lo >= band_lo && hi <= band_hi {
@@ -24,12 +25,13 @@ pub fn band(b: f64, tolerance: f64) -> (f64, f64) {
     (b / (1.0 + tolerance), b * (1.0 + tolerance))
 }
 
-/// The A/A rule: a control ratio whose interval misses 1.0, or whose median is off by more
-/// than `tolerance/2`, or whose half-width exceeds `tolerance/2`, means the machine was too
-/// noisy to call anything.
-pub fn control_is_off(r: &RatioCi, tolerance: f64) -> bool {
-    let half_tol = tolerance / 2.0;
-    r.lo > 1.0 || r.hi < 1.0 || (r.median - 1.0).abs() > half_tol || (r.hi - r.lo) / 2.0 > half_tol
+/// The A/A rule: the control is a byte-identical copy of the reference, so a control ratio
+/// whose interval misses 1.0 means the protocol timed two identical binaries apart: it is
+/// biased, and no row on that phase may be called better or worse. Its width, and its
+/// median's wander inside it, are noise every row's own interval already carries: neither
+/// silences a phase.
+pub fn control_biased(r: &RatioCi) -> bool {
+    r.lo > 1.0 || r.hi < 1.0
 }
 
 /// The contention rule: a job whose median wall/cpu exceeds `CONTENTION_MAX` shared its
@@ -52,53 +54,41 @@ pub fn no_control_metric(phase: &str, clock: Clock) -> String {
     )
 }
 
-/// A control that failed the A/A rule on one phase and clock.
+/// A control whose interval missed 1.0 on one phase and clock: a biased protocol there.
 #[derive(Clone, Debug, PartialEq)]
-pub struct NoisyControl<'a> {
-    /// The phase the control broke the rule on.
+pub struct BiasedControl<'a> {
+    /// The phase the control was biased on.
     pub phase: &'a str,
-    /// The clock it broke it on.
+    /// The clock it was biased on.
     pub clock: Clock,
     /// The control's ratio on it.
     pub ratio: &'a RatioCi,
-    /// The tolerance the rule was read with.
-    pub tolerance: f64,
 }
 
-impl<'a> NoisyControl<'a> {
-    /// The finding, when the control's `ratio` on `phase` and `clock` breaks the rule.
-    pub fn check(phase: &'a str, clock: Clock, ratio: &'a RatioCi, tolerance: f64) -> Option<Self> {
-        control_is_off(ratio, tolerance).then_some(Self {
+impl<'a> BiasedControl<'a> {
+    /// The finding, when the control's `ratio` on `phase` and `clock` misses 1.0.
+    pub fn check(phase: &'a str, clock: Clock, ratio: &'a RatioCi) -> Option<Self> {
+        control_biased(ratio).then_some(Self {
             phase,
             clock,
             ratio,
-            tolerance,
         })
     }
 
-    /// The line a job's own verdict gives.
-    pub fn job_reason(&self) -> String {
+    /// What it found, in the words both the job and the gate use; `level` is the one the
+    /// interval was asked for (the job's checks share `CI_LEVEL`'s error budget).
+    pub fn reason(&self, level: f64) -> String {
+        let r = self.ratio;
         format!(
-            "too noisy to gate: the A/A control on {} ({} time) is {:.4} (CI {:.4}–{:.4}); it must contain 1.0 and stay within ±{:.4}",
+            "biased protocol on {}: the A/A control ({} time) is {:.4} (CI {:.4}–{:.4} at {}%, the job's checks of its control taken together), an interval that misses 1.0: two identical binaries were timed {:+.1}% apart, so no row on {} is called better or worse",
             self.phase,
             self.clock.name(),
-            self.ratio.median,
-            self.ratio.lo,
-            self.ratio.hi,
-            self.tolerance / 2.0
-        )
-    }
-
-    /// The line the gate gives beside a row it cannot call.
-    pub fn gate_reason(&self) -> String {
-        format!(
-            "too noisy to gate: the A/A control on {} ({} time) is {:.4} (CI {:.4}–{:.4}), beyond ±{:.4}",
-            self.phase,
-            self.clock.name(),
-            self.ratio.median,
-            self.ratio.lo,
-            self.ratio.hi,
-            self.tolerance / 2.0
+            r.median,
+            r.lo,
+            r.hi,
+            cell_schema::percent(level),
+            (r.median - 1.0) * 100.0,
+            self.phase
         )
     }
 }
@@ -196,11 +186,23 @@ mod tests {
     }
 
     #[test]
-    fn the_control_must_hold_one_and_stay_narrow() {
-        assert!(!control_is_off(&ci(1.0, 0.995, 1.005), 0.02));
-        assert!(control_is_off(&ci(1.02, 1.01, 1.03), 0.02), "misses 1.0");
-        assert!(control_is_off(&ci(1.0, 0.98, 1.02), 0.02), "too wide");
-        assert!(control_is_off(&ci(1.011, 0.999, 1.012), 0.02), "median off");
+    fn the_control_is_biased_only_when_its_interval_misses_one() {
+        assert!(!control_biased(&ci(1.0, 0.995, 1.005)));
+        assert!(control_biased(&ci(1.02, 1.01, 1.03)), "misses 1.0 above");
+        assert!(control_biased(&ci(0.98, 0.97, 0.999)), "misses 1.0 below");
+        // Regression: a wide control, or one whose median wanders, was read as noise that
+        // silenced every row of the phase (0 of 18 phases judged on a noisy host).
+        assert!(!control_biased(&ci(1.0, 0.90, 1.10)), "wide");
+        assert!(
+            !control_biased(&ci(1.03, 0.999, 1.06)),
+            "median off, 1.0 inside"
+        );
+        let r = ci(1.0123, 1.0051, 1.019);
+        let b = BiasedControl::check("mix", Clock::Cpu, &r).unwrap();
+        let why = b.reason(0.9833);
+        assert!(why.contains("misses 1.0"), "{why}");
+        assert!(why.contains("+1.2% apart"), "{why}");
+        assert!(why.contains("at 98.3%"), "{why}");
     }
 
     #[test]

@@ -190,6 +190,7 @@ fn gate_http_tool(
         band: [lo, hi],
         message,
         against_imported_point: false,
+        change: None,
     });
 }
 

@@ -96,6 +96,11 @@ pub struct RunArgs {
     /// Seed of the per-round order (default: from the clock; always recorded).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// The committed history whose baseline the gate will use: each row's rounds stop once
+    /// its verdict against it is settled (default: results/ under --root, unless the
+    /// repository keeps its results on a branch of their own).
+    #[arg(long, value_name = "DIR")]
+    pub history: Option<PathBuf>,
     /// Timings from this file instead of timed processes (the test suite's executor; the
     /// results are marked scripted and refused as history).
     #[arg(long, hide = true, value_name = "FILE")]

@@ -652,8 +652,9 @@ fn every_clock_round_trips_through_versions_env_a_row_and_the_job_file() {
             assert!(pr.ratio.as_ref().unwrap().on(clock).is_some(), "{clock}");
             assert!(pr.stats.as_ref().unwrap().on(clock).is_some(), "{clock}");
         }
-        // RESULTS.md reads as it always has on every clock: the judged clock's ratio is the
-        // `ratio` column (`clock` names it), beside the cpu and wall ratios every file holds.
+        // RESULTS.md reads alike on every clock: the judged clock's ratio is the `ratio`
+        // column (`clock` names it, `resolves` its interval), beside the cpu and wall ratios
+        // every file holds.
         let md = std::fs::read_to_string(out.join("RESULTS.md")).unwrap();
         let heads: Vec<&str> = md
             .lines()
@@ -663,7 +664,7 @@ fn every_clock_round_trips_through_versions_env_a_row_and_the_job_file() {
         for h in heads {
             assert_eq!(
                 h,
-                "| row | job | clock | median s | ratio | CI | cpu ratio | wall ratio | n | answer |",
+                "| row | job | clock | median s | ratio | CI | resolves | cpu ratio | wall ratio | n | stopped | answer |",
                 "{clock}"
             );
         }

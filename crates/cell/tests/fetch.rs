@@ -764,9 +764,18 @@ fn spawn_fetch(scratch: &Scratch, server: &Server, digest: &str) -> std::process
     .arg("--into")
     .arg(scratch.dest())
     .stdout(std::process::Stdio::null())
-    .stderr(std::process::Stdio::null())
-    .spawn()
-    .unwrap()
+    .stderr(std::process::Stdio::null());
+    // A test run started in the background (`cargo test &`) hands SIGINT down ignored, and
+    // cell keeps an ignored signal ignored, as a background job should: the child gets the
+    // default disposition a terminal's Ctrl-C meets.
+    // SAFETY: signal(2) is async-signal-safe, so it may run between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    cmd.spawn().unwrap()
 }
 
 /// Polls until a name under `dir` starts with `prefix` (a temporary file of the process under

@@ -1,7 +1,7 @@
 //! `cell gate` on runs of a small project, timed by the scripted executor so every verdict
 //! is the same on a quiet machine and a busy one: A/A against its own history, a row doing
-//! 10% more work, a missing tooth row, a noisy control, a noisy baseline, a first run, the
-//! calibration notice. (The same checks on real timings said INCONCLUSIVE instead of FAIL
+//! 10% more work, a missing tooth row, a biased control, a wide one, a biased baseline, a
+//! first run, the calibration notice. (The same checks on real timings said INCONCLUSIVE instead of FAIL
 //! whenever the host was noisy; `e2e.rs` keeps one run on real timings.)
 
 mod common;
@@ -157,7 +157,7 @@ fn a_ten_percent_slower_row_fails_and_an_unchanged_one_passes() {
 }
 
 #[test]
-fn a_noisy_control_makes_every_row_of_its_job_inconclusive() {
+fn a_biased_control_makes_every_row_of_its_job_inconclusive() {
     let tmp = tempfile::tempdir().unwrap();
     let root = project(tmp.path(), VERSIONS, &GCC_TOML);
     let history = tmp.path().join("history");
@@ -165,8 +165,8 @@ fn a_noisy_control_makes_every_row_of_its_job_inconclusive() {
     let first = local(&root, &scratch, &timings(1));
     std::fs::create_dir_all(&history).unwrap();
     std::fs::rename(&first, history.join(first.file_name().unwrap())).unwrap();
-    // The control copy of the reference runs 4% slower: off by more than TOLERANCE/2.
-    let noisy = local(
+    // The control copy of the reference runs 4% slower: two identical binaries timed apart.
+    let biased = local(
         &root,
         &scratch,
         &timings(2)
@@ -174,31 +174,61 @@ fn a_noisy_control_makes_every_row_of_its_job_inconclusive() {
             .row("control", 0.052)
             .row("gcc-O2", 0.055),
     );
-    let cell = read_json(&cell_json(&noisy));
+    let cell = read_json(&cell_json(&biased));
     assert_eq!(cell["jobs"]["gcc"]["verdict"]["status"], "noisy");
-    let out = gate(&root, &noisy, &history).success();
-    let report = read_json(&noisy.join("gate.json"));
+    let out = gate(&root, &biased, &history).success();
+    let report = read_json(&biased.join("gate.json"));
     let verdicts = report["cells"][0]["verdicts"].as_array().unwrap();
     assert!(!verdicts.is_empty());
     assert!(
         verdicts.iter().all(|v| v["status"] == "inconclusive"),
-        "10% slower, but no call on a noisy job:\n{}",
+        "10% slower, but no call on a biased job:\n{}",
         stdout(&out)
     );
     assert!(stdout(&out).contains("warning: "));
     assert!(
-        stdout(&out).contains("too noisy to gate: the A/A control on mix (cpu time) is 1.0400")
+        stdout(&out)
+            .contains("not judged: biased protocol on mix: the A/A control (cpu time) is 1.0400"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+/// Regression: a control whose runs scatter (±10% per run, its interval wide but holding
+/// 1.0) was read as too noisy to gate, and a row 10% slower passed with exit 0.
+#[test]
+fn a_wide_control_is_noise_not_bias_and_a_slower_row_still_fails() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = project(tmp.path(), VERSIONS, &GCC_TOML);
+    let history = tmp.path().join("history");
+    let scratch = tmp.path().join("scratch");
+    let noisy = |seed| timings(seed).row_jitter("control", 0.2);
+    let first = local(&root, &scratch, &noisy(1));
+    std::fs::create_dir_all(&history).unwrap();
+    std::fs::rename(&first, history.join(first.file_name().unwrap())).unwrap();
+    let slower = local(&root, &scratch, &noisy(2).row("gcc-O2", 0.055));
+    let cell = read_json(&cell_json(&slower));
+    let v = &cell["jobs"]["gcc"]["verdict"];
+    assert_eq!(v["status"], "ok", "{v}");
+    assert_eq!(v["judged"], serde_json::json!(["fib", "mix"]), "{v}");
+    let out = gate(&root, &slower, &history).code(1);
+    let text = stdout(&out);
+    assert!(
+        text.lines().any(|l| l.starts_with("  FAIL ")
+            && l.contains("gcc-O2 mix")
+            && l.contains("% slower")),
+        "{text}"
     );
 }
 
 #[test]
-fn a_noisy_baseline_makes_no_call_either() {
+fn a_biased_baseline_makes_no_call_either() {
     let tmp = tempfile::tempdir().unwrap();
     let root = project(tmp.path(), VERSIONS, &GCC_TOML);
     let history = tmp.path().join("history");
     std::fs::create_dir_all(&history).unwrap();
     let scratch = tmp.path().join("scratch");
-    // The baseline's A/A control was off on every phase: its ratios are no reference.
+    // The baseline's A/A control was biased on every phase: its ratios are no reference.
     let first = local(&root, &scratch, &timings(1).row("control", 0.0465));
     std::fs::rename(&first, history.join(first.file_name().unwrap())).unwrap();
     let again = local(&root, &scratch, &timings(2).row("gcc-O2", 0.055));
@@ -212,7 +242,7 @@ fn a_noisy_baseline_makes_no_call_either() {
             v["message"]
                 .as_str()
                 .unwrap()
-                .contains("baseline too noisy to gate"),
+                .contains("not judged: baseline: biased protocol on"),
             "{v}"
         );
     }

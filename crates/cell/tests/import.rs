@@ -376,14 +376,26 @@ fn old_rows_project(tmp: &Path) -> PathBuf {
 /// One `cell local` run of `root` on scripted timings — `c-O0` at the old ratio on `mix` and
 /// well off it on `fib` — its cell renamed to the old history's cell, moved into `history`.
 fn local_run_as_old_cell(root: &Path, tmp: &Path, history: &Path) -> PathBuf {
+    local_run_as_old_cell_timed(root, tmp, history, |t| t)
+}
+
+/// [`local_run_as_old_cell`] with its timings changed by `change`.
+fn local_run_as_old_cell_timed(
+    root: &Path,
+    tmp: &Path,
+    history: &Path,
+    change: impl Fn(Timings) -> Timings,
+) -> PathBuf {
     let out = tmp.join("local");
     std::fs::create_dir_all(&out).unwrap();
-    let timings = Timings::new(7)
-        .row("c-O2", 0.05)
-        .row("c-O1", 0.06)
-        .phase("c-O0", "mix", 0.05 * 2.7743)
-        .phase("c-O0", "fib", 0.05 * 2.5)
-        .write(&tmp.join("timings.json"));
+    let timings = change(
+        Timings::new(7)
+            .row("c-O2", 0.05)
+            .row("c-O1", 0.06)
+            .phase("c-O0", "mix", 0.05 * 2.7743)
+            .phase("c-O0", "fib", 0.05 * 2.5),
+    )
+    .write(&tmp.join("timings.json"));
     cell()
         .args(["local", "-q", "--seed", "3", "--scripted-timings"])
         .arg(&timings)
@@ -479,6 +491,35 @@ fn gate_against_an_imported_baseline_reads_the_wall_clock_against_its_point_rati
         format!("baseline {RUN} is imported ({OLD_CELL_FILE})"),
     ] {
         assert!(text.contains(&line), "{line}:\n{text}");
+    }
+}
+
+/// Regression: against an imported baseline every row is read on the wall clock, but its
+/// job's control was checked only on the rows' own clocks, so a control biased on the wall
+/// clock alone judged nothing.
+#[test]
+fn against_an_imported_baseline_a_control_biased_on_the_wall_clock_makes_no_call() {
+    let tmp = tempfile::tempdir().unwrap();
+    let history = tmp.path().join("history");
+    import(&upstream(tmp.path()), &history).success();
+    let root = old_rows_project(tmp.path());
+    let run =
+        local_run_as_old_cell_timed(&root, tmp.path(), &history, |t| t.row_wall("control", 1.05));
+    let job = read_json(&run.join(CELL).join("results.json"));
+    for (name, j) in job["jobs"].as_object().unwrap() {
+        assert_eq!(j["verdict"]["status"], "ok", "{name}: judged on cpu time");
+    }
+    let a = gate(&root, &run, &history, Some(RUN)).success();
+    let report = read_json(&run.join("gate.json"));
+    let verdicts = report["cells"][0]["verdicts"].as_array().unwrap();
+    assert!(!verdicts.is_empty(), "{}", stdout(&a));
+    for v in verdicts {
+        assert_eq!(v["status"], "inconclusive", "{v}");
+        let message = v["message"].as_str().unwrap();
+        assert!(
+            message.contains("the A/A control (wall time) is 1.03"),
+            "{message}"
+        );
     }
 }
 

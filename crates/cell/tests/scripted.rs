@@ -16,9 +16,8 @@ fn versions(tolerance: f64, tooth_min: f64) -> String {
     )
 }
 
-/// The reference exact, its control scattered ±4% around it (an interval about ±3% wide:
-/// within TOLERANCE/2 of 0.1, not of 0.04), the tooth at 2.5×, gcc at `gcc` times the
-/// reference.
+/// The reference exact, its control scattered ±4% around it (an interval about ±3% wide,
+/// which holds 1.0: noise, not bias), the tooth at 2.5×, gcc at `gcc` times the reference.
 fn timings(seed: u64, gcc: f64) -> Timings {
     Timings::new(seed)
         .jitter(0.0)
@@ -123,7 +122,7 @@ fn verdict<'a>(gate: &'a serde_json::Value, row: &str, phase: &str) -> &'a serde
 
 #[test]
 fn tolerance_and_tooth_floor_are_read_alike_by_the_job_the_gate_and_the_report() {
-    // Lenient: the control's interval is within TOLERANCE/2 = 5%, the tooth of 2.5 is
+    // Lenient: the control is wide, not biased, the tooth of 2.5 is
     // above its floor of 2, and gcc 6% slower lies inside the ±10% band.
     let lenient = judge_with(0.1, 2.0);
     assert_eq!(lenient.job_status, "ok", "{}", lenient.job_reasons);
@@ -141,30 +140,25 @@ fn tolerance_and_tooth_floor_are_read_alike_by_the_job_the_gate_and_the_report()
     );
     assert!(!lenient.report_md.contains("below the floor"));
 
-    // A stricter TOLERANCE, same timings: the job calls its control noisy, the gate makes
-    // no call on gcc for the same reason, and the report lists it.
+    // A stricter TOLERANCE, same timings: the job still judges every phase (its control
+    // is wide, not biased: regression, the width once made it noisy), and the gate fails gcc
+    // 6% slower, beyond ±4%, saying so; the job's page states the tolerance it read.
     let strict = judge_with(0.04, 2.0);
-    assert_eq!(strict.job_status, "noisy", "{}", strict.job_reasons);
-    assert!(
-        strict.job_reasons.contains("stay within ±0.0200"),
-        "{}",
-        strict.job_reasons
-    );
+    assert_eq!(strict.job_status, "ok", "{}", strict.job_reasons);
     let gcc = verdict(&strict.gate, "gcc-O2", "mix");
-    assert_eq!(gcc["status"], "inconclusive");
+    assert_eq!(gcc["status"], "fail", "{gcc}");
     assert!(
-        gcc["message"].as_str().unwrap().contains("beyond ±0.0200"),
+        gcc["message"]
+            .as_str()
+            .unwrap()
+            .contains("6.0% slower (+6.0% to +6.0%), beyond TOLERANCE ±4.0%"),
         "{gcc}"
     );
+    assert_eq!(strict.gate["tolerance"], 0.04);
     assert!(
         strict.job_md.contains("tolerance ±0.04."),
         "{}",
         strict.job_md
-    );
-    assert!(
-        strict.report_md.contains("stay within ±0.0200"),
-        "{}",
-        strict.report_md
     );
 
     // A higher tooth floor, same timings: the job fails its tooth, the gate fails it with

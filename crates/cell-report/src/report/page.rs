@@ -19,13 +19,15 @@ pub fn seconds(s: f64) -> String {
     }
 }
 
-/// `lo–hi (level %)`.
+/// `lo–hi (level %, resolves ±x%)`: the interval and what it resolved.
 fn ci(p: &Point) -> String {
+    let resolves = cell_schema::resolution(p.median, p.lo, p.hi);
     format!(
-        "{}–{} ({:.0}%)",
+        "{}–{} ({:.0}%, ±{}%)",
         ratio(p.lo),
         ratio(p.hi),
-        (p.level * 100.0).round()
+        (p.level * 100.0).round(),
+        cell_schema::percent(resolves)
     )
 }
 
@@ -344,7 +346,7 @@ fn phase_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport, p: &PhaseReport)
         ("job", Align::Left),
         ("clock", Align::Left),
         ("ratio", Align::Right),
-        ("CI (coverage)", Align::Right),
+        ("CI (coverage, resolves)", Align::Right),
         ("n", Align::Right),
         ("other clock", Align::Right),
         ("vs previous run", Align::Right),
@@ -514,14 +516,20 @@ fn job_cells(name: &str, j: &JobReport, c: &CellReport) -> Vec<Cell> {
     ]
 }
 
-/// A job's verdict, and the phases it left inconclusive when it judged the others.
+/// A job's verdict, what each phase it judged resolved, and the phases it left inconclusive.
 fn status_spans(j: &JobReport) -> Vec<Span> {
     let mut out = vec![Span::Status(j.status)];
+    let mut parts: Vec<String> = j
+        .resolution
+        .iter()
+        .filter(|(p, _)| !j.inconclusive.contains(p))
+        .map(|(p, r)| format!("{p} ±{}%", cell_schema::percent(*r)))
+        .collect();
     if j.status == cell_schema::Status::Ok && !j.inconclusive.is_empty() {
-        out.push(text(format!(
-            " ({})",
-            crate::figures::inconclusive_phrase(&j.inconclusive)
-        )));
+        parts.push(crate::figures::inconclusive_phrase(&j.inconclusive));
+    }
+    if j.status != cell_schema::Status::Failed && !parts.is_empty() {
+        out.push(text(format!(" ({})", parts.join("; "))));
     }
     out
 }

@@ -9,6 +9,8 @@ use crate::{AnyJob, CellResult, Facts, ServerName, ToolchainName};
 
 /// A job's or a cell's results.
 pub const RESULTS_JSON: &str = "results.json";
+/// The committed history under a repository's root.
+pub const RESULTS_DIR: &str = "results";
 /// A job's machine and tool facts.
 pub const FACTS_JSON: &str = "facts.json";
 /// The human-readable results beside `results.json`.

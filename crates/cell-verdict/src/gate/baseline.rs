@@ -4,7 +4,7 @@ use cell_schema::CellResult;
 
 /// What a cell's workload is judged against.
 #[derive(Clone, Copy)]
-pub(super) enum Baseline<'a> {
+pub(crate) enum Baseline<'a> {
     /// A first run: nothing.
     None,
     /// A measured run of this tool: interval against interval.
@@ -17,7 +17,7 @@ pub(super) enum Baseline<'a> {
 /// newest measured run, else the newest imported one. An imported run is judged against only
 /// when it is pinned or no measured run of the cell exists: its points are a weaker baseline
 /// than any interval.
-pub(super) fn baseline<'a>(older: &[(&'a str, &'a CellResult)]) -> Baseline<'a> {
+pub(crate) fn baseline<'a>(older: &[(&'a str, &'a CellResult)]) -> Baseline<'a> {
     if let Some((name, c)) = older.iter().rev().find(|(_, c)| is_measured(c)) {
         return Baseline::Measured(name, c);
     }

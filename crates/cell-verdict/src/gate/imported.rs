@@ -1,14 +1,12 @@
 //! The gate against an imported baseline: another tool's point ratios, read on this run's
-//! wall clock with the band only.
+//! wall clock against this run's interval alone.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
-use cell_schema::{CellResult, Clock, GateRatio, GateStatus, GateVerdict, Phase, RowName};
+use cell_schema::{CellResult, Clock, Phase, RowName};
 
-use super::rows::{gate_ratio, too_noisy};
-use crate::GateConfig;
-use crate::rules::{band, three_way};
+use super::rows::{Unit, against_point, controls};
+use crate::control::blocked;
 
 /// Rows with the phases each has on one side of a comparison.
 type RowPhases<'a> = BTreeMap<&'a RowName, Vec<&'a Phase>>;
@@ -42,7 +40,7 @@ pub(super) fn imported_notices(
     imp: &cell_schema::Imported,
 ) -> Vec<String> {
     let mut out = vec![format!(
-        "baseline {base_name} is imported ({}): {}; its figures are the other tool's, with no samples to recompute them from (exempt from recomputing); each row is compared on this run's wall clock against its point ratio, with the band only",
+        "baseline {base_name} is imported ({}): {}; its figures are the other tool's, with no samples to recompute them from (exempt from recomputing); each row is compared on this run's wall clock against its point ratio, counting this run's noise alone",
         imp.source.path, imp.method.summary
     )];
     let (new, old) = row_phases(cell, imp);
@@ -107,15 +105,18 @@ pub(super) fn imported_notices(
 
 /// The rule against an imported baseline: its ratios are ratios of medians on the wall clock
 /// with no interval, so each row and phase both runs have is judged on this run's **wall**
-/// clock, its interval against the band around the imported point (PASS inside, FAIL wholly
-/// outside, INCONCLUSIVE otherwise, or when this run's A/A control on the wall clock is off).
-pub(super) fn imported_verdicts(
+/// clock, this run's median interval over the imported point (PASS inside the band, FAIL
+/// wholly beyond it, INCONCLUSIVE otherwise, or when this run's A/A control on the wall clock
+/// is biased): only this run's noise is counted, and each verdict says so.
+pub(super) fn imported_units(
     cell: &CellResult,
     base_name: &str,
     imp: &cell_schema::Imported,
-    config: &GateConfig,
-) -> Vec<GateVerdict> {
-    let mut verdicts = Vec::new();
+    run_level: f64,
+) -> Vec<Unit> {
+    let mut units = Vec::new();
+    // Every row is read on the wall clock here: so is its job's control.
+    let mine = controls(cell, run_level, Some(Clock::Wall));
     for (name, row) in &cell.rows {
         if row.row.role == cell_schema::Role::Reference || *name == imp.reference {
             continue;
@@ -130,43 +131,16 @@ pub(super) fn imported_verdicts(
             ) else {
                 continue;
             };
-            let noisy = cell
-                .jobs
-                .get(&row.job)
-                .and_then(|j| too_noisy(j, p, Clock::Wall, config.tolerance));
-            let (lo, hi) = band(old, config.tolerance);
-            let status = if noisy.is_some() {
-                GateStatus::Inconclusive
-            } else {
-                three_way(old, new.lo, new.hi, config.tolerance)
-            };
-            let mut message = format!(
-                "{} {} {name} {p} (wall): {:.4} (CI {:.4}–{:.4}) vs {old:.4} in {base_name}, against an imported point ratio on the wall clock (a ratio of medians, no interval); band {lo:.4}–{hi:.4}",
-                status.word(),
-                cell.cell.id,
-                new.median,
-                new.lo,
-                new.hi,
-            );
-            if let Some(n) = noisy {
-                let _ = write!(message, "; {n}");
-            }
-            verdicts.push(GateVerdict {
-                row: name.clone(),
-                phase: p.clone(),
-                clock: Clock::Wall,
-                status,
-                old: GateRatio {
-                    median: old,
-                    lo: old,
-                    hi: old,
-                },
-                new: gate_ratio(new),
-                band: [lo, hi],
-                message,
-                against_imported_point: true,
-            });
+            let blocked = blocked(&mine[&row.job], p);
+            units.push(against_point(
+                cell,
+                (name, &row.job),
+                (p, &pr.runs),
+                (new, old),
+                base_name,
+                blocked,
+            ));
         }
     }
-    verdicts
+    units
 }

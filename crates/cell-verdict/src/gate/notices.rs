@@ -43,8 +43,9 @@ pub(super) fn contention_notices(cell: &CellResult, config: &GateConfig) -> Vec<
         .collect()
 }
 
-/// The machine's measured A/A noise, when calibrated: a tolerance below it cannot pass; or
-/// why the cell's calibration file is ignored.
+/// The machine's measured A/A noise, when calibrated: two runs of it resolve about twice its
+/// half-width (both runs' noise, at the family's level), so beyond `TOLERANCE/2` a row
+/// cannot pass there; or why the cell's calibration file is ignored.
 pub(super) fn calibration_notices(cell: &CellResult, config: &GateConfig) -> Vec<String> {
     if let Some(ignored) = config.calibration_ignored.get(cell.cell.id.as_str()) {
         return vec![ignored.clone()];
@@ -81,17 +82,34 @@ pub(super) fn calibration_notices(cell: &CellResult, config: &GateConfig) -> Vec
             && n.half_width > config.tolerance / 2.0
         {
             out.push(format!(
-                "this machine's A/A noise on {p} ({} time{}) is ±{:.2}% (cell calibrate, {} rounds, {}), wider than TOLERANCE/2 = ±{:.2}%: expect INCONCLUSIVE there",
+                "this machine's A/A noise on {p} ({} time{}) is ±{:.2}% (cell calibrate, {} rounds, {}): two runs like it together resolve about twice that, wider than TOLERANCE ±{:.2}%: expect INCONCLUSIVE there",
                 clock.name(),
                 if mode.is_sequential() { "" } else { ", duet" },
                 n.half_width * 100.0,
                 cal.rounds,
                 cal.measured_at,
-                config.tolerance * 50.0
+                config.tolerance * 100.0
             ));
         }
     }
     out
+}
+
+/// A job that judged its rows against another run than the gate's baseline while it timed
+/// them (a results commit landed between the job's checkout and the gate's): its rows'
+/// rounds stopped for that run, and a row it settled there may read INCONCLUSIVE here.
+pub(super) fn settled_against_notices(cell: &CellResult, base_name: &str) -> Vec<String> {
+    cell.jobs
+        .iter()
+        .filter_map(|(tc, j)| {
+            let theirs = j.protocol.baseline.as_deref()?;
+            (theirs != base_name).then(|| {
+                format!(
+                    "job {tc} judged its rows against {theirs} while it timed them; the gate compares with {base_name}: a row whose rounds stopped as settled there may be INCONCLUSIVE here (a rerun settles it)"
+                )
+            })
+        })
+        .collect()
 }
 
 /// Health and machine notices, job by job.

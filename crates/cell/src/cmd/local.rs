@@ -165,6 +165,11 @@ fn run_one(
         scripted: scripted.cloned(),
         cache: cache.clone(),
         tarballs_always: false,
+        // Earlier local runs in --out are what the gate judges this one against.
+        baseline: cell_run::BaselineSource::History {
+            results: args.out.clone(),
+            run_units: run_units(plan, args),
+        },
     };
     let mut progress = Progress::new(cli, name);
     let result = match cell_run::run_job(plan, cell_model::LOCAL_LABEL, name, &opts, &mut |e| {
@@ -202,6 +207,14 @@ fn run_one(
     let result = AnyJob::from(result);
     super::write_job(&out, &result)?;
     Ok(Ran::Done(JobInput { result, attempt: 1 }))
+}
+
+/// The most units the gate of a local run judges: every row of the toolchains asked for.
+fn run_units(plan: &Plan, args: &LocalArgs) -> usize {
+    let asked = |t: &&cell_model::Toolchain| {
+        args.toolchains.is_empty() || args.toolchains.iter().any(|n| n == t.name.as_str())
+    };
+    cell_verdict::planned_units(plan, plan.toolchains.values().filter(asked))
 }
 
 /// What became of one local job.

@@ -6,6 +6,27 @@ use crate::cli::{Cli, Format, RunArgs, Suite};
 use crate::exit::Exit;
 use crate::progress::Progress;
 
+/// Where a workflow's job reads the baseline the gate will use: the checkout's committed
+/// history (`--history`, else `results/`), which a run whose results live on another branch
+/// does not hold. The run's gate judges every job of the plan's matrix.
+fn baseline_source(plan: &cell_model::Plan, args: &RunArgs) -> cell_run::BaselineSource {
+    if args.history.is_none()
+        && let Some(branch) = &plan.workflow.results_branch
+    {
+        return cell_run::BaselineSource::None(format!(
+            "the results live on the branch `{branch}` (workflow.results_branch), which a job does not fetch: each row aims at CI_TARGET"
+        ));
+    }
+    let per_cell = cell_verdict::planned_units(plan, plan.toolchains.values());
+    cell_run::BaselineSource::History {
+        results: args
+            .history
+            .clone()
+            .unwrap_or_else(|| plan.root.join(cell_schema::store::RESULTS_DIR)),
+        run_units: per_cell * plan.cells.len().max(1),
+    }
+}
+
 /// Runs one job and prints its table.
 pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<Exit> {
     if args.suite != Suite::Workload {
@@ -25,6 +46,7 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<Exit> {
         scripted: super::scripted_timings(args.scripted_timings.as_deref())?,
         cache: cell_run::cache::Cache::from_env()?,
         tarballs_always: true,
+        baseline: baseline_source(&plan, args),
     };
     let mut progress = Progress::new(cli, &toolchain);
     let result = match cell_run::run_job(&plan, &args.cell, &toolchain, &opts, &mut |e| {

@@ -326,6 +326,9 @@ pub struct JobReport {
     pub reasons: Vec<String>,
     /// The phases its A/A control could not vouch for: their rows are inconclusive.
     pub inconclusive: Vec<Phase>,
+    /// What each phase's ratios resolved (the widest row interval's relative half-width).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub resolution: BTreeMap<Phase, f64>,
     /// The machine it ran on.
     pub machine: MachineReport,
     /// Every tool it used: the first line the tool printed for its version.

@@ -73,6 +73,7 @@ fn job_report(j: &JobSummary) -> JobReport {
         status: j.verdict.status,
         reasons: j.verdict.reasons.clone(),
         inconclusive: j.verdict.inconclusive.clone(),
+        resolution: j.verdict.resolution.clone(),
         machine: MachineReport {
             cpu_model: m.cpu_model.clone(),
             nproc: m.nproc,
