@@ -183,6 +183,11 @@ mod tests {
         assert_eq!(three_way(1.0, 0.90, 0.97, 0.02), GateStatus::Fail);
         assert_eq!(three_way(1.0, 1.01, 1.03, 0.02), GateStatus::Inconclusive);
         assert_eq!(three_way(2.0, 1.97, 2.03, 0.02), GateStatus::Pass);
+        // Around a point off 1.0, as the bench's old rule reads a baseline: [1.0049, 1.0353].
+        assert_eq!(three_way(1.02, 1.01, 1.03, 0.015), GateStatus::Pass);
+        assert_eq!(three_way(1.02, 1.036, 1.05, 0.015), GateStatus::Fail);
+        assert_eq!(three_way(1.02, 0.98, 1.004, 0.015), GateStatus::Fail);
+        assert_eq!(three_way(1.02, 1.03, 1.04, 0.015), GateStatus::Inconclusive);
     }
 
     #[test]

@@ -176,6 +176,10 @@ fn unequal_rounds_and_unequal_noise_fail_an_a_a_run_at_most_one_time_in_twenty()
     }
 }
 
+fn logs(ratios: &[f64]) -> Vec<f64> {
+    ratios.iter().map(|r| r.ln()).collect()
+}
+
 /// Every (row, phase) of a judged cell with its per-round ratios on its verdict clock.
 fn unit_ratios(cell: &CellResult) -> Vec<((String, String), Vec<f64>)> {
     let mut out = Vec::new();
@@ -208,13 +212,19 @@ fn alone_and_guarded(recorded: &CellResult, (short, long): (f64, f64), runs: u64
         let base = recompute::cell(&resample(&long_day, 2 * seed + 1, 30), &config).value;
         let (a, b) = (unit_ratios(&new), unit_ratios(&base));
         let level = cell_verdict::unit_level(0.95, a.len());
-        let band = (1.0 / 1.015_f64, 1.015_f64);
-        let beyond = |lo: f64, hi: f64| hi < band.0 || lo > band.1;
         let (mut fail_alone, mut fail_guarded) = (false, false);
         for ((_, x), (_, y)) in a.iter().zip(&b) {
-            let logs = |v: &[f64]| v.iter().map(|r| r.ln()).collect::<Vec<f64>>();
+            // The rank interval judged by the gate's own three-way rule.
             if let Some(s) = cell_stats::shift_ci(&logs(x), &logs(y), level) {
-                fail_alone |= s.level >= level && beyond(s.lo.exp(), s.hi.exp());
+                let rank = cell_verdict::Change {
+                    median: s.estimate.exp(),
+                    lo: s.lo.exp(),
+                    hi: s.hi.exp(),
+                    level: s.level,
+                    asked: level,
+                    rounds: (x.len(), y.len()),
+                };
+                fail_alone |= rank.status(0.015) == GateStatus::Fail;
             }
             if let Some(c) = cell_verdict::change(x, y, level) {
                 fail_guarded |= c.status(0.015) == GateStatus::Fail;
@@ -275,7 +285,6 @@ fn the_two_intervals_side_by_side_catch_less_of_a_ten_percent_slowdown() {
                 .clone()
         };
         let (x, y) = (at(&new), at(&base));
-        let logs = |v: &[f64]| v.iter().map(|r| r.ln()).collect::<Vec<f64>>();
         let (cx, cy) = (
             cell_stats::median_ci(&logs(&x), level),
             cell_stats::median_ci(&logs(&y), level),

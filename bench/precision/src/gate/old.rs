@@ -107,27 +107,6 @@ mod tests {
     }
 
     #[test]
-    fn three_way_against_a_point() {
-        // Band around 1.02: [1.0049, 1.0353].
-        assert_eq!(
-            cell_verdict::three_way(1.02, 1.01, 1.03, TOL),
-            GateStatus::Pass
-        );
-        assert_eq!(
-            cell_verdict::three_way(1.02, 1.036, 1.05, TOL),
-            GateStatus::Fail
-        );
-        assert_eq!(
-            cell_verdict::three_way(1.02, 0.98, 1.004, TOL),
-            GateStatus::Fail
-        );
-        assert_eq!(
-            cell_verdict::three_way(1.02, 1.03, 1.04, TOL),
-            GateStatus::Inconclusive
-        );
-    }
-
-    #[test]
     fn the_unit_is_judged_against_the_baseline_median_and_not_when_a_control_is_off() {
         let quiet = ten(1.0, 0.002);
         let base = ten(1.0, 0.002);

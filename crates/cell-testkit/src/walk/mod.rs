@@ -29,6 +29,7 @@ pub mod expr;
 pub mod glob;
 pub mod runner;
 pub mod standins;
+mod step;
 pub mod workflow;
 
 pub use runner::Groups;
