@@ -2,8 +2,9 @@
 //! each (row, phase) of a job is called at every look of the adaptive budget, on its own.
 //! Against the baseline the gate will use, a unit whose verdict is settled stops; with no
 //! baseline, one whose interval reached `CI_TARGET`. Early stop by futility: when the rounds
-//! left to `REPS_MAX` cannot settle it, more rounds buy nothing but time. A judgement of the
-//! intervals, so it lives here and not in the timing loop.
+//! left to `REPS_MAX` cannot settle it, more rounds buy nothing but time — once the unit holds
+//! the rounds the next run's comparison needs from it, for every run is the next one's
+//! baseline. A judgement of the intervals, so it lives here and not in the timing loop.
 
 use cell_schema::GateStatus;
 use cell_stats::projected_rel_half_width;
@@ -85,10 +86,30 @@ impl FutilityRule {
         if own.is_empty() {
             return UnitCall::More;
         }
-        match against {
+        let call = match against {
             None => self.call_alone(own),
             Some(base) => self.call_against(own, base),
+        };
+        match call {
+            UnitCall::Futile(_) if own.len() < self.futility_floor() => UnitCall::More,
+            call => call,
         }
+    }
+
+    /// The fewest ratios a unit stops as futile with. This run is the next run's baseline,
+    /// and its `m` ratios enter that comparison's width as `√(1/N + 1/m)` (the next run at
+    /// `N`, this rule's `max_samples`): a futile unit stops only once that width is within
+    /// `margin` of two full runs' `√(2/N)`, i.e. at `m ≥ N / (2·margin² − 1)` (15 of 30 at
+    /// 1.25). Stopped at 10 of 30, a noisy unit widened every later comparison by √2, and
+    /// a 10% slower row on primes FAILed in 17 of 20 runs, not 19.
+    pub fn futility_floor(&self) -> usize {
+        let n = f64::from(self.max_samples);
+        if self.margin < 1.0 {
+            return usize::MAX;
+        }
+        let floor = (n / (2.0 * self.margin * self.margin - 1.0)).ceil();
+        // 1 ≤ margin keeps the divisor ≥ 1, so the floor is at most N.
+        floor as usize
     }
 
     /// No baseline: the unit's own interval against `CI_TARGET`.
@@ -166,9 +187,9 @@ mod tests {
     }
 
     #[test]
-    fn a_spread_like_a_busy_shared_host_is_futile_at_ten_rounds() {
+    fn a_spread_like_a_busy_shared_host_is_futile_once_it_holds_the_floor() {
         // ±5%: narrower than the A/A spread of mix on a busy neighbour's day.
-        let wide = spread(10, 0.10, 1);
+        let wide = spread(15, 0.10, 1);
         let UnitCall::Futile(p) = rule().call(&wide, None) else {
             panic!("{:?}", rule().call(&wide, None));
         };
@@ -185,6 +206,34 @@ mod tests {
             UnitCall::More,
             "a margin of 0 never stops"
         );
+    }
+
+    /// Regression: a hopeless unit stopped at 10 of 30 rounds, and the next run, judged
+    /// against those 10, resolved its change √2 wider than two full runs do.
+    #[test]
+    fn a_hopeless_unit_keeps_the_rounds_the_next_comparison_needs_from_it() {
+        let r = rule();
+        assert_eq!(r.futility_floor(), 15, "30 / (2·1.25² − 1) = 14.1");
+        let wide = spread(30, 0.10, 1);
+        assert_eq!(r.call(&wide[..10], None), UnitCall::More);
+        assert_eq!(r.call(&wide[..14], None), UnitCall::More);
+        assert!(matches!(r.call(&wide[..15], None), UnitCall::Futile(_)));
+        // Against a baseline too: an edge no budget settles still waits for the floor.
+        let base = spread(30, 0.004, 13);
+        let edge: Vec<f64> = spread(15, 0.2, 16).iter().map(|x| x * 1.015).collect();
+        assert_eq!(r.call(&edge[..10], Some(&against(&base))), UnitCall::More);
+        assert!(matches!(
+            r.call(&edge, Some(&against(&base))),
+            UnitCall::Futile(_)
+        ));
+        // The floor leaves two full runs' width within the margin, and a margin of 1 asks
+        // for every round.
+        let n = 30.0_f64;
+        let m = r.futility_floor() as f64;
+        assert!(((1.0 / n + 1.0 / m) / (2.0 / n)).sqrt() <= r.margin);
+        let strict = FutilityRule { margin: 1.0, ..r };
+        assert_eq!(strict.futility_floor(), 30);
+        assert_eq!(strict.call(&wide[..29], None), UnitCall::More);
     }
 
     #[test]
@@ -220,7 +269,7 @@ mod tests {
             UnitCall::Converged(h) if h <= 0.007
         ));
         assert!(matches!(
-            r.call(&spread(10, 0.3, 12), None),
+            r.call(&spread(15, 0.3, 12), None),
             UnitCall::Futile(p) if (p.target - 0.007).abs() < 1e-12
         ));
         assert_eq!(r.call(&spread(10, 0.024, 2), None), UnitCall::More);
@@ -240,7 +289,7 @@ mod tests {
         let slower: Vec<f64> = spread(10, 0.004, 15).iter().map(|x| x * 1.1).collect();
         assert_eq!(r.call(&slower, Some(&against(&base))), UnitCall::More);
         // A change right at the band's edge, wide: no budget settles it.
-        let edge: Vec<f64> = spread(10, 0.2, 16).iter().map(|x| x * 1.015).collect();
+        let edge: Vec<f64> = spread(15, 0.2, 16).iter().map(|x| x * 1.015).collect();
         let UnitCall::Futile(p) = r.call(&edge, Some(&against(&base))) else {
             panic!("{:?}", r.call(&edge, Some(&against(&base))));
         };
