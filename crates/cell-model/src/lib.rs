@@ -6,6 +6,7 @@
 mod cells;
 pub mod env;
 mod env_checks;
+pub mod exact;
 mod error;
 pub mod import;
 mod load_tools;

@@ -107,8 +107,43 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
     ),
     (
         "INSTRUCTIONS",
-        "off",
-        "on: count every timed row's instructions once per phase under valgrind (Linux cells only), a tripwire for a change of the generated code",
+        "on",
+        "the exact lane: every timed row but the control runs under cachegrind with the pinned cache geometry below, its instructions and estimated cycles recorded per phase and gated as a code verdict (Linux cells where valgrind runs; off: never)",
+    ),
+    (
+        "CACHE_I1",
+        "32768,8,64",
+        "the exact lane's simulated first-level instruction cache: size,associativity,line in bytes, ways, bytes (valgrind --I1), the same on every runner",
+    ),
+    (
+        "CACHE_D1",
+        "32768,8,64",
+        "the exact lane's simulated first-level data cache (valgrind --D1)",
+    ),
+    (
+        "CACHE_LL",
+        "8388608,16,64",
+        "the exact lane's simulated last-level cache (valgrind --LL)",
+    ),
+    (
+        "CYCLES_TOLERANCE",
+        "0.005",
+        "code verdict: a row's estimated cycles over the reference's may move this fraction against the baseline's; beyond it, more is FAIL and fewer a PASS with a notice",
+    ),
+    (
+        "INSTRUCTIONS_SKIP",
+        "",
+        "rows the exact lane leaves out, comma-separated (a debug build that takes minutes under valgrind)",
+    ),
+    (
+        "INSTRUCTIONS_TIME_CAP_S",
+        "600",
+        "seconds the exact lane of one job may take; rows not reached by then are skipped with the reason",
+    ),
+    (
+        "INSTRUCTIONS_RUN_TIMEOUT_S",
+        "600",
+        "seconds one run under cachegrind may take before it is killed (its cache simulation runs 17-23x slower than natively)",
     ),
     (
         "HTTP_TOLERANCE",
@@ -231,8 +266,8 @@ pub struct Settings {
     pub build_timeout_s: f64,
     /// Builds of every row (`BUILD_REPS`, at least 1).
     pub build_reps: u32,
-    /// `INSTRUCTIONS=on`: the instruction lane runs after timing, on Linux cells.
-    pub instructions: bool,
+    /// The exact lane: `INSTRUCTIONS`, the cache geometry, `CYCLES_TOLERANCE`.
+    pub exact: crate::exact::ExactLane,
     /// The run the gate compares against, when pinned.
     pub baseline: Option<String>,
     /// Gate band of the http suite.
@@ -267,6 +302,10 @@ impl Settings {
         let overrides = overrides(&keys)?;
         let t = thresholds(&keys)?;
         let clock = keys.clock("CLOCK")?;
+        let exact = keys.exact()?;
+        if exact.time_cap_s > t.time_cap_s {
+            return Err(keys.error_at("INSTRUCTIONS_TIME_CAP_S", format!("INSTRUCTIONS_TIME_CAP_S={} is longer than the job's TIME_CAP_S={}: the exact lane's cap lies within the job's; write at most TIME_CAP_S", exact.time_cap_s, t.time_cap_s)));
+        }
         if t.ci_target > t.tolerance {
             return Err(keys.error_at("CI_TARGET", format!("CI_TARGET={} is wider than TOLERANCE={}: the gate could never pass; write at most TOLERANCE/3", t.ci_target, t.tolerance)));
         }
@@ -289,7 +328,7 @@ impl Settings {
             cpu_wait_s: t.cpu_wait_s,
             build_timeout_s: t.build_timeout_s,
             build_reps: keys.build_reps()?,
-            instructions: keys.switch("INSTRUCTIONS")?,
+            exact,
             baseline: Some(keys.raw("BASELINE").to_owned()).filter(|b| !b.is_empty()),
             http_tolerance: t.http_tolerance,
             http_load_cpu_max: t.http_load_cpu_max,
@@ -469,6 +508,44 @@ impl<'a> Keys<'a> {
             "off" => Ok(false),
             v => Err(self.error_at(key, format!("{key}={v}: write on or off"))),
         }
+    }
+
+    /// The exact lane's keys.
+    fn exact(&self) -> Result<crate::exact::ExactLane, ConfigError> {
+        use crate::exact::{CacheGeometry, CacheLevel, ExactLane};
+        let level = |key: &str| {
+            CacheLevel::parse(self.raw(key))
+                .map_err(|why| self.error_at(key, format!("{key}={}: {why}", self.raw(key))))
+        };
+        let skip = self
+            .raw("INSTRUCTIONS_SKIP")
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                if cell_schema::ids::is_safe_id(s) {
+                    Ok(RowName::from(s))
+                } else {
+                    let shown: String = s.chars().take(64).flat_map(char::escape_default).collect();
+                    Err(self.error_at(
+                        "INSTRUCTIONS_SKIP",
+                        format!("INSTRUCTIONS_SKIP names `{shown}`, which is no row name: write row names of letters, digits, `.`, `_`, `+` and `-`, comma-separated"),
+                    ))
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ExactLane {
+            on: self.switch("INSTRUCTIONS")?,
+            cache: CacheGeometry {
+                i1: level("CACHE_I1")?,
+                d1: level("CACHE_D1")?,
+                ll: level("CACHE_LL")?,
+            },
+            cycles_tolerance: self.num("CYCLES_TOLERANCE", 0.0, 1.0)?,
+            skip,
+            time_cap_s: self.seconds("INSTRUCTIONS_TIME_CAP_S", false)?,
+            run_timeout_s: self.seconds("INSTRUCTIONS_RUN_TIMEOUT_S", false)?,
+        })
     }
 
     /// The four `<PREFIX>_*` unpack caps, the floor within the ceiling.
@@ -829,13 +906,53 @@ mod tests {
     }
 
     #[test]
-    fn instructions_is_off_unless_switched_on() {
-        assert!(!settings("").unwrap().instructions);
-        assert!(settings("INSTRUCTIONS=on\n").unwrap().instructions);
-        assert!(!settings("INSTRUCTIONS=off\n").unwrap().instructions);
+    fn the_exact_lane_is_on_unless_switched_off() {
+        let lane = settings("").unwrap().exact;
+        assert!(lane.on);
+        assert_eq!(
+            lane.cache.options(),
+            ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388608,16,64"]
+        );
+        assert!((lane.cycles_tolerance - 0.005).abs() < 1e-12);
+        assert!(lane.skip.is_empty());
+        assert!(!settings("INSTRUCTIONS=off\n").unwrap().exact.on);
         let e = settings("\nINSTRUCTIONS=yes\n").unwrap_err();
         assert!(
             e.starts_with("versions.env:2: INSTRUCTIONS=yes: write on or off"),
+            "{e}"
+        );
+        let skip = settings("INSTRUCTIONS_SKIP=c-O0,gcc-O0,\n").unwrap().exact.skip;
+        assert_eq!(skip, [RowName::from("c-O0"), RowName::from("gcc-O0")]);
+    }
+
+    #[test]
+    fn a_cache_geometry_valgrind_would_refuse_or_a_typo_is_refused_at_its_line() {
+        for (bad, says) in [
+            ("32768,8", "is not size,associativity,line"),
+            ("32768,8,64,1", "is not size,associativity,line"),
+            ("30000,8,64", "size `30000` is not a power of two"),
+            ("32768,6,64", "associativity `6` is not a power of two"),
+            ("32768,8,8", "line of 8 bytes is outside 16 to 512"),
+            ("256,8,64", "holds less than one set"),
+            ("2147483648,8,64", "is above 1073741824 bytes"),
+            ("+32768,8,64", "size `+32768` is not a power of two"),
+            ("0,8,64", "size `0` is not a power of two"),
+            ("32768,08x,64", "associativity `08x` is not a power of two"),
+        ] {
+            let e = settings(&format!("\nCACHE_D1={bad}\n")).unwrap_err();
+            assert!(
+                e.starts_with(&format!("versions.env:2: CACHE_D1={bad}: ")) && e.contains(says),
+                "{bad}: {e}"
+            );
+        }
+        let e = settings("INSTRUCTIONS_SKIP=c-O0,a/b\n").unwrap_err();
+        assert!(e.contains("INSTRUCTIONS_SKIP names `a/b`, which is no row name"), "{e}");
+        let e = settings("CYCLES_TOLERANCE=0\n").unwrap_err();
+        assert!(e.contains("CYCLES_TOLERANCE=0 is out of range"), "{e}");
+        let e = settings("TIME_CAP_S=300\nINSTRUCTIONS_TIME_CAP_S=301\n").unwrap_err();
+        assert!(
+            e.starts_with("versions.env:2: INSTRUCTIONS_TIME_CAP_S=301")
+                && e.contains("longer than the job's TIME_CAP_S=300"),
             "{e}"
         );
     }

@@ -30,13 +30,20 @@ pub fn human(report: &GateReport) -> String {
             .iter()
             .map(|f| format!("FAILURE {f}"))
             .chain(vs.iter().map(|v| v.message.clone()))
+            .chain(code_lines(c))
             .chain(c.notices.iter().map(|n| format!("notice: {n}")));
         d.push(Block::list(lines.map(|l| vec![verbatim(l)])));
     }
     let s = &report.summary;
     d.push(verbatim_para(format!(
-        "gate: {} pass, {} fail, {} inconclusive, {} failure(s), {} notice(s) → exit {}",
-        s.pass, s.fail, s.inconclusive, s.failures, s.notices, report.exit
+        "gate: {} pass, {} fail, {} inconclusive, {} failure(s), {} notice(s){} → exit {}",
+        s.pass,
+        s.fail,
+        s.inconclusive,
+        s.failures,
+        s.notices,
+        code_counts(s),
+        report.exit
     )));
     if let Some(f) = &report.family {
         d.push(verbatim_para(family_line(report, f)));
@@ -96,6 +103,12 @@ pub fn annotations(report: &GateReport, per_kind: usize) -> String {
                 GateStatus::Pass => {}
             }
         }
+        for v in c.code.iter().filter(|v| v.status == GateStatus::Fail) {
+            errors.push((
+                format!("cell gate: {} {} {} (code)", c.cell, v.row, v.phase),
+                v.message.clone(),
+            ));
+        }
         for n in &c.notices {
             notices.push((format!("cell gate: {}", c.cell), n.clone()));
         }
@@ -134,8 +147,14 @@ pub fn step_summary(report: &GateReport, limit: usize) -> String {
         Block::Para(vec![
             Span::Strong(if report.exit == 0 { "passed" } else { "FAILED" }.into()),
             verbatim(format!(
-                " — {} pass, {} fail, {} inconclusive, {} failure(s), {} notice(s); tolerance ±{}",
-                s.pass, s.fail, s.inconclusive, s.failures, s.notices, report.tolerance
+                " — {} pass, {} fail, {} inconclusive, {} failure(s), {} notice(s){}; tolerance ±{}",
+                s.pass,
+                s.fail,
+                s.inconclusive,
+                s.failures,
+                s.notices,
+                code_counts(s),
+                report.tolerance
             )),
         ]),
         Block::Blank,
@@ -212,8 +231,61 @@ fn cell_summary(d: &mut Vec<Block>, c: &GateCell) {
         }
         d.extend([Block::Blank, Block::Table(t)]);
     }
+    if !c.code.is_empty() {
+        d.extend([
+            Block::Blank,
+            verbatim_para(
+                "Code verdicts (estimated cycles under cachegrind, as a ratio to the reference; beside the time verdicts, not instead of them):",
+            ),
+            Block::Blank,
+            Block::Table(code_table(&c.code)),
+        ]);
+    }
     d.push(Block::list(
         c.notices.iter().map(|n| vec![Span::PipeEscaped(n.clone())]),
     ));
     d.push(Block::Blank);
+}
+
+/// `; code: 3 pass, 1 fail` when the exact lane gave code verdicts, else nothing.
+fn code_counts(s: &cell_schema::GateSummary) -> String {
+    if s.code_pass + s.code_fail == 0 {
+        return String::new();
+    }
+    format!("; code: {} pass, {} fail", s.code_pass, s.code_fail)
+}
+
+/// A cell's code verdicts as lines, failures first: a shrink's line is already a notice.
+fn code_lines(c: &GateCell) -> impl Iterator<Item = String> + '_ {
+    let fails = c.code.iter().filter(|v| v.status == GateStatus::Fail);
+    let rest = c.code.iter().filter(|v| v.status != GateStatus::Fail);
+    fails.chain(rest).map(|v| v.message.clone())
+}
+
+/// The code verdicts' table of the step summary.
+fn code_table(code: &[cell_schema::CodeVerdict]) -> Table {
+    let mut t = Table::new(&[
+        ("code", Align::Left),
+        ("row", Align::Left),
+        ("phase", Align::Left),
+        ("cycles / ref", Align::Right),
+        ("baseline", Align::Right),
+        ("change", Align::Right),
+        ("instructions", Align::Right),
+        ("tolerance", Align::Right),
+    ]);
+    let pct = |x: f64| format!("{:+.2}%", (x - 1.0) * 100.0);
+    for v in code {
+        t.row(vec![
+            v.status.word().to_owned(),
+            v.row.to_string(),
+            v.phase.to_string(),
+            format!("{:.4}", v.new),
+            format!("{:.4}", v.old),
+            pct(v.change),
+            pct(v.instructions_change),
+            format!("±{}%", cell_schema::percent(v.tolerance)),
+        ]);
+    }
+    t
 }

@@ -268,7 +268,7 @@ fn protocol_para(job: &JobResult) -> Block {
         (None, cell_schema::ProtocolMode::Sequential) => String::new(),
     };
     let mut text = format!(
-        "{mode}{} measured rounds + {} warm-up ({}; seed {}), verdict clock {} by default{}, CI level {}, CI target ±{}, tolerance ±{}. Cost: {:.1} s ({:.1} s building, {:.1} s timing).",
+        "{mode}{} measured rounds + {} warm-up ({}; seed {}), verdict clock {} by default{}, CI level {}, CI target ±{}, tolerance ±{}. Cost: {:.1} s ({:.1} s building, {:.1} s timing{}).",
         p.measured_rounds,
         p.warmup_rounds,
         p.stopped,
@@ -282,7 +282,10 @@ fn protocol_para(job: &JobResult) -> Block {
         p.tolerance,
         job.cost.total_s,
         job.cost.build_s,
-        job.cost.timing_s
+        job.cost.timing_s,
+        job.cost
+            .exact_s
+            .map_or_else(String::new, |s| format!(", {s:.1} s in the exact lane"))
     );
     match (&p.baseline, &p.no_baseline) {
         (Some(b), _) => {

@@ -1,8 +1,9 @@
-//! The instruction lane (`INSTRUCTIONS=on`, Linux cells): after timing, every timed row but
-//! the A/A control (a copy of the reference) runs once per phase under valgrind's cachegrind,
-//! and the instructions it executed (`Ir`) are recorded per row and phase. A tripwire for "the
-//! generated code changed": the gate compares a row with the same row of its baseline only,
-//! never two toolchains, and a change is a notice, never a failure.
+//! The exact lane (`INSTRUCTIONS=on`, the default; Linux cells): after timing, every timed
+//! row but the A/A control (a copy of the reference) runs under valgrind's cachegrind with its
+//! cache simulation on a pinned geometry (`CACHE_I1`, `CACHE_D1`, `CACHE_LL`), twice per phase
+//! (three times when the two differ), and its instructions (`Ir`) and estimated cycles are
+//! recorded per row and phase. The gate reads them as ratios to the reference's: a code
+//! verdict beside the time verdict (docs/protocol.md, "The exact lane").
 //!
 //! Nothing here fails a job: valgrind missing skips the lane, an instruction valgrind does not
 //! know (AVX-512 of a build for the native CPU) or a timeout skips the row, a wrong answer
@@ -25,12 +26,35 @@ use crate::timing::{Engine, ExitKind, Measured};
 /// The package that carries valgrind on Debian and Ubuntu (and the workflow's apt install).
 pub use cell_model::VALGRIND_PACKAGE as PACKAGE;
 
-/// How many times `RUN_TIMEOUT_S` one run under valgrind may take: cachegrind without its
-/// cache simulation ran this project's workloads 14–19× slower than natively.
-pub const SLOWDOWN: f64 = 20.0;
+/// The options every count is taken with, before the cache geometry: the cache simulation
+/// on, the branch simulation off (its events enter no figure).
+pub const OPTIONS: [&str; 3] = ["--tool=cachegrind", "--cache-sim=yes", "--branch-sim=no"];
 
-/// The options every count is taken with: instructions only, no cache simulation.
-pub const OPTIONS: [&str; 2] = ["--tool=cachegrind", "--cache-sim=no"];
+/// The weights of the estimated cycles: an L1 hit, a last-level hit, a RAM access
+/// (Itamar Turner-Trauring's, which iai and iai-callgrind use: docs/protocol.md).
+pub const WEIGHTS: Weights = Weights {
+    l1: 1,
+    ll: 5,
+    ram: 35,
+};
+
+/// The runs of a row and phase the lane always takes: two, so a program whose count moves
+/// from run to run (a runtime's own threads, its GC) shows it.
+const REPEATS: usize = 2;
+
+/// The runs when the first two differed: the median of three is recorded.
+const REPEATS_MAX: usize = 3;
+
+/// The weights of [`Counts::estimated_cycles`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Weights {
+    /// An L1 hit.
+    pub l1: u64,
+    /// A last-level hit.
+    pub ll: u64,
+    /// A RAM access (a last-level miss).
+    pub ram: u64,
+}
 
 /// How long `valgrind --version` may take.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(30);
@@ -59,19 +83,38 @@ pub struct Setup<'a> {
     /// The working directory of every run (the timed runs' `{work}`); the engine's scratch
     /// files and the out files are made here too.
     pub work: &'a Path,
-    /// How long one run under valgrind may take.
+    /// How long one run under valgrind may take (`INSTRUCTIONS_RUN_TIMEOUT_S`).
     pub timeout: Duration,
+    /// The simulated caches.
+    pub cache: cell_model::exact::CacheGeometry,
+    /// Rows left out (`INSTRUCTIONS_SKIP`).
+    pub skip: &'a [RowName],
+    /// The lane's own cap (`INSTRUCTIONS_TIME_CAP_S`): no row is started past it.
+    pub time_cap: Duration,
     /// The expected stdout of each phase.
     pub expect: &'a BTreeMap<Phase, String>,
     /// How the lane's engine takes its CPU (`CPU_WAIT_S` and the lock dir).
     pub engine: crate::timing::EngineOptions,
 }
 
+/// What the lane counted of one row and phase: the run with the median estimated cycles.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PhaseCount {
+    /// Instructions executed.
+    pub instructions: u64,
+    /// Estimated cycles.
+    pub estimated_cycles: u64,
+    /// Runs taken.
+    pub runs: u32,
+    /// `(max − min) / min` of their estimated cycles.
+    pub spread: f64,
+}
+
 /// What the lane counted of one row.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RowCount {
-    /// Instructions per phase counted.
-    pub phases: BTreeMap<Phase, u64>,
+    /// Counts per phase.
+    pub phases: BTreeMap<Phase, PhaseCount>,
     /// Why some or all of its phases have no count.
     pub skipped: Option<String>,
 }
@@ -95,6 +138,9 @@ impl Lane {
                 argv: Vec::new(),
                 timeout_s: round_time(timeout.as_secs_f64()),
                 seconds: 0.0,
+                cache: None,
+                env_bytes: None,
+                rows_skipped: Vec::new(),
                 skipped: Some(reason),
             },
             rows: BTreeMap::new(),
@@ -109,7 +155,12 @@ impl Lane {
             };
             for (phase, n) in count.phases {
                 if let Some(p) = row.phases.get_mut(&phase) {
-                    p.instructions = Some(n);
+                    p.instructions = Some(n.instructions);
+                    p.estimated_cycles = Some(n.estimated_cycles);
+                    p.exact_repeat = Some(cell_schema::ExactRepeat {
+                        runs: n.runs,
+                        spread: n.spread,
+                    });
                 }
             }
             row.instructions_skipped = count.skipped;
@@ -127,14 +178,15 @@ pub fn find_valgrind(path: Option<&OsStr>) -> Option<PathBuf> {
 /// The lane of one job, when `INSTRUCTIONS=on`: not run off Linux, else every timed row but
 /// the control, on the argv and `{work}` of its timed runs.
 pub(crate) fn job_lane(plan: &Plan, cell: &Cell, timed: &[Timed], out: &Path) -> Option<Lane> {
-    if !plan.settings.instructions {
+    let lane = &plan.settings.exact;
+    if !lane.on {
         return None;
     }
-    let timeout = Duration::from_secs_f64(plan.settings.run_timeout_s * SLOWDOWN);
+    let timeout = Duration::from_secs_f64(lane.run_timeout_s);
     if cell.os != "linux" {
         return Some(Lane::skipped(
             format!(
-                "INSTRUCTIONS=on counts on Linux cells only: not run on {}",
+                "the exact lane runs on Linux cells only, where valgrind does (x86_64 and aarch64): not run on {}",
                 cell.os
             ),
             timeout,
@@ -157,6 +209,9 @@ pub(crate) fn job_lane(plan: &Plan, cell: &Cell, timed: &[Timed], out: &Path) ->
         valgrind: find_valgrind(std::env::var_os("PATH").as_deref()),
         work: &work,
         timeout,
+        cache: lane.cache,
+        skip: &lane.skip,
+        time_cap: Duration::from_secs_f64(lane.time_cap_s),
         expect: &plan.expect,
         engine: crate::timing::EngineOptions::from_settings(&plan.settings),
     };
@@ -186,12 +241,34 @@ pub fn run(setup: &Setup<'_>, rows: &[LaneRow]) -> Lane {
         Ok(v) => v,
         Err(why) => return Lane::skipped(why, setup.timeout),
     };
-    let counts = rows
-        .iter()
-        .map(|r| (r.name.clone(), count_row(&mut engine, setup, valgrind, r)))
-        .collect();
+    let mut counts = BTreeMap::new();
+    let mut rows_skipped = Vec::new();
+    for r in rows {
+        let why = if setup.skip.contains(&r.name) {
+            Some("left out by INSTRUCTIONS_SKIP".to_owned())
+        } else if t0.elapsed() >= setup.time_cap {
+            Some(format!(
+                "not reached within the lane's {:.0} s (INSTRUCTIONS_TIME_CAP_S)",
+                setup.time_cap.as_secs_f64()
+            ))
+        } else {
+            None
+        };
+        let count = match why {
+            Some(why) => {
+                rows_skipped.push(format!("{}: {why}", r.name));
+                RowCount {
+                    phases: BTreeMap::new(),
+                    skipped: Some(why),
+                }
+            }
+            None => count_row(&mut engine, setup, valgrind, r),
+        };
+        counts.insert(r.name.clone(), count);
+    }
     let mut argv = vec![valgrind.display().to_string()];
     argv.extend(OPTIONS.map(str::to_owned));
+    argv.extend(setup.cache.options());
     argv.push("--cachegrind-out-file=<scratch file>".into());
     argv.push("<the row's argv>".into());
     Lane {
@@ -201,10 +278,25 @@ pub fn run(setup: &Setup<'_>, rows: &[LaneRow]) -> Lane {
             argv,
             timeout_s: round_time(setup.timeout.as_secs_f64()),
             seconds: round_time(t0.elapsed().as_secs_f64()),
+            cache: Some(cell_schema::CacheRecord {
+                i1: setup.cache.i1.to_string(),
+                d1: setup.cache.d1.to_string(),
+                ll: setup.cache.ll.to_string(),
+            }),
+            env_bytes: Some(env_bytes()),
+            rows_skipped,
             skipped: None,
         },
         rows: counts,
     }
+}
+
+/// Bytes of this process's environment, which every run under valgrind inherits:
+/// `NAME=value` and a terminator each.
+fn env_bytes() -> u64 {
+    std::env::vars_os()
+        .map(|(k, v)| (k.len() + v.len() + 2) as u64)
+        .sum()
 }
 
 /// What `valgrind --version` printed (stdout, else stderr), trimmed.
@@ -248,7 +340,7 @@ fn count_row(engine: &mut Engine, setup: &Setup<'_>, valgrind: &Path, row: &Lane
     let mut out = RowCount::default();
     let mut reasons = Vec::new();
     for (phase, argv) in &row.phases {
-        match count_phase(engine, setup, valgrind, phase, argv) {
+        match repeat_phase(engine, setup, valgrind, phase, argv) {
             Ok(n) => {
                 out.phases.insert(phase.clone(), n);
             }
@@ -263,6 +355,44 @@ fn count_row(engine: &mut Engine, setup: &Setup<'_>, valgrind: &Path, row: &Lane
     out
 }
 
+/// A phase run [`REPEATS`] times, and once more when they differ: the run with the median
+/// estimated cycles, and the spread of all.
+fn repeat_phase(
+    engine: &mut Engine,
+    setup: &Setup<'_>,
+    valgrind: &Path,
+    phase: &Phase,
+    argv: &[String],
+) -> Result<PhaseCount, NoCount> {
+    let mut got: Vec<Counts> = Vec::with_capacity(REPEATS_MAX);
+    while got.len() < REPEATS_MAX {
+        if got.len() >= REPEATS && got.iter().all(|c| *c == got[0]) {
+            break;
+        }
+        got.push(count_phase(engine, setup, valgrind, phase, argv)?);
+    }
+    summarize(&got).map_err(|e| NoCount::Phase(format!("the out file: {e}")))
+}
+
+/// The run with the median estimated cycles of `got` (not empty), and the spread.
+pub fn summarize(got: &[Counts]) -> Result<PhaseCount, CountError> {
+    let mut cycles = got
+        .iter()
+        .map(|c| c.estimated_cycles().map(|e| (e, c.ir)))
+        .collect::<Result<Vec<_>, _>>()?;
+    cycles.sort_unstable();
+    let (Some(&(lo, _)), Some(&(hi, _))) = (cycles.first(), cycles.last()) else {
+        return Err(CountError::NoSummary);
+    };
+    let (estimated_cycles, instructions) = cycles[cycles.len() / 2];
+    Ok(PhaseCount {
+        instructions,
+        estimated_cycles,
+        runs: u32::try_from(cycles.len()).unwrap_or(u32::MAX),
+        spread: (hi - lo) as f64 / lo as f64,
+    })
+}
+
 /// One run of `argv` under valgrind, its answer checked and its count read.
 fn count_phase(
     engine: &mut Engine,
@@ -270,7 +400,7 @@ fn count_phase(
     valgrind: &Path,
     phase: &Phase,
     argv: &[String],
-) -> Result<u64, NoCount> {
+) -> Result<Counts, NoCount> {
     let out_file = tempfile::Builder::new()
         .prefix("cachegrind-")
         .suffix(".out")
@@ -278,6 +408,7 @@ fn count_phase(
         .map_err(|e| NoCount::Row(format!("could not make the out file: {e}")))?;
     let mut full = vec![valgrind.display().to_string()];
     full.extend(OPTIONS.map(str::to_owned));
+    full.extend(setup.cache.options());
     full.push(format!(
         "--cachegrind-out-file={}",
         out_file_arg(out_file.path())
@@ -292,7 +423,7 @@ fn count_phase(
         .map_err(|e| NoCount::Phase(format!("valgrind wrote no out file: {e}")))?;
     let text =
         count_lines(file).map_err(|e| NoCount::Phase(format!("reading the out file: {e}")))?;
-    parse_ir(&text).map_err(|e| NoCount::Phase(format!("the out file: {e}")))
+    parse_counts(&text).map_err(|e| NoCount::Phase(format!("the out file: {e}")))
 }
 
 /// Valgrind expands `%p`, `%q{VAR}` and `%%` in the out file's name: a `%` of the path is
@@ -319,7 +450,7 @@ fn judge_run(m: &Measured, expected: &[u8], timeout: Duration) -> Result<(), NoC
     }
     match &m.exit {
         ExitKind::TimedOut => Err(NoCount::Row(format!(
-            "killed after {:.0} s under valgrind (RUN_TIMEOUT_S × {SLOWDOWN})",
+            "killed after {:.0} s under valgrind (INSTRUCTIONS_RUN_TIMEOUT_S)",
             timeout.as_secs_f64()
         ))),
         ExitKind::Code(0) if m.stdout.matches => Ok(()),
@@ -365,24 +496,78 @@ pub enum CountError {
     /// No `events:` line.
     #[error("no `events:` line")]
     NoEvents,
-    /// The first event is not `Ir`.
-    #[error("its first event is `{0}`, not `Ir`")]
-    NotIr(String),
+    /// An event the estimate needs is not in `events:` (a run without the cache simulation).
+    #[error("its events have no `{0}`: it was not counted with the cache simulation")]
+    Missing(&'static str),
     /// No `summary:` line.
     #[error("no `summary:` line")]
     NoSummary,
     /// A line that comes once came twice.
     #[error("more than one `{0}` line")]
     Twice(&'static str),
-    /// The first figure of `summary:` is not a plain integer.
-    #[error("its summary's first figure `{0}` is not a plain integer")]
+    /// A figure of `summary:` is not a plain integer.
+    #[error("its summary's figure `{0}` is not a plain integer")]
     NotInteger(String),
+    /// `summary:` has another number of figures than `events:` has events.
+    #[error("its summary has {figures} figures for {events} events")]
+    Figures {
+        /// Events named.
+        events: usize,
+        /// Figures given.
+        figures: usize,
+    },
+    /// Misses that outnumber what they missed: no simulation gives these.
+    #[error("its counts are impossible: {0}")]
+    Impossible(&'static str),
 }
 
-/// The instructions executed, from the text of a cachegrind out file: the first figure of its
-/// `summary:` line, which must be a plain integer (digits only, no sign, within `u64`), where
-/// the first event of its `events:` line is `Ir`.
-pub fn parse_ir(text: &str) -> Result<u64, CountError> {
+/// The events of a cachegrind run with its cache simulation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Instructions executed (`Ir`, also the I1 reads).
+    pub ir: u64,
+    /// I1 read misses.
+    pub i1mr: u64,
+    /// Last-level instruction read misses.
+    pub ilmr: u64,
+    /// Data reads.
+    pub dr: u64,
+    /// D1 read misses.
+    pub d1mr: u64,
+    /// Last-level data read misses.
+    pub dlmr: u64,
+    /// Data writes.
+    pub dw: u64,
+    /// D1 write misses.
+    pub d1mw: u64,
+    /// Last-level data write misses.
+    pub dlmw: u64,
+}
+
+impl Counts {
+    /// `l1 · L1 hits + ll · LL hits + ram · RAM accesses` with [`WEIGHTS`]: every access is
+    /// one of the three, so the estimate is at least the instructions executed.
+    pub fn estimated_cycles(&self) -> Result<u64, CountError> {
+        let accesses = u128::from(self.ir) + u128::from(self.dr) + u128::from(self.dw);
+        let l1_misses = u128::from(self.i1mr) + u128::from(self.d1mr) + u128::from(self.d1mw);
+        let ll_misses = u128::from(self.ilmr) + u128::from(self.dlmr) + u128::from(self.dlmw);
+        if self.i1mr > self.ir || self.d1mr > self.dr || self.d1mw > self.dw {
+            return Err(CountError::Impossible("more L1 misses than accesses"));
+        }
+        if self.ilmr > self.i1mr || self.dlmr > self.d1mr || self.dlmw > self.d1mw {
+            return Err(CountError::Impossible("more last-level misses than L1 misses"));
+        }
+        let w = WEIGHTS;
+        let cycles = u128::from(w.l1) * (accesses - l1_misses)
+            + u128::from(w.ll) * (l1_misses - ll_misses)
+            + u128::from(w.ram) * ll_misses;
+        u64::try_from(cycles).map_err(|_| CountError::Impossible("more cycles than a u64 holds"))
+    }
+}
+
+/// The counts of a cachegrind out file's text: its `events:` line names the events, its
+/// `summary:` line gives one plain integer (digits only, within `u64`) for each.
+pub fn parse_counts(text: &str) -> Result<Counts, CountError> {
     let one = |key: &'static str| {
         let mut found = text.lines().filter_map(|l| l.strip_prefix(key));
         match (found.next(), found.next()) {
@@ -391,18 +576,43 @@ pub fn parse_ir(text: &str) -> Result<u64, CountError> {
             (Some(_), Some(_)) => Err(CountError::Twice(key)),
         }
     };
-    let events = one("events:")?.ok_or(CountError::NoEvents)?;
-    let first = events.split_whitespace().next().unwrap_or("");
-    if first != "Ir" {
-        return Err(CountError::NotIr(shown(first)));
+    let events: Vec<&str> = one("events:")?
+        .ok_or(CountError::NoEvents)?
+        .split_whitespace()
+        .collect();
+    let figures: Vec<&str> = one("summary:")?
+        .ok_or(CountError::NoSummary)?
+        .split_whitespace()
+        .collect();
+    if events.len() != figures.len() {
+        return Err(CountError::Figures {
+            events: events.len(),
+            figures: figures.len(),
+        });
     }
-    let summary = one("summary:")?.ok_or(CountError::NoSummary)?;
-    let figure = summary.split_whitespace().next().unwrap_or("");
-    let plain = !figure.is_empty() && figure.bytes().all(|b| b.is_ascii_digit());
-    plain
-        .then(|| figure.parse::<u64>().ok())
-        .flatten()
-        .ok_or_else(|| CountError::NotInteger(shown(figure)))
+    let get = |name: &'static str| -> Result<u64, CountError> {
+        let i = events
+            .iter()
+            .position(|e| *e == name)
+            .ok_or(CountError::Missing(name))?;
+        let figure = figures[i];
+        let plain = !figure.is_empty() && figure.bytes().all(|b| b.is_ascii_digit());
+        plain
+            .then(|| figure.parse::<u64>().ok())
+            .flatten()
+            .ok_or_else(|| CountError::NotInteger(shown(figure)))
+    };
+    Ok(Counts {
+        ir: get("Ir")?,
+        i1mr: get("I1mr")?,
+        ilmr: get("ILmr")?,
+        dr: get("Dr")?,
+        d1mr: get("D1mr")?,
+        dlmr: get("DLmr")?,
+        dw: get("Dw")?,
+        d1mw: get("D1mw")?,
+        dlmw: get("DLmw")?,
+    })
 }
 
 /// At most 40 characters of a token, for a message.
@@ -416,22 +626,28 @@ mod tests {
 
     const SAMPLE: &str = "desc: I1 cache:         32768 B, 64 B, 8-way associative
 cmd: ./fast mix
-events: Ir
+events: Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw
 fl=./csu/../csu/libc-start.c
 fn=__libc_start_main@@GLIBC_2.34
-128 2
+128 2 1 1 0 0 0 0 0 0
 fl=???
 fn=main
-0 130000019
-summary: 130126201
+0 130000019 0 0 0 0 0 0 0 0
+summary: 1240890329 1255 1236 189767312 1234 1010 252994714 382 352
 ";
 
     #[test]
-    fn the_count_is_the_first_figure_of_the_summary() {
-        assert_eq!(parse_ir(SAMPLE), Ok(130_126_201));
-        // With the cache simulation on, Ir still comes first.
-        let sim = "events: Ir I1mr ILmr Dr D1mr\nsummary: 5 1 1 2 0\n";
-        assert_eq!(parse_ir(sim), Ok(5));
+    fn the_estimate_weighs_hits_and_misses_of_the_summary() {
+        let c = parse_counts(SAMPLE).unwrap();
+        assert_eq!(c.ir, 1_240_890_329);
+        assert_eq!((c.dlmr, c.dlmw), (1010, 352));
+        // accesses 1,683,652,355; L1 misses 2,871; LL misses 2,598.
+        let l1_hits = 1_683_652_355 - 2_871;
+        let expected = l1_hits + 5 * (2_871 - 2_598) + 35 * 2_598;
+        assert_eq!(c.estimated_cycles(), Ok(expected));
+        // Events in another order read the same.
+        let shuffled = "events: Dw Ir I1mr ILmr Dr D1mr DLmr D1mw DLmw\nsummary: 252994714 1240890329 1255 1236 189767312 1234 1010 382 352\n";
+        assert_eq!(parse_counts(shuffled), Ok(c));
     }
 
     #[test]
@@ -442,35 +658,80 @@ summary: 130126201
             "5.0",
             "1e9",
             "0x10",
-            "",
             "5a",
             "18446744073709551616",
         ] {
-            let text = format!("events: Ir\nsummary: {bad}\n");
+            let text = format!("events: Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw\nsummary: {bad} 0 0 0 0 0 0 0 0\n");
             assert_eq!(
-                parse_ir(&text),
+                parse_counts(&text),
                 Err(CountError::NotInteger(bad.into())),
                 "{bad:?}"
             );
         }
-        assert_eq!(
-            parse_ir("events: Ir\nsummary: 18446744073709551615\n"),
-            Ok(u64::MAX)
-        );
     }
 
     #[test]
-    fn the_first_event_must_be_ir_and_each_line_must_come_once() {
+    fn a_count_without_the_cache_simulation_or_with_impossible_misses_is_refused() {
         assert_eq!(
-            parse_ir("events: Dr Ir\nsummary: 5 6\n"),
-            Err(CountError::NotIr("Dr".into()))
+            parse_counts("events: Ir\nsummary: 5\n"),
+            Err(CountError::Missing("I1mr"))
         );
-        assert_eq!(parse_ir("summary: 5\n"), Err(CountError::NoEvents));
-        assert_eq!(parse_ir("events: Ir\n0 5\n"), Err(CountError::NoSummary));
+        assert_eq!(parse_counts("summary: 5\n"), Err(CountError::NoEvents));
+        assert_eq!(parse_counts("events: Ir\n0 5\n"), Err(CountError::NoSummary));
         assert_eq!(
-            parse_ir("events: Ir\nsummary: 5\nsummary: 6\n"),
+            parse_counts("events: Ir\nsummary: 5\nsummary: 6\n"),
             Err(CountError::Twice("summary:"))
         );
+        assert_eq!(
+            parse_counts("events: Ir I1mr\nsummary: 5\n"),
+            Err(CountError::Figures {
+                events: 2,
+                figures: 1
+            })
+        );
+        let over = Counts {
+            ir: 10,
+            i1mr: 11,
+            ..Counts::default()
+        };
+        assert!(matches!(
+            over.estimated_cycles(),
+            Err(CountError::Impossible(_))
+        ));
+        let ll_over = Counts {
+            ir: 10,
+            i1mr: 1,
+            ilmr: 2,
+            ..Counts::default()
+        };
+        assert!(matches!(
+            ll_over.estimated_cycles(),
+            Err(CountError::Impossible(_))
+        ));
+        let max = Counts {
+            ir: u64::MAX,
+            dr: u64::MAX,
+            d1mr: u64::MAX,
+            dlmr: u64::MAX,
+            ..Counts::default()
+        };
+        assert!(matches!(
+            max.estimated_cycles(),
+            Err(CountError::Impossible(_))
+        ));
+    }
+
+    #[test]
+    fn repeated_runs_give_their_median_and_spread() {
+        let c = |ir| Counts {
+            ir,
+            ..Counts::default()
+        };
+        let one = summarize(&[c(100), c(100)]).unwrap();
+        assert_eq!((one.estimated_cycles, one.runs, one.spread), (100, 2, 0.0));
+        let three = summarize(&[c(100), c(104), c(102)]).unwrap();
+        assert_eq!((three.instructions, three.runs), (102, 3));
+        assert!((three.spread - 0.04).abs() < 1e-12);
     }
 
     #[test]
@@ -481,8 +742,11 @@ summary: 130126201
         let long = format!("fn={}summary: 7\n", "x".repeat(LINE_MAX as usize - 3));
         std::fs::write(&path, format!("{SAMPLE}{long}")).unwrap();
         let kept = count_lines(File::open(&path).unwrap()).unwrap();
-        assert_eq!(kept, "events: Ir\nsummary: 130126201");
-        assert_eq!(parse_ir(&kept), Ok(130_126_201));
+        assert_eq!(
+            kept,
+            "events: Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw\nsummary: 1240890329 1255 1236 189767312 1234 1010 252994714 382 352"
+        );
+        assert_eq!(parse_counts(&kept).map(|c| c.ir), Ok(1_240_890_329));
     }
 
     #[test]

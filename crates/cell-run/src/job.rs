@@ -163,6 +163,10 @@ pub fn run_job(
         probe_s: round_time(probe_s),
         build_s: round_time(build_s),
         timing_s: round_time(timing_s),
+        exact_s: lane
+            .as_ref()
+            .filter(|l| l.record.skipped.is_none())
+            .map(|l| l.record.seconds),
         total_s: round_time(t0.elapsed().as_secs_f64()),
     };
     Ok(assemble(
@@ -599,6 +603,8 @@ fn judge(
                     ratio: f.ratio,
                     contention: f.contention,
                     instructions: None,
+                    estimated_cycles: None,
+                    exact_repeat: None,
                     stopped: outcome
                         .stops
                         .get(&(i, p.clone()))

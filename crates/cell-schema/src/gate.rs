@@ -126,6 +126,41 @@ pub struct GateCell {
     pub notices: Vec<String>,
     /// Per row and phase.
     pub verdicts: Vec<GateVerdict>,
+    /// The code verdicts: per row and phase, its estimated cycles as a ratio to its job's
+    /// reference against the baseline's (the exact lane), beside the time verdicts, never
+    /// instead of them. Absent when neither run counted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub code: Vec<CodeVerdict>,
+}
+
+/// One row on one phase in the exact lane against its baseline: did the generated code
+/// change? Read on the ratio of the row's estimated cycles to its job's reference's, which
+/// cancels what both share (valgrind's version, the environment's size, the C library).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CodeVerdict {
+    /// The row judged.
+    pub row: RowName,
+    /// The phase judged.
+    pub phase: Phase,
+    /// FAIL when the ratio grew beyond the tolerance, PASS otherwise (a shrink beyond it is a
+    /// PASS with a notice).
+    pub status: GateStatus,
+    /// The baseline's estimated cycles over its reference's.
+    pub old: f64,
+    /// This run's.
+    pub new: f64,
+    /// `new / old`: 1.031 is 3.1% more estimated cycles, relative to the reference.
+    pub change: f64,
+    /// The tolerance applied: `CYCLES_TOLERANCE` plus the spread the lane saw between
+    /// repeated runs of the four counts (0 for deterministic programs).
+    pub tolerance: f64,
+    /// Of `tolerance`, what the repeated runs' spread added.
+    pub spread: f64,
+    /// The instruction counts' ratio moved the same way: `new / old` of the row's instructions
+    /// over its reference's.
+    pub instructions_change: f64,
+    /// One line a person reads.
+    pub message: String,
 }
 
 /// Counts over a gate report.
@@ -141,6 +176,12 @@ pub struct GateSummary {
     pub failures: u32,
     /// Notices, which never trip the gate.
     pub notices: u32,
+    /// Code verdicts that passed (the exact lane).
+    #[serde(default)]
+    pub code_pass: u32,
+    /// Code verdicts that failed: each trips the gate.
+    #[serde(default)]
+    pub code_fail: u32,
 }
 
 /// `gate.json`: what `cell gate` decided about a run.
@@ -159,7 +200,7 @@ pub struct GateReport {
     pub cells: Vec<GateCell>,
     /// Verdicts, failures and notices counted over every cell.
     pub summary: GateSummary,
-    /// The exit code: 1 on any FAIL or failure, else 0.
+    /// The exit code: 1 on any FAIL (time or code) or failure, else 0.
     pub exit: u8,
     /// How the false alarms of the run's verdicts are bounded together, when it judged any.
     #[serde(default, skip_serializing_if = "Option::is_none")]

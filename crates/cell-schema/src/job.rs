@@ -121,6 +121,9 @@ pub struct JobCost {
     pub build_s: f64,
     /// The timed rounds, warm-up included.
     pub timing_s: f64,
+    /// The exact lane (cachegrind), when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exact_s: Option<f64>,
     /// All of `cell run`.
     pub total_s: f64,
 }

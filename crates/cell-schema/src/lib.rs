@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 pub use calibration::{Calibration, CalibrationKind, Noise};
 pub use cell::{CellCost, CellKind, CellResult, CellRow, JobSummary, MissingJob, RunInfo};
 pub use gate::{
-    GateCell, GateChange, GateFamily, GateKind, GateRatio, GateReport, GateStatus, GateSummary,
+    CodeVerdict, GateCell, GateChange, GateFamily, GateKind, GateRatio, GateReport, GateStatus, GateSummary,
     GateVerdict,
 };
 pub use ids::{
@@ -51,7 +51,7 @@ pub use machine::{CellInfo, Facts, FactsKind, Machine, RunnerImage, TimingCpus};
 pub use metric::{Clock, Metric, MetricInfo, UnknownMetric};
 pub use protocol::{Futility, Protocol, ProtocolMode, Stopped};
 pub use row::{
-    Build, InstructionLane, PhaseResult, Printed, Role, RowResult, Run, SkipReason, Skipped,
+    Build, CacheRecord, ExactRepeat, InstructionLane, PhaseResult, Printed, Role, RowResult, Run, SkipReason, Skipped,
     UnitStop,
 };
 pub use run_record::{RunJob, RunKind, RunRecord};

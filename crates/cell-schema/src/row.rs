@@ -115,10 +115,30 @@ pub struct PhaseResult {
     /// change of the generated code, never compared across toolchains.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<u64>,
+    /// Estimated cycles of the same run under cachegrind's cache simulation, on the cache
+    /// geometry the lane records: `L1 hits + 5 · LL hits + 35 · RAM accesses`
+    /// (docs/protocol.md, "The exact lane"). The code verdict reads it as a ratio to the
+    /// reference's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_cycles: Option<u64>,
+    /// How many runs under cachegrind the lane took of this row and phase (2; 3 when the
+    /// first two differed) and the relative spread of their estimated cycles,
+    /// `(max − min) / min`: 0 for a deterministic program.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exact_repeat: Option<ExactRepeat>,
     /// Why this row's rounds on this phase stopped: each row and phase goes on on its own
     /// while more rounds can change its verdict. Absent in files written before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<UnitStop>,
+}
+
+/// The repeated runs of one row and phase in the exact lane.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ExactRepeat {
+    /// Runs under cachegrind.
+    pub runs: u32,
+    /// `(max − min) / min` of their estimated cycles: 0 when every run counted the same.
+    pub spread: f64,
 }
 
 /// Why one row's rounds on one phase stopped.
@@ -191,9 +211,32 @@ pub struct InstructionLane {
     pub timeout_s: f64,
     /// Wall seconds the lane took in all.
     pub seconds: f64,
+    /// The simulated caches every count was taken on (`CACHE_I1`, `CACHE_D1`, `CACHE_LL`),
+    /// the same on every runner; absent in files of the instructions-only lane.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheRecord>,
+    /// Bytes of the environment every run under valgrind was given (names, values and their
+    /// separators): a program's start-up copies it, so a larger one costs some hundreds of
+    /// instructions — recorded so a count's change of that size can be told apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env_bytes: Option<u64>,
+    /// Rows left out, each with why (`INSTRUCTIONS_SKIP`, the lane's time cap).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rows_skipped: Vec<String>,
     /// Why the lane did not run in this job at all (valgrind not found, not a Linux cell).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+}
+
+/// The cache geometry of the exact lane, as valgrind's options spell it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CacheRecord {
+    /// `--I1`: size,associativity,line.
+    pub i1: String,
+    /// `--D1`.
+    pub d1: String,
+    /// `--LL`.
+    pub ll: String,
 }
 
 /// Why a row was not timed.

@@ -258,6 +258,9 @@ fn job_summary(what: &str, job: &JobSummary, out: &mut Vec<Problem>) {
     ] {
         seconds(&format!("cost {name} ({what})"), s, out);
     }
+    if let Some(s) = cost.exact_s {
+        seconds(&format!("cost exact_s ({what})"), s, out);
+    }
 }
 
 fn row_result(what: &str, row: &RowResult, out: &mut Vec<Problem>) {
@@ -297,6 +300,33 @@ fn row_result(what: &str, row: &RowResult, out: &mut Vec<Problem>) {
                 "instruction count of {at} is 0 (impossible)"
             )));
         }
+        exact(&at, pr, out);
+    }
+}
+
+/// The exact lane's figures of one row and phase: every instruction fetch is at least one
+/// simulated L1 access of weight 1, so the estimate is never below the count; the repeat is
+/// at least one run with a finite, non-negative spread.
+fn exact(at: &str, pr: &crate::PhaseResult, out: &mut Vec<Problem>) {
+    match (pr.estimated_cycles, pr.instructions) {
+        (Some(0), _) => out.push(Problem(format!(
+            "estimated cycles of {at} are 0 (impossible)"
+        ))),
+        (Some(c), Some(i)) if c < i => out.push(Problem(format!(
+            "estimated cycles of {at} are {c}, fewer than its {i} instructions (impossible: each costs at least one)"
+        ))),
+        (Some(_), None) => out.push(Problem(format!(
+            "estimated cycles of {at} without its instruction count (a lane records both)"
+        ))),
+        _ => {}
+    }
+    if let Some(r) = &pr.exact_repeat
+        && (r.runs == 0 || !(r.spread.is_finite() && r.spread >= 0.0) || r.spread > 1e3)
+    {
+        out.push(Problem(format!(
+            "exact-lane repeat of {at} is {} run(s) with spread {} (impossible: at least one run, a spread from 0 to 1000)",
+            r.runs, r.spread
+        )));
     }
 }
 

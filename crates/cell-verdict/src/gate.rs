@@ -8,6 +8,7 @@
 //! judged by the repository's floor.
 
 mod baseline;
+mod code;
 mod failures;
 mod imported;
 mod notices;
@@ -179,7 +180,7 @@ pub fn gate(
     }
     let (cells, family) = judge_family(listed, config);
     let summary = summarize(&cells);
-    let exit = u8::from(summary.fail > 0 || summary.failures > 0);
+    let exit = u8::from(summary.fail > 0 || summary.failures > 0 || summary.code_fail > 0);
     Ok(GateReport {
         schema_version: SCHEMA_VERSION,
         kind: GateKind::Gate,
@@ -249,6 +250,7 @@ fn gate_one_cell(
             failures: Vec::new(),
             notices: missing_job_notices(cell),
             verdicts: Vec::new(),
+            code: Vec::new(),
         };
         (g, Vec::new())
     } else {
@@ -267,8 +269,16 @@ fn summarize(cells: &[GateCell]) -> GateSummary {
         inconclusive: 0,
         failures: 0,
         notices: 0,
+        code_pass: 0,
+        code_fail: 0,
     };
     for c in cells {
+        for v in &c.code {
+            match v.status {
+                GateStatus::Fail => summary.code_fail += 1,
+                _ => summary.code_pass += 1,
+            }
+        }
         for v in &c.verdicts {
             match v.status {
                 GateStatus::Pass => summary.pass += 1,
@@ -296,6 +306,7 @@ fn gate_cell(
     let mut notices = missing_job_notices(cell);
     notices.extend(contention_notices(cell, config));
     notices.extend(calibration_notices(cell, config));
+    let mut code = Vec::new();
     let (base_name, units) = match baseline {
         Baseline::None => {
             notices.push("first run of this cell: baseline recorded".into());
@@ -305,6 +316,7 @@ fn gate_cell(
                 failures,
                 notices,
                 verdicts: Vec::new(),
+                code: Vec::new(),
             };
             return (g, Vec::new());
         }
@@ -331,6 +343,14 @@ fn gate_cell(
             notices.extend(baseline_notices(cell, base_name, base, config));
             notices.extend(footprint_notices(cell, base));
             notices.extend(instruction_notices(cell, base_name, base));
+            let c = code::code_verdicts(
+                cell,
+                base_name,
+                base,
+                config.settings.exact.cycles_tolerance,
+            );
+            notices.extend(c.notices);
+            code = c.verdicts;
             let units = row_units(cell, base_name, base, config, &mut notices);
             notices.extend(dropped_row_notices(cell, base));
             (base_name, units)
@@ -349,6 +369,7 @@ fn gate_cell(
         failures,
         notices,
         verdicts: Vec::new(),
+        code,
     };
     (g, units)
 }

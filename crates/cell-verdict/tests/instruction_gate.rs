@@ -3,8 +3,8 @@
 //! rows are never compared, nor the same name from another toolchain. The runs are the two
 //! recorded under `crates/cell-testkit/fixtures/workload/`, with counts written in by hand.
 
-use cell_schema::store::load_history;
-use cell_schema::{CellResult, Sha256};
+use cell_schema::store::{HistoryRun, load_history};
+use cell_schema::{CellResult, CodeVerdict, Sha256};
 use cell_testkit::{copy_dir, fixtures, read};
 use cell_verdict::{GateConfig, gate, instruction_notices};
 
@@ -116,4 +116,192 @@ fn the_gate_lists_a_changed_count_as_a_notice_and_fails_nothing_for_it() {
     assert_eq!(after.cells[0].failures, before.cells[0].failures);
     assert_eq!(after.exit, before.exit);
     assert_eq!(after.summary.notices, before.summary.notices + 1);
+}
+
+/// The exact lane's figures of a row on a phase, with the same figures for its job's reference
+/// (`reference` on both the job and, where the reference is a row of the cell, that row).
+fn exact(cell: &mut CellResult, row: &str, phase: &str, cycles: u64, spread: f64) {
+    let r = &mut cell.rows.get_mut(row).unwrap().row;
+    let p = r.phases.get_mut(phase).unwrap();
+    p.estimated_cycles = Some(cycles);
+    p.instructions = Some(cycles / 2);
+    p.exact_repeat = Some(cell_schema::ExactRepeat {
+        runs: if spread > 0.0 { 3 } else { 2 },
+        spread,
+    });
+}
+
+fn exact_reference(cell: &mut CellResult, job: &str, phase: &str, cycles: u64) {
+    let reference = &mut cell.jobs.get_mut(job).unwrap().reference;
+    let p = reference.phases.get_mut(phase).unwrap();
+    p.estimated_cycles = Some(cycles);
+    p.instructions = Some(cycles / 2);
+}
+
+/// Both runs of the recorded history with the same exact-lane figures on every row and the
+/// two jobs' references: the candidate rows at 2× and 3× their reference.
+fn counted() -> (tempfile::TempDir, GateConfig, HistoryRun, HistoryRun) {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&fixtures().join("workload/history"), tmp.path());
+    let history = load_history(tmp.path()).unwrap();
+    let plan = cell_model::Plan::load(&fixtures().join("workload/project")).unwrap();
+    let config = GateConfig::from_plan(&plan, None, []);
+    let (mut old, mut new) = (history.runs[0].clone(), history.runs[1].clone());
+    for run in [&mut old, &mut new] {
+        let cell = run.cells.values_mut().next().unwrap();
+        for phase in ["mix", "fib"] {
+            for job in ["clang", "gcc"] {
+                exact_reference(cell, job, phase, 1_000_000_000);
+            }
+            exact(cell, "c-fast", phase, 1_000_000_000, 0.0);
+            exact(cell, "c-slow", phase, 2_000_000_000, 0.0);
+            exact(cell, "gcc-O2", phase, 3_000_000_000, 0.0);
+        }
+    }
+    (tmp, config, old, new)
+}
+
+fn code_of<'a>(report: &'a cell_schema::GateReport, row: &str, phase: &str) -> &'a CodeVerdict {
+    report.cells[0]
+        .code
+        .iter()
+        .find(|v| v.row.as_str() == row && v.phase.as_str() == phase)
+        .unwrap_or_else(|| panic!("no code verdict of {row} on {phase}: {report:#?}"))
+}
+
+#[test]
+fn the_same_counts_pass_the_code_verdict_and_leave_the_time_verdicts_as_they_were() {
+    let (_tmp, config, old, new) = counted();
+    let report = gate(&new, &[old.clone(), new.clone()], &config).unwrap();
+    // Every candidate row on both phases; the reference (c-fast) is every ratio's denominator.
+    let judged: Vec<_> = report.cells[0]
+        .code
+        .iter()
+        .map(|v| format!("{} {} {}", v.row, v.phase, v.status.word()))
+        .collect();
+    assert_eq!(
+        judged,
+        ["c-slow fib PASS", "c-slow mix PASS", "gcc-O2 fib PASS", "gcc-O2 mix PASS"]
+    );
+    let v = code_of(&report, "c-slow", "mix");
+    assert_eq!((v.old, v.new, v.change, v.tolerance), (2.0, 2.0, 1.0, 0.005));
+    assert!(
+        v.message.starts_with(
+            "code PASS linux-x86_64-local c-slow mix: no change of the generated code beyond CYCLES_TOLERANCE ±0.50% on mix"
+        ),
+        "{}",
+        v.message
+    );
+    assert_eq!((report.summary.code_pass, report.summary.code_fail), (4, 0));
+    // Beside the time verdicts, never instead of them.
+    let (_t, _c, plain_old, plain_new) = counted_not();
+    let plain = gate(&plain_new, &[plain_old, plain_new.clone()], &config).unwrap();
+    assert_eq!(report.cells[0].verdicts, plain.cells[0].verdicts);
+    assert_eq!(report.exit, plain.exit);
+}
+
+/// The same two runs with no exact-lane figures.
+fn counted_not() -> (tempfile::TempDir, GateConfig, HistoryRun, HistoryRun) {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&fixtures().join("workload/history"), tmp.path());
+    let history = load_history(tmp.path()).unwrap();
+    let plan = cell_model::Plan::load(&fixtures().join("workload/project")).unwrap();
+    let config = GateConfig::from_plan(&plan, None, []);
+    (tmp, config, history.runs[0].clone(), history.runs[1].clone())
+}
+
+#[test]
+fn three_percent_more_estimated_cycles_fails_the_code_verdict_and_the_gate() {
+    let (_tmp, config, old, mut new) = counted();
+    let (_t, _c, plain_old, plain_new) = counted_not();
+    let plain = gate(&plain_new, &[plain_old, plain_new.clone()], &config).unwrap();
+    let cell = new.cells.values_mut().next().unwrap();
+    exact(cell, "c-slow", "mix", 2_060_000_000, 0.0);
+    let report = gate(&new, &[old, new.clone()], &config).unwrap();
+    let v = code_of(&report, "c-slow", "mix");
+    assert_eq!(v.status, cell_schema::GateStatus::Fail);
+    assert!(
+        v.message.contains("the generated code does 3.0% more estimated cycles on mix"),
+        "{}",
+        v.message
+    );
+    assert_eq!(code_of(&report, "c-slow", "fib").status, cell_schema::GateStatus::Pass);
+    assert_eq!(report.summary.code_fail, 1);
+    assert_eq!(report.exit, 1, "{:#?}", report.summary);
+    // The time verdicts are what they were without the lane.
+    assert_eq!(report.cells[0].verdicts, plain.cells[0].verdicts);
+}
+
+#[test]
+fn fewer_estimated_cycles_pass_with_a_notice_and_a_shared_change_cancels() {
+    let (_tmp, config, old, mut new) = counted();
+    let cell = new.cells.values_mut().next().unwrap();
+    exact(cell, "c-slow", "mix", 1_940_000_000, 0.0);
+    // valgrind or the environment changed under gcc's job: its row and reference both count
+    // 4% more, and their ratio does not move.
+    exact_reference(cell, "gcc", "fib", 1_040_000_000);
+    exact(cell, "gcc-O2", "fib", 3_120_000_000, 0.0);
+    let report = gate(&new, &[old, new.clone()], &config).unwrap();
+    let v = code_of(&report, "c-slow", "mix");
+    assert_eq!(v.status, cell_schema::GateStatus::Pass);
+    assert!(v.message.contains("3.0% fewer estimated cycles on mix"), "{}", v.message);
+    assert!(
+        report.cells[0].notices.contains(&format!("code: {}", v.message)),
+        "{:?}",
+        report.cells[0].notices
+    );
+    let g = code_of(&report, "gcc-O2", "fib");
+    assert_eq!((g.status, g.change), (cell_schema::GateStatus::Pass, 1.0));
+    assert_eq!(report.summary.code_fail, 0);
+}
+
+#[test]
+fn a_runtimes_spread_widens_the_tolerance_and_another_cache_geometry_is_not_judged() {
+    let (_tmp, config, old, mut new) = counted();
+    let cell = new.cells.values_mut().next().unwrap();
+    // 1% more, with runs that spread 0.8%: within 0.5% + 0.8%.
+    exact(cell, "c-slow", "mix", 2_020_000_000, 0.008);
+    let report = gate(&new, &[old.clone(), new.clone()], &config).unwrap();
+    let v = code_of(&report, "c-slow", "mix");
+    assert_eq!((v.status, v.spread, v.tolerance), (cell_schema::GateStatus::Pass, 0.008, 0.013));
+    assert!(v.message.contains("widened by the runs' spread to ±1.3%"), "{}", v.message);
+    // The same 1% with no spread fails.
+    exact(new.cells.values_mut().next().unwrap(), "c-slow", "mix", 2_020_000_000, 0.0);
+    let report = gate(&new, &[old.clone(), new.clone()], &config).unwrap();
+    assert_eq!(code_of(&report, "c-slow", "mix").status, cell_schema::GateStatus::Fail);
+    // Another geometry in clang's job: no code verdict for its rows, a notice saying why.
+    let mut lane = |run: &mut HistoryRun, ll: &str| {
+        let job = run.cells.values_mut().next().unwrap().jobs.get_mut("clang").unwrap();
+        job.instructions = Some(lane_record(ll));
+    };
+    let (mut old2, mut new2) = (old, new);
+    lane(&mut old2, "8388608,16,64");
+    lane(&mut new2, "33554432,16,64");
+    let report = gate(&new2, &[old2, new2.clone()], &config).unwrap();
+    assert!(report.cells[0].code.iter().all(|v| v.row.as_str() != "c-slow"));
+    assert!(report.cells[0].code.iter().any(|v| v.row.as_str() == "gcc-O2"));
+    assert!(
+        report.cells[0].notices.iter().any(|n| n.starts_with("code: job clang simulated other caches than")
+            && n.contains("LL 8388608,16,64 → I1 32768,8,64 D1 32768,8,64 LL 33554432,16,64")),
+        "{:?}",
+        report.cells[0].notices
+    );
+}
+
+fn lane_record(ll: &str) -> cell_schema::InstructionLane {
+    cell_schema::InstructionLane {
+        valgrind: Some("/usr/bin/valgrind".into()),
+        version: Some("valgrind-3.19.0".into()),
+        argv: vec!["valgrind".into()],
+        timeout_s: 600.0,
+        seconds: 10.0,
+        cache: Some(cell_schema::CacheRecord {
+            i1: "32768,8,64".into(),
+            d1: "32768,8,64".into(),
+            ll: ll.into(),
+        }),
+        env_bytes: Some(2000),
+        rows_skipped: Vec::new(),
+        skipped: None,
+    }
 }

@@ -136,7 +136,82 @@ fn local_with_the_instruction_lane_records_counts_that_survive_the_merge() {
         assert_eq!(count(&merged["jobs"]["clang"]["control"], phase), None);
     }
     let md = std::fs::read_to_string(dir.join("RESULTS.md")).unwrap();
-    assert!(md.contains("## Instructions"), "{md}");
+    assert!(md.contains("## Exact lane"), "{md}");
     let fast_mix = count(&merged["rows"]["c-fast"], "mix").unwrap();
-    assert!(md.contains(&format!("| {fast_mix} |")), "{md}");
+    assert!(md.contains(&format!("| {fast_mix} ×1.0000 |")), "{md}");
+}
+
+/// The exact lane on by default: two runs of the same C binaries count the same and pass the
+/// code verdict; a row rebuilt to do 3% more work fails it on every phase (exit 1), whatever
+/// the time verdicts say, and gate.json, the lines and RESULTS.md say so.
+#[cfg(target_os = "linux")]
+#[test]
+fn three_percent_more_work_fails_the_code_verdict_and_the_same_binaries_pass_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let knob = |iter: &str| {
+        cell_testkit::snippets::c_row(
+            "c-knob",
+            "clang",
+            "clang -O2, a knob",
+            "clang",
+            &["-O2", &format!("-DITER={iter}")],
+        )
+    };
+    let out = tmp.path().join("runs");
+    let local = |root: &std::path::Path| {
+        cell()
+            .args(["local", "--seed", "5", "--toolchains", "clang"])
+            .arg("--root")
+            .arg(root)
+            .arg("--out")
+            .arg(&out)
+            .assert()
+    };
+    let same = project(&tmp.path().join("a"), VERSIONS, &knob("10000000UL"));
+    local(&same).success();
+    let second = local(&same);
+    let gate_of = |stdout: &[u8]| {
+        let dirs: Vec<_> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().contains("-local-"))
+            .collect();
+        let newest = dirs.iter().max().unwrap();
+        (read_json(&newest.join("gate.json")), String::from_utf8_lossy(stdout).into_owned())
+    };
+    let (gate, lines) = gate_of(&second.get_output().stdout);
+    let code = gate["cells"][0]["code"].as_array().unwrap();
+    assert_eq!(code.len(), 4, "c-slow and c-knob on mix and fib: {gate}");
+    for v in code {
+        assert_eq!(v["status"], "pass", "{v}");
+        // The same binaries, the same counts: no change at all.
+        assert_eq!(v["change"], 1.0, "{v}");
+    }
+    assert_eq!(gate["summary"]["code_fail"], 0);
+    assert!(lines.contains("code PASS"), "{lines}");
+    // Run 3: c-knob does 3% more work.
+    let more = project(&tmp.path().join("b"), VERSIONS, &knob("10300000UL"));
+    let third = local(&more).code(1);
+    let (gate, lines) = gate_of(&third.get_output().stdout);
+    let code = gate["cells"][0]["code"].as_array().unwrap();
+    for v in code {
+        let (row, phase) = (v["row"].as_str().unwrap(), v["phase"].as_str().unwrap());
+        if row == "c-knob" {
+            assert_eq!(v["status"], "fail", "{v}");
+            let change = v["change"].as_f64().unwrap();
+            assert!((1.025..1.035).contains(&change), "{v}");
+            assert!(
+                v["message"].as_str().unwrap().contains(&format!(
+                    "the generated code does {:.1}% more estimated cycles on {phase}",
+                    (change - 1.0) * 100.0
+                )),
+                "{v}"
+            );
+        } else {
+            assert_eq!((v["status"].as_str(), v["change"].as_f64()), (Some("pass"), Some(1.0)), "{v}");
+        }
+    }
+    assert_eq!(gate["summary"]["code_fail"], 2, "{gate}");
+    assert_eq!(gate["exit"], 1);
+    assert!(lines.contains("code FAIL"), "{lines}");
 }
