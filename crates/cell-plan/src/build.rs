@@ -651,12 +651,12 @@ fn apt_step(what: &str, spec: String, cells: &[&Cell]) -> Step {
     step
 }
 
-/// `INSTRUCTIONS=on`: the instruction lane runs under valgrind, installed with apt where a
+/// `INSTRUCTIONS=on` (the default): the exact lane runs under valgrind, installed with apt where a
 /// job's cells are Linux (elsewhere the lane records that it did not run); nothing when off.
 fn valgrind_step(plan: &Plan, cells: &[&Cell]) -> Option<Step> {
     (plan.settings.exact.on && cells.iter().any(|c| c.os == "linux")).then(|| {
         apt_step(
-            "valgrind for the instruction lane",
+            "valgrind for the exact lane",
             cell_model::VALGRIND_PACKAGE.to_owned(),
             cells,
         )

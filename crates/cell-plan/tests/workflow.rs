@@ -183,9 +183,10 @@ fn apt_installs_are_linux_only_when_a_cell_is_not_linux() {
 /// it times, on Linux runners only when the job has other cells; off (the default) the
 /// workflow is the snapshot's, with no valgrind in it.
 #[test]
-fn the_instruction_lane_installs_valgrind_on_linux_jobs_only_when_on() {
+fn the_exact_lane_installs_valgrind_on_linux_jobs_by_default_and_not_when_off() {
     let toml = format!("{BASE}{}{GCC}", hosted(&["ubuntu-24.04", "macos-15"]));
-    let on = format!("{}INSTRUCTIONS=on\n", versions_for(&toml));
+    // On by default: versions.env need not say it.
+    let on = versions_for(&toml);
     let text = cell_plan::render(&Project::new(&on, &toml).plan()).unwrap();
     let doc = yaml(&text);
     for id in run_jobs(&doc) {
@@ -196,7 +197,7 @@ fn the_instruction_lane_installs_valgrind_on_linux_jobs_only_when_on() {
             .collect();
         let at = names
             .iter()
-            .position(|n| *n == "install valgrind for the instruction lane (apt valgrind)")
+            .position(|n| *n == "install valgrind for the exact lane (apt valgrind)")
             .unwrap_or_else(|| panic!("{id}: {names:?}"));
         let timing = names.iter().position(|n| n.starts_with("time ")).unwrap();
         assert!(at < timing, "{id}: {names:?}");
@@ -206,10 +207,12 @@ fn the_instruction_lane_installs_valgrind_on_linux_jobs_only_when_on() {
     }
     lint_text(&text);
     let macos_only = format!("{BASE}{}{GCC}", hosted(&["macos-15"]));
-    let on = format!("{}INSTRUCTIONS=on\n", versions_for(&macos_only));
+    let on = versions_for(&macos_only);
     let text = cell_plan::render(&Project::new(&on, &macos_only).plan()).unwrap();
     assert!(!text.contains("valgrind"), "{text}");
-    assert!(!render(&toml).contains("valgrind"));
+    let off = format!("{}INSTRUCTIONS=off\n", versions_for(&toml));
+    let text = cell_plan::render(&Project::new(&off, &toml).plan()).unwrap();
+    assert!(!text.contains("valgrind"), "{text}");
 }
 
 #[test]

@@ -549,12 +549,15 @@ fn hostile_text_in_a_job_dir_is_escaped_in_every_file() {
 fn hostile_lane(lane: &mut Value, rows: &mut Value) {
     *lane = json!({
         "valgrind": hostile(), "version": hostile(), "argv": [hostile(), TICKS],
-        "timeout_s": 6000.0, "seconds": 1.5
+        "timeout_s": 6000.0, "seconds": 1.5,
+        "cache": {"i1": hostile(), "d1": TICKS, "ll": hostile()},
+        "env_bytes": 2048, "rows_skipped": [hostile(), TICKS]
     });
     for r in rows.as_object_mut().unwrap().values_mut() {
         r["instructions_skipped"] = json!(hostile());
         for p in r["phases"].as_object_mut().unwrap().values_mut() {
             p["instructions"] = json!(32_626_227_u64);
+            p["estimated_cycles"] = json!(32_797_593_u64);
         }
     }
 }
@@ -569,7 +572,7 @@ fn an_instruction_lane_with_markup_is_escaped_in_every_results_md_and_terminal_t
     let md = cell_report::job_markdown(&j);
     assert_markdown_safe("job RESULTS.md", &md);
     assert!(
-        md.contains("## Instructions") && md.contains("| 32626227 |"),
+        md.contains("## Exact lane") && md.contains("| 32797593 ×1.0000 | 32626227 ×1.0000 |"),
         "{md}"
     );
     assert_terminal_safe("cell run", &cell_report::job_text(&j));
@@ -587,18 +590,18 @@ fn an_instruction_lane_with_markup_is_escaped_in_every_results_md_and_terminal_t
     let md = cell_report::cell_markdown(&c);
     assert_markdown_safe("cell RESULTS.md", &md);
     assert!(
-        md.contains("## Instructions") && md.contains(": not run: "),
+        md.contains("## Exact lane") && md.contains(": not run: "),
         "{md}"
     );
     assert_terminal_safe("cell local", &cell_report::text_summary(&[c]));
 }
 
 #[test]
-fn without_a_lane_no_results_md_has_an_instructions_section() {
+fn without_a_lane_no_results_md_has_an_exact_lane_section() {
     let md = cell_report::job_markdown(&job(|_| {}));
-    assert!(!md.contains("Instructions"), "{md}");
+    assert!(!md.contains("Exact lane"), "{md}");
     let md = cell_report::cell_markdown(&cell(RUNS[1], |_| {}));
-    assert!(!md.contains("Instructions"), "{md}");
+    assert!(!md.contains("Exact lane"), "{md}");
 }
 
 // ---------------------------------------------------------------- cell RESULTS.md
