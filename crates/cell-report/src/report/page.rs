@@ -350,6 +350,7 @@ fn phase_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport, p: &PhaseReport)
         ("n", Align::Right),
         ("other clock", Align::Right),
         ("vs previous run", Align::Right),
+        ("est. cycles (vs previous)", Align::Right),
         ("version", Align::Left),
     ];
     let rows = p
@@ -381,6 +382,12 @@ fn row_cells(name: &str, s: &Series, c: &CellReport) -> Vec<Cell> {
                 .collect()
         })
         .unwrap_or_default();
+    let cycles = vec![text(newest.and_then(|p| p.cycles).map_or("–".into(), |c| {
+        match prev.and_then(|q| q.cycles) {
+            Some(q) => format!("{} ({})", ratio(c), change(q, c)),
+            None => ratio(c),
+        }
+    }))];
     let figures: [Cell; 5] = if let Some(p) = newest {
         let mut r = vec![Span::Strong(ratio(p.median))];
         if !p.answer_ok {
@@ -433,6 +440,7 @@ fn row_cells(name: &str, s: &Series, c: &CellReport) -> Vec<Cell> {
         n_c,
         other_c,
         prev_c,
+        cycles,
         vec![text(if versions.is_empty() {
             "–".into()
         } else {

@@ -76,7 +76,8 @@ fn phase_report(seen: &[(&HistoryRun, &CellResult)], phase: Phase) -> PhaseRepor
             if cr.row.role == Role::Reference {
                 continue;
             }
-            let Some(point) = point(run, &cr.job, &cr.row, &phase) else {
+            let reference = cell.jobs.get(&cr.job).map(|j| &j.reference);
+            let Some(point) = point(run, &cr.job, &cr.row, reference, &phase) else {
                 continue;
             };
             let s = rows.entry(name.clone()).or_insert_with(|| Series {
@@ -222,8 +223,21 @@ fn build_tools(job: &JobSummary, row: &RowResult) -> Vec<ToolName> {
         .collect()
 }
 
-fn point(run: &HistoryRun, job: &ToolchainName, row: &RowResult, phase: &Phase) -> Option<Point> {
+fn point(
+    run: &HistoryRun,
+    job: &ToolchainName,
+    row: &RowResult,
+    reference: Option<&RowResult>,
+    phase: &Phase,
+) -> Option<Point> {
     let pr = row.phases.get(phase)?;
+    // The exact lane's estimated cycles over the job's reference's, when both were counted.
+    let cycles = reference
+        .and_then(|r| r.phases.get(phase))
+        .and_then(|r| r.estimated_cycles)
+        .zip(pr.estimated_cycles)
+        .filter(|(r, _)| *r > 0)
+        .map(|(r, c)| c as f64 / r as f64);
     let ratios = pr.ratio.as_ref()?;
     // A file without a ratio on the row's clock gives no point (never another clock's).
     let (v, other): (&RatioCi, &RatioCi) = (
@@ -242,6 +256,7 @@ fn point(run: &HistoryRun, job: &ToolchainName, row: &RowResult, phase: &Phase) 
         level: v.level,
         n: v.n,
         other_median: other.median,
+        cycles,
         answer_ok: pr.answer_ok,
     })
 }
