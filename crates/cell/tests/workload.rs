@@ -165,3 +165,83 @@ fn every_installed_row_prints_the_expected_answers() {
         assert!(absent.is_empty(), "toolchains missing in CI: {absent:?}");
     }
 }
+
+/// The exact lane on the bundled workload: a candidate built with the knobs that add about 3%
+/// of work to mix and to primes without changing an answer (`-DMIX_EXTRA`, `-DSIEVE_EXTRA`)
+/// FAILs the code verdict on both phases, where the same binaries run twice PASS it with the
+/// same counts; whatever the time verdicts on this host say. c-O0, the tooth, is left out of
+/// the lane (`INSTRUCTIONS_SKIP`).
+#[cfg(target_os = "linux")]
+#[test]
+#[ignore = "full lane (`.ci/run`): the bundled workload under cachegrind, three runs"]
+fn a_candidate_doing_three_percent_more_work_fails_the_code_verdict_on_mix_and_primes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let versions = "REPS=4\nDROP=1\nREPS_MAX=4\nPHASES=mix,primes\nTOOTH_PHASE=mix\nTOOTH_MIN=1.3\nREFERENCE=c-O2\nINSTRUCTIONS_SKIP=c-O0\n";
+    let project = |name: &str, knob: &[&str]| {
+        let root = tmp.path().join(name);
+        std::fs::create_dir_all(root.join("cell")).unwrap();
+        std::fs::create_dir_all(root.join("bench/workload/c")).unwrap();
+        std::fs::copy(
+            common::repo_root().join("bench/workload/c/main.c"),
+            root.join("bench/workload/c/main.c"),
+        )
+        .unwrap();
+        std::fs::write(root.join("versions.env"), versions).unwrap();
+        let mut flags = vec!["-O2"];
+        flags.extend_from_slice(knob);
+        let toml = format!(
+            "workload = \"bench/workload\"\n\n[expect]\nmix = \"10701324453717703963\"\nprimes = \"3001134\"\n\n[tooth]\nslow = \"c-O0\"\nfast = \"c-O2\"\n{}{}{}{}",
+            cell_testkit::snippets::CLANG,
+            cell_testkit::snippets::c_row("c-O2", "clang", "clang -O2", "clang", &["-O2"]),
+            cell_testkit::snippets::c_row("c-O0", "clang", "clang -O0", "clang", &["-O0"]),
+            cell_testkit::snippets::c_row("c-knob", "clang", "clang -O2, a knob", "clang", &flags),
+        );
+        std::fs::write(root.join("cell/cell.toml"), toml).unwrap();
+        root
+    };
+    let out = tmp.path().join("runs");
+    let local = |root: &Path| {
+        let o = assert_cmd::Command::cargo_bin("cell")
+            .unwrap()
+            .args(["local", "--seed", "7", "--toolchains", "clang"])
+            .arg("--root")
+            .arg(root)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+        println!("{stdout}");
+        let newest = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.file_name().unwrap().to_string_lossy().contains("-local-"))
+            .max()
+            .unwrap();
+        let gate = cell_testkit::read_json(&newest.join("gate.json"));
+        (o.status.code(), gate, stdout)
+    };
+    let same = project("same", &[]);
+    local(&same);
+    let (_, gate, _) = local(&same);
+    let code = gate["cells"][0]["code"].as_array().unwrap();
+    assert_eq!(code.len(), 2, "c-knob on mix and primes: {gate}");
+    for v in code {
+        assert_eq!((v["status"].as_str(), v["change"].as_f64()), (Some("pass"), Some(1.0)), "{v}");
+    }
+    let more = project("more", &["-DMIX_EXTRA=27000000u", "-DSIEVE_EXTRA=3700000u"]);
+    let (exit, gate, stdout) = local(&more);
+    assert_eq!(exit, Some(1), "{stdout}");
+    for v in gate["cells"][0]["code"].as_array().unwrap() {
+        let change = v["change"].as_f64().unwrap();
+        assert_eq!(v["status"], "fail", "{v}");
+        assert!((1.02..1.04).contains(&change), "{v}");
+        assert!(
+            v["message"].as_str().unwrap().contains("more estimated cycles on"),
+            "{v}"
+        );
+    }
+    assert_eq!(gate["summary"]["code_fail"], 2, "{gate}");
+    // The answers stayed right: no failure but the code verdict's.
+    assert_eq!(gate["summary"]["failures"], 0, "{gate}");
+}
