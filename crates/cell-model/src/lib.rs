@@ -6,8 +6,8 @@
 mod cells;
 pub mod env;
 mod env_checks;
-pub mod exact;
 mod error;
+pub mod exact;
 pub mod import;
 mod load_tools;
 pub mod raw;

@@ -921,7 +921,10 @@ mod tests {
             e.starts_with("versions.env:2: INSTRUCTIONS=yes: write on or off"),
             "{e}"
         );
-        let skip = settings("INSTRUCTIONS_SKIP=c-O0,gcc-O0,\n").unwrap().exact.skip;
+        let skip = settings("INSTRUCTIONS_SKIP=c-O0,gcc-O0,\n")
+            .unwrap()
+            .exact
+            .skip;
         assert_eq!(skip, [RowName::from("c-O0"), RowName::from("gcc-O0")]);
     }
 
@@ -946,7 +949,10 @@ mod tests {
             );
         }
         let e = settings("INSTRUCTIONS_SKIP=c-O0,a/b\n").unwrap_err();
-        assert!(e.contains("INSTRUCTIONS_SKIP names `a/b`, which is no row name"), "{e}");
+        assert!(
+            e.contains("INSTRUCTIONS_SKIP names `a/b`, which is no row name"),
+            "{e}"
+        );
         let e = settings("CYCLES_TOLERANCE=0\n").unwrap_err();
         assert!(e.contains("CYCLES_TOLERANCE=0 is out of range"), "{e}");
         let e = settings("TIME_CAP_S=300\nINSTRUCTIONS_TIME_CAP_S=301\n").unwrap_err();

@@ -154,7 +154,9 @@ impl<'a> Counts<'a> {
             verbatim_heading(2, "Exact lane"),
             Block::Blank,
             Block::Para(vec![
-                text("Estimated cycles and instructions of a run under cachegrind on pinned simulated caches ("),
+                text(
+                    "Estimated cycles and instructions of a run under cachegrind on pinned simulated caches (",
+                ),
                 code("INSTRUCTIONS=on"),
                 text(", "),
                 code("L1 hits + 5·LL hits + 35·RAM"),

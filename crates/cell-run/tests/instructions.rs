@@ -35,6 +35,19 @@ int main(void) {
 }
 "#;
 
+/// Prints 42 after a loop whose length follows the process id: its count moves from run to
+/// run, as a runtime's with its own threads or GC does.
+const MOVING: &str = r#"#include <stdio.h>
+#include <unistd.h>
+int main(void) {
+    volatile unsigned long h = 1;
+    unsigned long n = 200000 + (unsigned long)(getpid() % 997) * 100;
+    for (unsigned long i = 0; i < n; i++) h = (h ^ i) * 1099511628211UL;
+    puts("42");
+    return 0;
+}
+"#;
+
 /// Answers 41.
 const WRONG: &str = "#include <stdio.h>\nint main(void) { puts(\"41\"); return 0; }\n";
 
@@ -193,7 +206,10 @@ fn an_instruction_valgrind_does_not_know_skips_that_row_and_the_others_still_cou
     assert!(why.contains("AVX-512"), "{why}");
     assert!(!why.contains("fib"), "{why}");
     let ok = &lane.rows[&RowName::from("ok")];
-    assert!(ok.phases[&Phase::from("mix")].instructions > 1_000_000, "{ok:?}");
+    assert!(
+        ok.phases[&Phase::from("mix")].instructions > 1_000_000,
+        "{ok:?}"
+    );
     assert_eq!(ok.skipped, None);
     // A wrong answer under valgrind is the lane's reason, with what it printed.
     let wrong = &lane.rows[&RowName::from("wrong")];
@@ -231,4 +247,39 @@ fn valgrind_missing_skips_the_lane_naming_the_package() {
     );
     assert!(lane.rows.is_empty());
     assert!(lane.record.version.is_none() && lane.record.argv.is_empty());
+}
+
+/// A row's cheapest phase runs twice; equal counts make the row deterministic and its other
+/// phases run once. A program whose count moves runs every phase three times, the median
+/// written with its spread.
+#[test]
+fn a_deterministic_row_repeats_one_phase_and_a_moving_one_repeats_every_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixed = build(dir.path(), "answer", ANSWER);
+    let moving = build(dir.path(), "moving", MOVING);
+    let expect = BTreeMap::from([
+        (Phase::from("mix"), "42\n".to_owned()),
+        (Phase::from("fib"), "42\n".to_owned()),
+    ]);
+    let two = |name: &str, bin: &Path| LaneRow {
+        name: RowName::from(name),
+        phases: ["mix", "fib"]
+            .map(|p| (Phase::from(p), vec![bin.display().to_string()]))
+            .to_vec(),
+    };
+    let lane = run(
+        &setup(dir.path(), &expect),
+        &[two("fixed", &fixed), two("moving", &moving)],
+    );
+    let fixed = &lane.rows[&RowName::from("fixed")];
+    assert_eq!(fixed.skipped, None);
+    let mut runs: Vec<_> = fixed.phases.values().map(|c| (c.runs, c.spread)).collect();
+    runs.sort_by_key(|r| r.0);
+    assert_eq!(runs, [(1, 0.0), (2, 0.0)], "{fixed:?}");
+    let moving = &lane.rows[&RowName::from("moving")];
+    assert_eq!(moving.skipped, None);
+    for c in moving.phases.values() {
+        assert_eq!(c.runs, 3, "{moving:?}");
+        assert!(c.spread > 0.0 && c.spread < 0.5, "{moving:?}");
+    }
 }

@@ -34,8 +34,8 @@ use serde::{Deserialize, Serialize};
 pub use calibration::{Calibration, CalibrationKind, Noise};
 pub use cell::{CellCost, CellKind, CellResult, CellRow, JobSummary, MissingJob, RunInfo};
 pub use gate::{
-    CodeVerdict, GateCell, GateChange, GateFamily, GateKind, GateRatio, GateReport, GateStatus, GateSummary,
-    GateVerdict,
+    CodeVerdict, GateCell, GateChange, GateFamily, GateKind, GateRatio, GateReport, GateStatus,
+    GateSummary, GateVerdict,
 };
 pub use ids::{
     BadRunId, BadSha256, CellId, CellLabel, Phase, RowName, RunId, ServerName, Sha256, ShapeName,
@@ -51,8 +51,8 @@ pub use machine::{CellInfo, Facts, FactsKind, Machine, RunnerImage, TimingCpus};
 pub use metric::{Clock, Metric, MetricInfo, UnknownMetric};
 pub use protocol::{Futility, Protocol, ProtocolMode, Stopped};
 pub use row::{
-    Build, CacheRecord, ExactRepeat, InstructionLane, PhaseResult, Printed, Role, RowResult, Run, SkipReason, Skipped,
-    UnitStop,
+    Build, CacheRecord, ExactRepeat, InstructionLane, PhaseResult, Printed, Role, RowResult, Run,
+    SkipReason, Skipped, UnitStop,
 };
 pub use run_record::{RunJob, RunKind, RunRecord};
 pub use samples::{Samples, as_written};

@@ -181,10 +181,18 @@ fn the_same_counts_pass_the_code_verdict_and_leave_the_time_verdicts_as_they_wer
         .collect();
     assert_eq!(
         judged,
-        ["c-slow fib PASS", "c-slow mix PASS", "gcc-O2 fib PASS", "gcc-O2 mix PASS"]
+        [
+            "c-slow fib PASS",
+            "c-slow mix PASS",
+            "gcc-O2 fib PASS",
+            "gcc-O2 mix PASS"
+        ]
     );
     let v = code_of(&report, "c-slow", "mix");
-    assert_eq!((v.old, v.new, v.change, v.tolerance), (2.0, 2.0, 1.0, 0.005));
+    assert_eq!(
+        (v.old, v.new, v.change, v.tolerance),
+        (2.0, 2.0, 1.0, 0.005)
+    );
     assert!(
         v.message.starts_with(
             "code PASS linux-x86_64-local c-slow mix: no change of the generated code beyond CYCLES_TOLERANCE ±0.50% on mix"
@@ -207,7 +215,12 @@ fn counted_not() -> (tempfile::TempDir, GateConfig, HistoryRun, HistoryRun) {
     let history = load_history(tmp.path()).unwrap();
     let plan = cell_model::Plan::load(&fixtures().join("workload/project")).unwrap();
     let config = GateConfig::from_plan(&plan, None, []);
-    (tmp, config, history.runs[0].clone(), history.runs[1].clone())
+    (
+        tmp,
+        config,
+        history.runs[0].clone(),
+        history.runs[1].clone(),
+    )
 }
 
 #[test]
@@ -221,11 +234,15 @@ fn three_percent_more_estimated_cycles_fails_the_code_verdict_and_the_gate() {
     let v = code_of(&report, "c-slow", "mix");
     assert_eq!(v.status, cell_schema::GateStatus::Fail);
     assert!(
-        v.message.contains("the generated code does 3.0% more estimated cycles on mix"),
+        v.message
+            .contains("the generated code does 3.0% more estimated cycles on mix"),
         "{}",
         v.message
     );
-    assert_eq!(code_of(&report, "c-slow", "fib").status, cell_schema::GateStatus::Pass);
+    assert_eq!(
+        code_of(&report, "c-slow", "fib").status,
+        cell_schema::GateStatus::Pass
+    );
     assert_eq!(report.summary.code_fail, 1);
     assert_eq!(report.exit, 1, "{:#?}", report.summary);
     // The time verdicts are what they were without the lane.
@@ -244,9 +261,15 @@ fn fewer_estimated_cycles_pass_with_a_notice_and_a_shared_change_cancels() {
     let report = gate(&new, &[old, new.clone()], &config).unwrap();
     let v = code_of(&report, "c-slow", "mix");
     assert_eq!(v.status, cell_schema::GateStatus::Pass);
-    assert!(v.message.contains("3.0% fewer estimated cycles on mix"), "{}", v.message);
     assert!(
-        report.cells[0].notices.contains(&format!("code: {}", v.message)),
+        v.message.contains("3.0% fewer estimated cycles on mix"),
+        "{}",
+        v.message
+    );
+    assert!(
+        report.cells[0]
+            .notices
+            .contains(&format!("code: {}", v.message)),
         "{:?}",
         report.cells[0].notices
     );
@@ -263,25 +286,59 @@ fn a_runtimes_spread_widens_the_tolerance_and_another_cache_geometry_is_not_judg
     exact(cell, "c-slow", "mix", 2_020_000_000, 0.008);
     let report = gate(&new, &[old.clone(), new.clone()], &config).unwrap();
     let v = code_of(&report, "c-slow", "mix");
-    assert_eq!((v.status, v.spread, v.tolerance), (cell_schema::GateStatus::Pass, 0.008, 0.013));
-    assert!(v.message.contains("widened by the runs' spread to ±1.3%"), "{}", v.message);
+    assert_eq!(
+        (v.status, v.spread, v.tolerance),
+        (cell_schema::GateStatus::Pass, 0.008, 0.013)
+    );
+    assert!(
+        v.message.contains("widened by the runs' spread to ±1.3%"),
+        "{}",
+        v.message
+    );
     // The same 1% with no spread fails.
-    exact(new.cells.values_mut().next().unwrap(), "c-slow", "mix", 2_020_000_000, 0.0);
+    exact(
+        new.cells.values_mut().next().unwrap(),
+        "c-slow",
+        "mix",
+        2_020_000_000,
+        0.0,
+    );
     let report = gate(&new, &[old.clone(), new.clone()], &config).unwrap();
-    assert_eq!(code_of(&report, "c-slow", "mix").status, cell_schema::GateStatus::Fail);
+    assert_eq!(
+        code_of(&report, "c-slow", "mix").status,
+        cell_schema::GateStatus::Fail
+    );
     // Another geometry in clang's job: no code verdict for its rows, a notice saying why.
     let mut lane = |run: &mut HistoryRun, ll: &str| {
-        let job = run.cells.values_mut().next().unwrap().jobs.get_mut("clang").unwrap();
+        let job = run
+            .cells
+            .values_mut()
+            .next()
+            .unwrap()
+            .jobs
+            .get_mut("clang")
+            .unwrap();
         job.instructions = Some(lane_record(ll));
     };
     let (mut old2, mut new2) = (old, new);
     lane(&mut old2, "8388608,16,64");
     lane(&mut new2, "33554432,16,64");
     let report = gate(&new2, &[old2, new2.clone()], &config).unwrap();
-    assert!(report.cells[0].code.iter().all(|v| v.row.as_str() != "c-slow"));
-    assert!(report.cells[0].code.iter().any(|v| v.row.as_str() == "gcc-O2"));
     assert!(
-        report.cells[0].notices.iter().any(|n| n.starts_with("code: job clang simulated other caches than")
+        report.cells[0]
+            .code
+            .iter()
+            .all(|v| v.row.as_str() != "c-slow")
+    );
+    assert!(
+        report.cells[0]
+            .code
+            .iter()
+            .any(|v| v.row.as_str() == "gcc-O2")
+    );
+    assert!(
+        report.cells[0].notices.iter().any(|n| n
+            .starts_with("code: job clang simulated other caches than")
             && n.contains("LL 8388608,16,64 → I1 32768,8,64 D1 32768,8,64 LL 33554432,16,64")),
         "{:?}",
         report.cells[0].notices

@@ -177,7 +177,10 @@ fn three_percent_more_work_fails_the_code_verdict_and_the_same_binaries_pass_it(
             .filter(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().contains("-local-"))
             .collect();
         let newest = dirs.iter().max().unwrap();
-        (read_json(&newest.join("gate.json")), String::from_utf8_lossy(stdout).into_owned())
+        (
+            read_json(&newest.join("gate.json")),
+            String::from_utf8_lossy(stdout).into_owned(),
+        )
     };
     let (gate, lines) = gate_of(&second.get_output().stdout);
     let code = gate["cells"][0]["code"].as_array().unwrap();
@@ -208,7 +211,11 @@ fn three_percent_more_work_fails_the_code_verdict_and_the_same_binaries_pass_it(
                 "{v}"
             );
         } else {
-            assert_eq!((v["status"].as_str(), v["change"].as_f64()), (Some("pass"), Some(1.0)), "{v}");
+            assert_eq!(
+                (v["status"].as_str(), v["change"].as_f64()),
+                (Some("pass"), Some(1.0)),
+                "{v}"
+            );
         }
     }
     assert_eq!(gate["summary"]["code_fail"], 2, "{gate}");

@@ -227,7 +227,11 @@ fn a_candidate_doing_three_percent_more_work_fails_the_code_verdict_on_mix_and_p
     let code = gate["cells"][0]["code"].as_array().unwrap();
     assert_eq!(code.len(), 2, "c-knob on mix and primes: {gate}");
     for v in code {
-        assert_eq!((v["status"].as_str(), v["change"].as_f64()), (Some("pass"), Some(1.0)), "{v}");
+        assert_eq!(
+            (v["status"].as_str(), v["change"].as_f64()),
+            (Some("pass"), Some(1.0)),
+            "{v}"
+        );
     }
     let more = project("more", &["-DMIX_EXTRA=27000000u", "-DSIEVE_EXTRA=3700000u"]);
     let (exit, gate, stdout) = local(&more);
@@ -237,7 +241,10 @@ fn a_candidate_doing_three_percent_more_work_fails_the_code_verdict_on_mix_and_p
         assert_eq!(v["status"], "fail", "{v}");
         assert!((1.02..1.04).contains(&change), "{v}");
         assert!(
-            v["message"].as_str().unwrap().contains("more estimated cycles on"),
+            v["message"]
+                .as_str()
+                .unwrap()
+                .contains("more estimated cycles on"),
             "{v}"
         );
     }

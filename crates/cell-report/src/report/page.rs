@@ -382,12 +382,13 @@ fn row_cells(name: &str, s: &Series, c: &CellReport) -> Vec<Cell> {
                 .collect()
         })
         .unwrap_or_default();
-    let cycles = vec![text(newest.and_then(|p| p.cycles).map_or("–".into(), |c| {
-        match prev.and_then(|q| q.cycles) {
+    let cycles = vec![text(newest.and_then(|p| p.cycles).map_or(
+        "–".into(),
+        |c| match prev.and_then(|q| q.cycles) {
             Some(q) => format!("{} ({})", ratio(c), change(q, c)),
             None => ratio(c),
-        }
-    }))];
+        },
+    ))];
     let figures: [Cell; 5] = if let Some(p) = newest {
         let mut r = vec![Span::Strong(ratio(p.median))];
         if !p.answer_ok {

@@ -103,7 +103,14 @@ pub(crate) fn code_verdicts(
             let (Some(new), Some(old)) = (new, old) else {
                 continue;
             };
-            let v = judge(cell.cell.id.as_str(), name.as_str(), phase, &new, &old, tolerance);
+            let v = judge(
+                cell.cell.id.as_str(),
+                name.as_str(),
+                phase,
+                &new,
+                &old,
+                tolerance,
+            );
             if v.status == GateStatus::Pass && v.change < 1.0 / (1.0 + v.tolerance) {
                 code.notices.push(format!("code: {}", v.message));
             }
@@ -173,11 +180,7 @@ fn judge(
         tolerance: round(tol),
         spread: round(spread),
         instructions_change: round(instructions_change),
-        message: format!(
-            "code {} {} {name} {phase}: {what}",
-            status.word(),
-            cell
-        ),
+        message: format!("code {} {} {name} {phase}: {what}", status.word(), cell),
     }
 }
 
