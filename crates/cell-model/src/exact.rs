@@ -24,7 +24,7 @@ pub const CACHE_MAX_BYTES: u64 = 1 << 30;
 
 impl CacheLevel {
     /// Reads `size,associativity,line`: three whole numbers, each a power of two, the line
-    /// 16 to 512 bytes, the sets (`size / (associativity · line)`) at least one. valgrind
+    /// 32 to 512 bytes and below the size, the sets (`size / (associativity · line)`) at least one. valgrind
     /// itself refuses a geometry whose sets are no power of two; the rest keeps a typo (a
     /// 32 MiB first level) from reading as a cache.
     pub fn parse(v: &str) -> Result<Self, String> {
@@ -51,10 +51,18 @@ impl CacheLevel {
             assoc: num(assoc, "associativity")?,
             line: num(line, "line size")?,
         };
-        if !(16..=512).contains(&level.line) {
+        // valgrind refuses a line narrower than the host's widest vector register (32 bytes
+        // with AVX), and a cache no larger than one line.
+        if !(32..=512).contains(&level.line) {
             return Err(format!(
-                "its line of {} bytes is outside 16 to 512",
+                "its line of {} bytes is outside 32 to 512 (valgrind refuses a line narrower than an AVX register)",
                 level.line
+            ));
+        }
+        if level.size <= level.line {
+            return Err(format!(
+                "its size {} is not larger than its line of {} bytes (valgrind refuses it)",
+                level.size, level.line
             ));
         }
         if level.size > CACHE_MAX_BYTES {

@@ -103,11 +103,13 @@ pub fn annotations(report: &GateReport, per_kind: usize) -> String {
                 GateStatus::Pass => {}
             }
         }
-        for v in c.code.iter().filter(|v| v.status == GateStatus::Fail) {
-            errors.push((
-                format!("cell gate: {} {} {} (code)", c.cell, v.row, v.phase),
-                v.message.clone(),
-            ));
+        for v in &c.code {
+            let title = format!("cell gate: {} {} {} (code)", c.cell, v.row, v.phase);
+            match v.status {
+                GateStatus::Fail => errors.push((title, v.message.clone())),
+                GateStatus::Inconclusive => warnings.push((title, v.message.clone())),
+                GateStatus::Pass => {}
+            }
         }
         for n in &c.notices {
             notices.push((format!("cell gate: {}", c.cell), n.clone()));
@@ -249,10 +251,14 @@ fn cell_summary(d: &mut Vec<Block>, c: &GateCell) {
 
 /// `; code: 3 pass, 1 fail` when the exact lane gave code verdicts, else nothing.
 fn code_counts(s: &cell_schema::GateSummary) -> String {
-    if s.code_pass + s.code_fail == 0 {
+    if s.code_pass + s.code_fail + s.code_inconclusive == 0 {
         return String::new();
     }
-    format!("; code: {} pass, {} fail", s.code_pass, s.code_fail)
+    let mut line = format!("; code: {} pass, {} fail", s.code_pass, s.code_fail);
+    if s.code_inconclusive > 0 {
+        let _ = write!(line, ", {} inconclusive", s.code_inconclusive);
+    }
+    line
 }
 
 /// A cell's code verdicts as lines, failures first: a shrink's line is already a notice.

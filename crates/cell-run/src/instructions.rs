@@ -183,11 +183,11 @@ pub(crate) fn job_lane(plan: &Plan, cell: &Cell, timed: &[Timed], out: &Path) ->
         return None;
     }
     let timeout = Duration::from_secs_f64(lane.run_timeout_s);
-    if cell.os != "linux" {
+    if cell.os != "linux" || !matches!(cell.arch.as_str(), "x86_64" | "aarch64") {
         return Some(Lane::skipped(
             format!(
-                "the exact lane runs on Linux cells only, where valgrind does (x86_64 and aarch64): not run on {}",
-                cell.os
+                "the exact lane runs on Linux x86_64 and aarch64 cells only, where valgrind does: not run on {} {}",
+                cell.os, cell.arch
             ),
             timeout,
         ));
@@ -262,7 +262,7 @@ pub fn run(setup: &Setup<'_>, rows: &[LaneRow]) -> Lane {
                     skipped: Some(why),
                 }
             }
-            None => count_row(&mut engine, setup, valgrind, r),
+            None => count_row(&mut engine, setup, valgrind, r, t0 + setup.time_cap),
         };
         counts.insert(r.name.clone(), count);
     }
@@ -340,7 +340,18 @@ enum NoCount {
 /// binary). Different: a runtime's own threads or GC move its counts, and every phase runs
 /// [`REPEATS_MAX`] times, the median written with the spread. A reason that rules out the row
 /// stops it.
-fn count_row(engine: &mut Engine, setup: &Setup<'_>, valgrind: &Path, row: &LaneRow) -> RowCount {
+fn count_row(
+    engine: &mut Engine,
+    setup: &Setup<'_>,
+    valgrind: &Path,
+    row: &LaneRow,
+    deadline: Instant,
+) -> RowCount {
+    let lane = RowLane {
+        setup,
+        valgrind,
+        deadline,
+    };
     let mut out = RowCount::default();
     let mut reasons = Vec::new();
     // Per counted phase: its argv, its runs, the first run's wall time.
@@ -348,7 +359,7 @@ fn count_row(engine: &mut Engine, setup: &Setup<'_>, valgrind: &Path, row: &Lane
     let mut ruled_out = false;
     for (phase, argv) in &row.phases {
         let t = Instant::now();
-        match count_phase(engine, setup, valgrind, phase, argv) {
+        match count_phase(engine, &lane, phase, argv) {
             Ok(c) => runs.push((phase, argv, vec![c], t.elapsed())),
             Err(NoCount::Phase(why)) => reasons.push(format!("{phase}: {why}")),
             Err(NoCount::Row(why)) => {
@@ -359,11 +370,11 @@ fn count_row(engine: &mut Engine, setup: &Setup<'_>, valgrind: &Path, row: &Lane
         }
     }
     if !ruled_out && let Some(i) = (0..runs.len()).min_by_key(|&i| runs[i].3) {
-        if let Err(why) = repeat(engine, setup, valgrind, &mut runs, i, REPEATS) {
+        if let Err(why) = repeat(engine, &lane, &mut runs, i, REPEATS) {
             reasons.push(why);
         } else if runs[i].2.iter().any(|c| *c != runs[i].2[0]) {
             for j in 0..runs.len() {
-                if let Err(why) = repeat(engine, setup, valgrind, &mut runs, j, REPEATS_MAX) {
+                if let Err(why) = repeat(engine, &lane, &mut runs, j, REPEATS_MAX) {
                     reasons.push(why);
                     break;
                 }
@@ -385,15 +396,14 @@ fn count_row(engine: &mut Engine, setup: &Setup<'_>, valgrind: &Path, row: &Lane
 /// Runs phase `i` of `runs` until it holds `n` runs; a failed run is the reason returned.
 fn repeat(
     engine: &mut Engine,
-    setup: &Setup<'_>,
-    valgrind: &Path,
+    lane: &RowLane<'_>,
     runs: &mut [(&Phase, &[String], Vec<Counts>, Duration)],
     i: usize,
     n: usize,
 ) -> Result<(), String> {
     let (phase, argv, got, _) = &mut runs[i];
     while got.len() < n {
-        match count_phase(engine, setup, valgrind, phase, argv) {
+        match count_phase(engine, lane, phase, argv) {
             Ok(c) => got.push(c),
             Err(NoCount::Phase(why) | NoCount::Row(why)) => {
                 return Err(format!("{phase}, run {}: {why}", got.len() + 1));
@@ -413,6 +423,9 @@ pub fn summarize(got: &[Counts]) -> Result<PhaseCount, CountError> {
     let (Some(&(lo, _)), Some(&(hi, _))) = (cycles.first(), cycles.last()) else {
         return Err(CountError::NoSummary);
     };
+    if lo == 0 {
+        return Err(CountError::Impossible("no cycle estimated"));
+    }
     let (estimated_cycles, instructions) = cycles[cycles.len() / 2];
     Ok(PhaseCount {
         instructions,
@@ -422,19 +435,35 @@ pub fn summarize(got: &[Counts]) -> Result<PhaseCount, CountError> {
     })
 }
 
-/// One run of `argv` under valgrind, its answer checked and its count read.
+/// What every run of one row needs: the setup, the valgrind, and when the lane's cap ends.
+struct RowLane<'a> {
+    setup: &'a Setup<'a>,
+    valgrind: &'a Path,
+    deadline: Instant,
+}
+
+/// One run of `argv` under valgrind, its answer checked and its count read; its timeout is
+/// `INSTRUCTIONS_RUN_TIMEOUT_S` or what is left of the lane's cap, whichever is shorter.
 fn count_phase(
     engine: &mut Engine,
-    setup: &Setup<'_>,
-    valgrind: &Path,
+    lane: &RowLane<'_>,
     phase: &Phase,
     argv: &[String],
 ) -> Result<Counts, NoCount> {
     let out_file = tempfile::Builder::new()
         .prefix("cachegrind-")
         .suffix(".out")
-        .tempfile_in(setup.work)
+        .tempfile_in(lane.setup.work)
         .map_err(|e| NoCount::Row(format!("could not make the out file: {e}")))?;
+    let (setup, valgrind) = (lane.setup, lane.valgrind);
+    let left = lane.deadline.saturating_duration_since(Instant::now());
+    let capped = left < setup.timeout;
+    if left.is_zero() {
+        return Err(NoCount::Row(format!(
+            "stopped at the lane's {:.0} s (INSTRUCTIONS_TIME_CAP_S)",
+            setup.time_cap.as_secs_f64()
+        )));
+    }
     let mut full = vec![valgrind.display().to_string()];
     full.extend(OPTIONS.map(str::to_owned));
     full.extend(setup.cache.options());
@@ -445,8 +474,14 @@ fn count_phase(
     full.extend(argv.iter().cloned());
     let expected = setup.expect.get(phase).map_or(&b""[..], |e| e.as_bytes());
     let m = engine
-        .run(&full, setup.work, setup.timeout, expected)
+        .run(&full, setup.work, setup.timeout.min(left), expected)
         .map_err(|e| NoCount::Row(format!("could not start {}: {e}", full[0])))?;
+    if capped && m.exit == ExitKind::TimedOut {
+        return Err(NoCount::Row(format!(
+            "stopped at the lane's {:.0} s (INSTRUCTIONS_TIME_CAP_S)",
+            setup.time_cap.as_secs_f64()
+        )));
+    }
     judge_run(&m, expected, setup.timeout)?;
     let file = File::open(out_file.path())
         .map_err(|e| NoCount::Phase(format!("valgrind wrote no out file: {e}")))?;
@@ -596,6 +631,11 @@ impl Counts {
     }
 }
 
+/// The events the estimate reads.
+const EVENTS: [&str; 9] = [
+    "Ir", "I1mr", "ILmr", "Dr", "D1mr", "DLmr", "Dw", "D1mw", "DLmw",
+];
+
 /// The counts of a cachegrind out file's text: its `events:` line names the events, its
 /// `summary:` line gives one plain integer (digits only, within `u64`) for each.
 pub fn parse_counts(text: &str) -> Result<Counts, CountError> {
@@ -615,6 +655,18 @@ pub fn parse_counts(text: &str) -> Result<Counts, CountError> {
         .ok_or(CountError::NoSummary)?
         .split_whitespace()
         .collect();
+    if let Some(e) = events
+        .iter()
+        .enumerate()
+        .find(|(i, e)| events[..*i].contains(e))
+        .map(|(_, e)| e)
+    {
+        return Err(CountError::Impossible(if EVENTS.contains(e) {
+            "an event named twice in `events:`"
+        } else {
+            "an unknown event named twice in `events:`"
+        }));
+    }
     if events.len() != figures.len() {
         return Err(CountError::Figures {
             events: events.len(),
@@ -633,6 +685,9 @@ pub fn parse_counts(text: &str) -> Result<Counts, CountError> {
             .flatten()
             .ok_or_else(|| CountError::NotInteger(shown(figure)))
     };
+    if get("Ir")? == 0 {
+        return Err(CountError::Impossible("no instruction executed"));
+    }
     Ok(Counts {
         ir: get("Ir")?,
         i1mr: get("I1mr")?,

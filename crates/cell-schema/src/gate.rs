@@ -143,7 +143,7 @@ pub struct CodeVerdict {
     /// The phase judged.
     pub phase: Phase,
     /// FAIL when the ratio grew beyond the tolerance, PASS otherwise (a shrink beyond it is a
-    /// PASS with a notice).
+    /// PASS with a notice); INCONCLUSIVE when the lane's repeated runs spread more than 2%.
     pub status: GateStatus,
     /// The baseline's estimated cycles over its reference's.
     pub old: f64,
@@ -182,6 +182,9 @@ pub struct GateSummary {
     /// Code verdicts that failed: each trips the gate.
     #[serde(default)]
     pub code_fail: u32,
+    /// Code verdicts not given because the lane's repeated runs spread too far.
+    #[serde(default)]
+    pub code_inconclusive: u32,
 }
 
 /// `gate.json`: what `cell gate` decided about a run.

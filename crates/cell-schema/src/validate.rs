@@ -52,6 +52,12 @@ pub fn cell_result(cell: &CellResult) -> Vec<Problem> {
             row_result(&what, &row.row, &mut out);
             continue;
         };
+        if row.row.role == crate::Role::Reference && *name != job.protocol.reference {
+            out.push(Problem(format!(
+                "{what} says it is a reference, but job {}'s reference is {} (impossible)",
+                row.job, job.protocol.reference
+            )));
+        }
         for (phase, pr) in &row.row.phases {
             if pr.ratio.is_some() && !job.reference.phases.contains_key(phase) {
                 out.push(Problem(format!(
@@ -234,6 +240,16 @@ fn figure(what: &str, v: f64, out: &mut Vec<Problem>) {
 }
 
 fn job_summary(what: &str, job: &JobSummary, out: &mut Vec<Problem>) {
+    if let Some(c) = job.instructions.as_ref().and_then(|l| l.cache.as_ref()) {
+        for (level, v) in [("I1", &c.i1), ("D1", &c.d1), ("LL", &c.ll)] {
+            if !is_geometry(v) {
+                out.push(Problem(format!(
+                    "exact-lane cache {level} of {what} is `{}`, not size,associativity,line (impossible)",
+                    v.chars().take(40).flat_map(char::escape_default).collect::<String>()
+                )));
+            }
+        }
+    }
     row_result(
         &format!("reference {} ({what})", job.protocol.reference),
         &job.reference,
@@ -320,11 +336,16 @@ fn exact(at: &str, pr: &crate::PhaseResult, out: &mut Vec<Problem>) {
         ))),
         _ => {}
     }
+    // The lane takes one run, two of a row's cheapest phase, three of every phase whose row
+    // moved: only three runs can have spread.
     if let Some(r) = &pr.exact_repeat
-        && (r.runs == 0 || !(r.spread.is_finite() && r.spread >= 0.0) || r.spread > 1e3)
+        && !((1..=3).contains(&r.runs)
+            && r.spread.is_finite()
+            && (0.0..=1.0).contains(&r.spread)
+            && (r.runs == 3 || r.spread == 0.0))
     {
         out.push(Problem(format!(
-            "exact-lane repeat of {at} is {} run(s) with spread {} (impossible: at least one run, a spread from 0 to 1000)",
+            "exact-lane repeat of {at} is {} run(s) with spread {} (impossible: 1 to 3 runs, a spread from 0 to 1, and none below 3 runs)",
             r.runs, r.spread
         )));
     }
@@ -510,4 +531,13 @@ fn seconds(what: &str, v: f64, out: &mut Vec<Problem>) {
     if !(v.is_finite() && v >= 0.0) {
         out.push(Problem(format!("{what} is {v} s (impossible)")));
     }
+}
+
+/// `size,associativity,line`: three whole numbers as the lane writes them.
+fn is_geometry(v: &str) -> bool {
+    let parts: Vec<&str> = v.split(',').collect();
+    parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| (1..=10).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()))
 }

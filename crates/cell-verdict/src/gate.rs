@@ -271,12 +271,14 @@ fn summarize(cells: &[GateCell]) -> GateSummary {
         notices: 0,
         code_pass: 0,
         code_fail: 0,
+        code_inconclusive: 0,
     };
     for c in cells {
         for v in &c.code {
             match v.status {
                 GateStatus::Fail => summary.code_fail += 1,
-                _ => summary.code_pass += 1,
+                GateStatus::Inconclusive => summary.code_inconclusive += 1,
+                GateStatus::Pass => summary.code_pass += 1,
             }
         }
         for v in &c.verdicts {

@@ -309,7 +309,7 @@ fn a_runtimes_spread_widens_the_tolerance_and_another_cache_geometry_is_not_judg
         cell_schema::GateStatus::Fail
     );
     // Another geometry in clang's job: no code verdict for its rows, a notice saying why.
-    let mut lane = |run: &mut HistoryRun, ll: &str| {
+    let lane = |run: &mut HistoryRun, ll: &str| {
         let job = run
             .cells
             .values_mut()
@@ -361,4 +361,92 @@ fn lane_record(ll: &str) -> cell_schema::InstructionLane {
         rows_skipped: Vec::new(),
         skipped: None,
     }
+}
+
+#[test]
+fn a_spread_past_two_percent_buys_no_pass_and_a_lost_count_or_cache_record_is_named() {
+    let (_tmp, config, old, mut new) = counted();
+    let cell = new.cells.values_mut().next().unwrap();
+    // 5% more, with a planted spread of 50%: no PASS, no call either way; three times the
+    // work fails whatever spread is claimed.
+    exact(cell, "c-slow", "mix", 2_100_000_000, 0.5);
+    exact(cell, "c-slow", "fib", 6_000_000_000, 0.5);
+    // gcc-O2 counted on fib in the baseline, not this time.
+    let p = cell
+        .rows
+        .get_mut("gcc-O2")
+        .unwrap()
+        .row
+        .phases
+        .get_mut("fib")
+        .unwrap();
+    p.estimated_cycles = None;
+    p.instructions = None;
+    let report = gate(&new, &[old.clone(), new.clone()], &config).unwrap();
+    let v = code_of(&report, "c-slow", "mix");
+    assert_eq!(v.status, cell_schema::GateStatus::Inconclusive, "{v:?}");
+    assert!(
+        v.message
+            .contains("spread ±50.0% on mix, more than the ±2.0%"),
+        "{}",
+        v.message
+    );
+    assert_eq!(report.summary.code_inconclusive, 1);
+    assert_eq!(
+        code_of(&report, "c-slow", "fib").status,
+        cell_schema::GateStatus::Fail
+    );
+    assert!(
+        report.cells[0]
+            .code
+            .iter()
+            .all(|v| !(v.row.as_str() == "gcc-O2" && v.phase.as_str() == "fib"))
+    );
+    let notices = &report.cells[0].notices;
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.starts_with(&format!("code: row gcc-O2 on fib was counted in {BASE}"))),
+        "{notices:?}"
+    );
+    // A cache record on one side only: another estimate, not judged.
+    let mut new2 = new.clone();
+    new2.cells
+        .values_mut()
+        .next()
+        .unwrap()
+        .jobs
+        .get_mut("gcc")
+        .unwrap()
+        .instructions = Some(lane_record("8388608,16,64"));
+    let report = gate(&new2, &[old, new2.clone()], &config).unwrap();
+    assert!(
+        report.cells[0]
+            .code
+            .iter()
+            .all(|v| v.row.as_str() != "gcc-O2")
+    );
+    assert!(
+        report.cells[0]
+            .notices
+            .iter()
+            .any(|n| n.starts_with("code: job gcc simulated other caches")
+                && n.contains("(none recorded → I1 32768,8,64")),
+        "{:?}",
+        report.cells[0].notices
+    );
+}
+
+#[test]
+fn a_row_that_only_calls_itself_the_reference_is_judged() {
+    let (_tmp, config, old, mut new) = counted();
+    let cell = new.cells.values_mut().next().unwrap();
+    exact(cell, "c-slow", "mix", 2_100_000_000, 0.0);
+    cell.rows.get_mut("c-slow").unwrap().row.role = cell_schema::Role::Reference;
+    let report = gate(&new, &[old, new.clone()], &config).unwrap();
+    assert_eq!(
+        code_of(&report, "c-slow", "mix").status,
+        cell_schema::GateStatus::Fail
+    );
+    assert_eq!(report.exit, 1);
 }
