@@ -613,8 +613,8 @@ impl Counts {
     /// one of the three, so the estimate is at least the instructions executed.
     pub fn estimated_cycles(&self) -> Result<u64, CountError> {
         let accesses = u128::from(self.ir) + u128::from(self.dr) + u128::from(self.dw);
-        let l1_misses = u128::from(self.i1mr) + u128::from(self.d1mr) + u128::from(self.d1mw);
-        let ll_misses = u128::from(self.ilmr) + u128::from(self.dlmr) + u128::from(self.dlmw);
+        let first_misses = u128::from(self.i1mr) + u128::from(self.d1mr) + u128::from(self.d1mw);
+        let ram = u128::from(self.ilmr) + u128::from(self.dlmr) + u128::from(self.dlmw);
         if self.i1mr > self.ir || self.d1mr > self.dr || self.d1mw > self.dw {
             return Err(CountError::Impossible("more L1 misses than accesses"));
         }
@@ -624,9 +624,9 @@ impl Counts {
             ));
         }
         let w = WEIGHTS;
-        let cycles = u128::from(w.l1) * (accesses - l1_misses)
-            + u128::from(w.ll) * (l1_misses - ll_misses)
-            + u128::from(w.ram) * ll_misses;
+        let cycles = u128::from(w.l1) * (accesses - first_misses)
+            + u128::from(w.ll) * (first_misses - ram)
+            + u128::from(w.ram) * ram;
         u64::try_from(cycles).map_err(|_| CountError::Impossible("more cycles than a u64 holds"))
     }
 }

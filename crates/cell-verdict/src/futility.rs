@@ -101,7 +101,7 @@ impl FutilityRule {
     /// `N`, this rule's `max_samples`): a futile unit stops only once that width is within
     /// `margin` of two full runs' `√(2/N)`, i.e. at `m ≥ N / (2·margin² − 1)` (15 of 30 at
     /// 1.25). Stopped at 10 of 30, a noisy unit widened every later comparison by √2, and
-    /// a 10% slower row on primes FAILed in 17 of 20 runs, not 19.
+    /// a 10% slower row on primes failed in 17 of 20 runs, not 19.
     pub fn futility_floor(&self) -> usize {
         let n = f64::from(self.max_samples);
         if self.margin < 1.0 {
