@@ -302,7 +302,11 @@ impl Settings {
         let overrides = overrides(&keys)?;
         let t = thresholds(&keys)?;
         let clock = keys.clock("CLOCK")?;
-        let exact = keys.exact()?;
+        let mut exact = keys.exact()?;
+        // Left at its default, the lane's cap follows a shorter job cap; written, it must fit.
+        if keys.0.get("INSTRUCTIONS_TIME_CAP_S").is_none() {
+            exact.time_cap_s = exact.time_cap_s.min(t.time_cap_s);
+        }
         if exact.time_cap_s > t.time_cap_s {
             return Err(keys.error_at("INSTRUCTIONS_TIME_CAP_S", format!("INSTRUCTIONS_TIME_CAP_S={} is longer than the job's TIME_CAP_S={}: the exact lane's cap lies within the job's; write at most TIME_CAP_S", exact.time_cap_s, t.time_cap_s)));
         }
@@ -957,6 +961,8 @@ mod tests {
         );
         let e = settings("CYCLES_TOLERANCE=0\n").unwrap_err();
         assert!(e.contains("CYCLES_TOLERANCE=0 is out of range"), "{e}");
+        let short = settings("TIME_CAP_S=300\n").unwrap();
+        assert_eq!(short.exact.time_cap_s, 300.0);
         let e = settings("TIME_CAP_S=300\nINSTRUCTIONS_TIME_CAP_S=301\n").unwrap_err();
         assert!(
             e.starts_with("versions.env:2: INSTRUCTIONS_TIME_CAP_S=301")

@@ -737,6 +737,32 @@ summary: 1240890329 1255 1236 189767312 1234 1010 252994714 382 352
     }
 
     #[test]
+    fn an_out_file_no_run_gives_is_refused_with_its_reason() {
+        let head = "events: Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw\n";
+        assert_eq!(
+            parse_counts(&format!("{head}summary: 0 0 0 0 0 0 0 0 0\n")),
+            Err(CountError::Impossible("no instruction executed"))
+        );
+        assert_eq!(
+            parse_counts(
+                "events: Ir Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw\nsummary: 1 2 0 0 0 0 0 0 0 0\n"
+            ),
+            Err(CountError::Impossible("an event named twice in `events:`"))
+        );
+        assert_eq!(
+            parse_counts(&format!("{head}summary: 10 11 0 0 0 0 0 0 0\n"))
+                .unwrap()
+                .estimated_cycles(),
+            Err(CountError::Impossible("more L1 misses than accesses"))
+        );
+        // A summary of no cycle (never parsed, but a caller's own Counts) is no median.
+        assert_eq!(
+            summarize(&[Counts::default()]),
+            Err(CountError::Impossible("no cycle estimated"))
+        );
+    }
+
+    #[test]
     fn anything_but_a_plain_integer_is_refused() {
         for bad in [
             "-5",

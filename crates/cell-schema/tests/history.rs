@@ -398,3 +398,96 @@ fn a_run_dir_named_by_a_day_the_calendar_lacks_is_no_run() {
     assert!(e.to_string().contains("of a day the calendar has"), "{e}");
     assert!(store::RunDirName::new("2026-02-28", &"7".repeat(129)).is_err());
 }
+
+/// The exact lane's figures: what no cachegrind run gives is a problem naming the row, phase
+/// and figure, so a forged count or spread never reaches the code verdict.
+#[test]
+fn an_exact_lane_figure_no_run_gives_is_refused() {
+    fn repeat(runs: u32, spread: f64) -> Option<cell_schema::ExactRepeat> {
+        Some(cell_schema::ExactRepeat { runs, spread })
+    }
+    let cases: [Case; 9] = [
+        (
+            "zero cycles",
+            |c| phase(c).estimated_cycles = Some(0),
+            "estimated cycles of row gcc-O2 on phase fib are 0 (impossible)",
+        ),
+        (
+            "fewer cycles than instructions",
+            |c| {
+                phase(c).instructions = Some(1_000);
+                phase(c).estimated_cycles = Some(999);
+            },
+            "estimated cycles of row gcc-O2 on phase fib are 999, fewer than its 1000 instructions",
+        ),
+        (
+            "cycles alone",
+            |c| phase(c).estimated_cycles = Some(5_000),
+            "without its instruction count",
+        ),
+        (
+            "no run",
+            |c| phase(c).exact_repeat = repeat(0, 0.0),
+            "0 run(s)",
+        ),
+        (
+            "four runs",
+            |c| phase(c).exact_repeat = repeat(4, 0.0),
+            "4 run(s)",
+        ),
+        (
+            "NaN spread",
+            |c| phase(c).exact_repeat = repeat(3, f64::NAN),
+            "3 run(s) with spread NaN",
+        ),
+        (
+            "a planted spread",
+            |c| phase(c).exact_repeat = repeat(3, 1000.0),
+            "3 run(s) with spread 1000",
+        ),
+        (
+            "a spread of two runs",
+            |c| phase(c).exact_repeat = repeat(2, 0.01),
+            "2 run(s) with spread 0.01",
+        ),
+        (
+            "a forged reference",
+            |c| {
+                let row = c.rows.get_mut(&RowName::from("gcc-O2")).unwrap();
+                row.row.role = cell_schema::Role::Reference;
+            },
+            "row gcc-O2 says it is a reference, but job gcc's reference is",
+        ),
+    ];
+    for (what, spoil, want) in cases {
+        let mut c = first_cell();
+        spoil(&mut c);
+        let got = messages(&c);
+        assert!(got.iter().any(|m| m.contains(want)), "{what}: {got:?}");
+    }
+    let mut c = first_cell();
+    c.jobs
+        .get_mut(&ToolchainName::new("gcc"))
+        .unwrap()
+        .instructions = Some(cell_schema::InstructionLane {
+        valgrind: None,
+        version: None,
+        argv: Vec::new(),
+        timeout_s: 600.0,
+        seconds: 1.0,
+        cache: Some(cell_schema::CacheRecord {
+            i1: "32768,8,64".into(),
+            d1: "1,2,3 ![x](https://example.invalid/p.png)".into(),
+            ll: "8388608,16,64".into(),
+        }),
+        env_bytes: None,
+        rows_skipped: Vec::new(),
+        skipped: None,
+    });
+    let got = messages(&c);
+    assert!(
+        got.iter()
+            .any(|m| m.starts_with("exact-lane cache D1 of job gcc is `1,2,3 ![x]")),
+        "{got:?}"
+    );
+}
