@@ -1,9 +1,10 @@
 //! The exact lane (`INSTRUCTIONS=on`, the default; Linux cells): after timing, every timed
 //! row but the A/A control (a copy of the reference) runs under valgrind's cachegrind with its
-//! cache simulation on a pinned geometry (`CACHE_I1`, `CACHE_D1`, `CACHE_LL`), twice per phase
-//! (three times when the two differ), and its instructions (`Ir`) and estimated cycles are
-//! recorded per row and phase. The gate reads them as ratios to the reference's: a code
-//! verdict beside the time verdict (docs/protocol.md, "The exact lane").
+//! cache simulation on a pinned geometry (`CACHE_I1`, `CACHE_D1`, `CACHE_LL`), once per phase
+//! (its cheapest phase twice; every phase three times when those two differ), and its
+//! instructions (`Ir`) and estimated cycles are recorded per row and phase. The gate reads
+//! them as ratios to the reference's: a code verdict beside the time verdict
+//! (docs/protocol.md, "Exact lane").
 //!
 //! Nothing here fails a job: valgrind missing skips the lane, an instruction valgrind does not
 //! know (AVX-512 of a build for the native CPU) or a timeout skips the row, a wrong answer
@@ -221,7 +222,6 @@ pub(crate) fn job_lane(plan: &Plan, cell: &Cell, timed: &[Timed], out: &Path) ->
 /// Runs every row once per phase under valgrind. Never fails: what could not be counted is
 /// recorded as the lane's, the row's or the phase's reason.
 pub fn run(setup: &Setup<'_>, rows: &[LaneRow]) -> Lane {
-    let t0 = Instant::now();
     let Some(valgrind) = &setup.valgrind else {
         return Lane::skipped(
             format!("valgrind not found (apt-get install {PACKAGE})"),
@@ -237,6 +237,8 @@ pub fn run(setup: &Setup<'_>, rows: &[LaneRow]) -> Lane {
             );
         }
     };
+    // The lane's cap and seconds count from its CPU: the lease may have waited (`CPU_WAIT_S`).
+    let t0 = Instant::now();
     let version = match version(&mut engine, valgrind, setup.work) {
         Ok(v) => v,
         Err(why) => return Lane::skipped(why, setup.timeout),

@@ -145,10 +145,15 @@ pub struct CodeVerdict {
     /// FAIL when the ratio grew beyond the tolerance, PASS otherwise (a shrink beyond it is a
     /// PASS with a notice); INCONCLUSIVE when the lane's repeated runs spread more than 2%.
     pub status: GateStatus,
-    /// The baseline's estimated cycles over its reference's.
+    /// The baseline's estimated cycles over its reference's (its own estimated cycles when
+    /// `own_counts`).
     pub old: f64,
     /// This run's.
     pub new: f64,
+    /// The job's reference binary differs from the baseline's (its compiler changed), so the
+    /// row's own estimated cycles are compared rather than its ratio to the reference.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub own_counts: bool,
     /// `new / old`: 1.031 is 3.1% more estimated cycles, relative to the reference.
     pub change: f64,
     /// The tolerance applied: `CYCLES_TOLERANCE` plus the spread the lane saw between

@@ -121,9 +121,9 @@ pub struct PhaseResult {
     /// reference's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimated_cycles: Option<u64>,
-    /// How many runs under cachegrind the lane took of this row and phase (2; 3 when the
-    /// first two differed) and the relative spread of their estimated cycles,
-    /// `(max − min) / min`: 0 for a deterministic program.
+    /// How many runs under cachegrind the lane took of this row and phase (1; 2 of the row's
+    /// cheapest phase; 3 of every phase when those two differed) and the relative spread of
+    /// their estimated cycles, `(max − min) / min`: 0 for a deterministic program.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exact_repeat: Option<ExactRepeat>,
     /// Why this row's rounds on this phase stopped: each row and phase goes on on its own

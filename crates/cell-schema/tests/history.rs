@@ -403,8 +403,8 @@ fn a_run_dir_named_by_a_day_the_calendar_lacks_is_no_run() {
 /// and figure, so a forged count or spread never reaches the code verdict.
 #[test]
 fn an_exact_lane_figure_no_run_gives_is_refused() {
-    fn repeat(runs: u32, spread: f64) -> Option<cell_schema::ExactRepeat> {
-        Some(cell_schema::ExactRepeat { runs, spread })
+    fn repeat(runs: u32, spread: f64) -> cell_schema::ExactRepeat {
+        cell_schema::ExactRepeat { runs, spread }
     }
     let cases: [Case; 9] = [
         (
@@ -427,27 +427,27 @@ fn an_exact_lane_figure_no_run_gives_is_refused() {
         ),
         (
             "no run",
-            |c| phase(c).exact_repeat = repeat(0, 0.0),
+            |c| phase(c).exact_repeat = Some(repeat(0, 0.0)),
             "0 run(s)",
         ),
         (
             "four runs",
-            |c| phase(c).exact_repeat = repeat(4, 0.0),
+            |c| phase(c).exact_repeat = Some(repeat(4, 0.0)),
             "4 run(s)",
         ),
         (
             "NaN spread",
-            |c| phase(c).exact_repeat = repeat(3, f64::NAN),
+            |c| phase(c).exact_repeat = Some(repeat(3, f64::NAN)),
             "3 run(s) with spread NaN",
         ),
         (
             "a planted spread",
-            |c| phase(c).exact_repeat = repeat(3, 1000.0),
+            |c| phase(c).exact_repeat = Some(repeat(3, 1000.0)),
             "3 run(s) with spread 1000",
         ),
         (
             "a spread of two runs",
-            |c| phase(c).exact_repeat = repeat(2, 0.01),
+            |c| phase(c).exact_repeat = Some(repeat(2, 0.01)),
             "2 run(s) with spread 0.01",
         ),
         (

@@ -450,3 +450,38 @@ fn a_row_that_only_calls_itself_the_reference_is_judged() {
     );
     assert_eq!(report.exit, 1);
 }
+
+#[test]
+fn another_reference_binary_compares_each_rows_own_estimate() {
+    let (_tmp, config, old, mut new) = counted();
+    let cell = new.cells.values_mut().next().unwrap();
+    // gcc's job built its reference with another clang: 10% more estimated cycles, which
+    // would move every ratio; gcc-O2's own code did not change.
+    let reference = &mut cell.jobs.get_mut("gcc").unwrap().reference;
+    reference.build.sha256 = Sha256::parse(&"cd".repeat(32)).unwrap();
+    exact_reference(cell, "gcc", "mix", 1_100_000_000);
+    exact_reference(cell, "gcc", "fib", 1_100_000_000);
+    let report = gate(&new, &[old, new.clone()], &config).unwrap();
+    let v = code_of(&report, "gcc-O2", "mix");
+    assert_eq!(
+        (v.status, v.own_counts, v.change),
+        (cell_schema::GateStatus::Pass, true, 1.0),
+        "{v:?}"
+    );
+    assert!(
+        v.message
+            .contains("the row's own: its reference's binary changed"),
+        "{}",
+        v.message
+    );
+    assert!(
+        report.cells[0]
+            .notices
+            .iter()
+            .any(|n| n.starts_with("code: job gcc's reference binary is not the one of")),
+        "{:?}",
+        report.cells[0].notices
+    );
+    // clang's job kept its reference: its rows are still read as ratios.
+    assert!(!code_of(&report, "c-slow", "mix").own_counts);
+}

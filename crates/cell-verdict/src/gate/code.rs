@@ -19,11 +19,15 @@ struct Side {
     cycles: f64,
     instructions: f64,
     spread: f64,
+    own: bool,
 }
 
 impl Side {
-    fn of(row: &PhaseResult, reference: &PhaseResult) -> Option<Self> {
+    /// Over the reference's counts, or the row's own when `own` (the reference's binary
+    /// changed, so its counts would move every ratio).
+    fn of(row: &PhaseResult, reference: &PhaseResult, own: bool) -> Option<Self> {
         let ratio = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (Some(a), Some(_)) if own && a > 0 => Some(a as f64),
             (Some(a), Some(b)) if a > 0 && b > 0 => Some(a as f64 / b as f64),
             _ => None,
         };
@@ -32,6 +36,7 @@ impl Side {
             cycles: ratio(row.estimated_cycles, reference.estimated_cycles)?,
             instructions: ratio(row.instructions, reference.instructions)?,
             spread: spread(row) + spread(reference),
+            own,
         })
     }
 }
@@ -52,6 +57,7 @@ pub(crate) fn code_verdicts(
         notices: Vec::new(),
     };
     let mut unjudged = std::collections::BTreeSet::new();
+    let mut reference_changed = std::collections::BTreeSet::new();
     for (tc, job) in &cell.jobs {
         let (new, old) = (
             job.instructions.as_ref(),
@@ -106,14 +112,24 @@ pub(crate) fn code_verdicts(
         ) else {
             continue;
         };
+        // Another reference binary (its compiler changed on the runner) would move every
+        // ratio: the row's own counts are compared instead, which the environment's size
+        // moves by some hundreds of instructions at most.
+        let own = new_ref.build.sha256 != old_ref.build.sha256;
+        if own && reference_changed.insert(row.job.clone()) {
+            code.notices.push(format!(
+                "code: job {}'s reference binary is not the one of {base_name}: its rows' code verdicts compare their own estimated cycles, not their ratio to it",
+                row.job
+            ));
+        }
         for (phase, pr) in &row.row.phases {
-            let new = new_ref.phases.get(phase).and_then(|r| Side::of(pr, r));
+            let new = new_ref.phases.get(phase).and_then(|r| Side::of(pr, r, own));
             let old = old
                 .row
                 .phases
                 .get(phase)
                 .zip(old_ref.phases.get(phase))
-                .and_then(|(p, r)| Side::of(p, r));
+                .and_then(|(p, r)| Side::of(p, r, own));
             let (new, old) = match (new, old) {
                 (Some(new), Some(old)) => (new, old),
                 (None, Some(_)) => {
@@ -171,21 +187,28 @@ fn judge(
     };
     let instructions_change = new.instructions / old.instructions;
     let pct = |x: f64| format!("{:+.1}%", (x - 1.0) * 100.0);
-    let tol_words = if spread > 0.0 {
+    // A spread too small to show in the band's figures is not said.
+    let (base, widened) = (cell_schema::percent(tolerance), cell_schema::percent(tol));
+    let tol_words = if base == widened {
+        format!("CYCLES_TOLERANCE ±{base}%")
+    } else {
+        format!("CYCLES_TOLERANCE ±{base}% widened by the runs' spread to ±{widened}%")
+    };
+    let figures = if new.own {
         format!(
-            "CYCLES_TOLERANCE ±{}% widened by the runs' spread to ±{}%",
-            cell_schema::percent(tolerance),
-            cell_schema::percent(tol)
+            "{:.0} → {:.0}, the row's own: its reference's binary changed; instructions {}",
+            old.cycles,
+            new.cycles,
+            pct(instructions_change)
         )
     } else {
-        format!("CYCLES_TOLERANCE ±{}%", cell_schema::percent(tolerance))
+        format!(
+            "{:.4} → {:.4} of the reference's, instructions {}",
+            old.cycles,
+            new.cycles,
+            pct(instructions_change)
+        )
     };
-    let figures = format!(
-        "{:.4} → {:.4} of the reference's, instructions {}",
-        old.cycles,
-        new.cycles,
-        pct(instructions_change)
-    );
     let shrank = status == GateStatus::Pass && change < 1.0 / (1.0 + tol);
     let what = if status == GateStatus::Inconclusive {
         format!(
@@ -214,8 +237,17 @@ fn judge(
         row: cell_schema::RowName::from(name),
         phase: phase.clone(),
         status,
-        old: round(old.cycles),
-        new: round(new.cycles),
+        old: if new.own {
+            old.cycles
+        } else {
+            round(old.cycles)
+        },
+        new: if new.own {
+            new.cycles
+        } else {
+            round(new.cycles)
+        },
+        own_counts: new.own,
         change: round(change),
         tolerance: round(tol),
         spread: round(spread),

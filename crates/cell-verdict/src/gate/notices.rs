@@ -219,8 +219,9 @@ pub fn footprint_notices(cell: &CellResult, base: &CellResult) -> Vec<String> {
     out
 }
 
-/// The instruction lane's tripwire: a row whose count on a phase differs from the count of
-/// the baseline's **same row** (same name, same toolchain) on that phase is a notice, never a
+/// The instruction lane's tripwire, where the code verdict cannot speak (a side counted
+/// instructions only): a row whose count on a phase differs from the count of the baseline's
+/// **same row** (same name, same toolchain) on that phase is a notice, never a
 /// failure; equal counts say nothing, and no row is ever compared with another. A different
 /// binary is "the generated code changed"; the same binary (same SHA-256) counting otherwise
 /// ran other library code or saw another environment. Rows counted on one side only are
@@ -244,10 +245,13 @@ pub fn instruction_notices(cell: &CellResult, base_name: &str, base: &CellResult
             _ => {}
         }
         for (p, pr) in &new.phases {
-            let (Some(a), Some(b)) = (
-                pr.instructions,
-                old.phases.get(p).and_then(|x| x.instructions),
-            ) else {
+            let before = old.phases.get(p);
+            // Both estimated: the code verdict speaks for this row and phase.
+            if pr.estimated_cycles.is_some() && before.is_some_and(|x| x.estimated_cycles.is_some())
+            {
+                continue;
+            }
+            let (Some(a), Some(b)) = (pr.instructions, before.and_then(|x| x.instructions)) else {
                 continue;
             };
             if a == b {
