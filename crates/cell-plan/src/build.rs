@@ -323,6 +323,13 @@ fn run_job(ctx: &Ctx, job: &MatrixJob) -> Result<Job, PlanError> {
     );
     steps.extend(report_steps(artifact));
     let cap_minutes = (plan.settings.time_cap_s / 60.0).ceil() as u32;
+    // The exact lane runs after timing, under its own cap.
+    let lane_minutes = if exact_lane_runs(plan, &cells) {
+        (plan.settings.exact.time_cap_s / 60.0).ceil() as u32
+    } else {
+        0
+    };
+    let cap_minutes = cap_minutes + lane_minutes;
     Ok(matrix_job(
         job,
         &cells,
@@ -654,13 +661,18 @@ fn apt_step(what: &str, spec: String, cells: &[&Cell]) -> Step {
 /// `INSTRUCTIONS=on` (the default): the exact lane runs under valgrind, installed with apt where a
 /// job's cells are Linux (elsewhere the lane records that it did not run); nothing when off.
 fn valgrind_step(plan: &Plan, cells: &[&Cell]) -> Option<Step> {
-    (plan.settings.exact.on && cells.iter().any(|c| c.os == "linux")).then(|| {
+    exact_lane_runs(plan, cells).then(|| {
         apt_step(
             "valgrind for the exact lane",
             cell_model::VALGRIND_PACKAGE.to_owned(),
             cells,
         )
     })
+}
+
+/// The exact lane is on and some cell of the job can run valgrind (Linux).
+fn exact_lane_runs(plan: &Plan, cells: &[&Cell]) -> bool {
+    plan.settings.exact.on && cells.iter().any(|c| c.os == "linux")
 }
 
 /// One platform's tarball install: `cell install` resolves the same keys for the job's cell,

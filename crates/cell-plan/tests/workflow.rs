@@ -179,9 +179,11 @@ fn apt_installs_are_linux_only_when_a_cell_is_not_linux() {
     assert!(!linux_only.contains("matrix.os"));
 }
 
-/// `INSTRUCTIONS=on`: every workload job with a Linux cell installs valgrind with apt before
-/// it times, on Linux runners only when the job has other cells; off (the default) the
-/// workflow is the snapshot's, with no valgrind in it.
+/// `INSTRUCTIONS=on` (the default): every workload job with a Linux cell installs valgrind with
+/// apt before it times, on Linux runners only when the job has other cells, and its
+/// `timeout-minutes` counts the lane's cap (`INSTRUCTIONS_TIME_CAP_S`, 600 s: 10 minutes) on top
+/// of the timing's, so the lane's own cap stops it before the runner kills the job; off, or on
+/// macOS cells only, there is no valgrind and no lane minutes.
 #[test]
 fn the_exact_lane_installs_valgrind_on_linux_jobs_by_default_and_not_when_off() {
     let toml = format!("{BASE}{}{GCC}", hosted(&["ubuntu-24.04", "macos-15"]));
@@ -210,9 +212,21 @@ fn the_exact_lane_installs_valgrind_on_linux_jobs_by_default_and_not_when_off() 
     let on = versions_for(&macos_only);
     let text = cell_plan::render(&Project::new(&on, &macos_only).plan()).unwrap();
     assert!(!text.contains("valgrind"), "{text}");
+    let macos_minutes = timeout_of(&text, "run-gcc");
     let off = format!("{}INSTRUCTIONS=off\n", versions_for(&toml));
     let text = cell_plan::render(&Project::new(&off, &toml).plan()).unwrap();
     assert!(!text.contains("valgrind"), "{text}");
+    let off_minutes = timeout_of(&text, "run-gcc");
+    assert_eq!(macos_minutes, off_minutes);
+    let on_text = cell_plan::render(&Project::new(&versions_for(&toml), &toml).plan()).unwrap();
+    assert_eq!(timeout_of(&on_text, "run-gcc"), off_minutes + 10);
+    let capped = format!("{}INSTRUCTIONS_TIME_CAP_S=61\n", versions_for(&toml));
+    let text = cell_plan::render(&Project::new(&capped, &toml).plan()).unwrap();
+    assert_eq!(timeout_of(&text, "run-gcc"), off_minutes + 2);
+}
+
+fn timeout_of(text: &str, job: &str) -> u64 {
+    yaml(text)["jobs"][job]["timeout-minutes"].as_u64().unwrap()
 }
 
 #[test]
