@@ -222,6 +222,12 @@ fn merge_workload(g: &mut Gathered, j: cell_schema::JobResult, attempt: u32) {
         .filter(|(_, r)| r.role == Role::Tooth)
         .map(|(n, r)| (n.clone(), r.clone()))
         .collect();
+    let previous_rows = j
+        .rows
+        .iter()
+        .filter(|(_, r)| r.role == Role::Previous)
+        .map(|(n, r)| (n.clone(), r.clone()))
+        .collect();
     g.skipped.extend(j.skipped.iter().cloned());
     g.jobs_s.insert(tc.clone(), j.cost.total_s);
     g.facts.insert(tc.clone(), j.facts());
@@ -238,6 +244,8 @@ fn merge_workload(g: &mut Gathered, j: cell_schema::JobResult, attempt: u32) {
             reference,
             control,
             tooth_rows,
+            previous_rows,
+            previous: j.previous,
             tooth: j.tooth,
             contention: j.contention,
             verdict: j.verdict,

@@ -1027,3 +1027,25 @@ fn a_suite_job_installs_every_load_generator_as_the_table_says() {
     assert_eq!(order, [apt, built, fetched].concat(), "{names:?}");
     lint_text(&text);
 }
+
+/// The release under test's job checks out the whole history: it reads the baseline commit's
+/// pins (`git archive <commit>`) to time the previous release beside the new one, which a
+/// shallow checkout does not hold. Every other job keeps the shallow checkout.
+#[test]
+fn the_subjects_job_checks_out_the_history_to_find_the_previous_release() {
+    let toml = self_hosted_subject().replacen(
+        "[toolchains.zig]\n",
+        "[toolchains.zig]\nsubject = true\n",
+        1,
+    );
+    assert!(toml.contains("subject = true"), "{toml}");
+    let text = render(&toml);
+    let doc = yaml(&text);
+    for id in run_jobs(&doc) {
+        let checkout = &steps(&jobs(&doc)[id.as_str()])[0];
+        assert_eq!(checkout["name"].as_str(), Some("check out the repository"));
+        let depth = checkout["with"]["fetch-depth"].as_str();
+        assert_eq!(depth, (id == "run-zig").then_some("0"), "{id}");
+    }
+    lint_text(&text);
+}

@@ -31,18 +31,20 @@ pub fn human(report: &GateReport) -> String {
             .map(|f| format!("FAILURE {f}"))
             .chain(vs.iter().map(|v| v.message.clone()))
             .chain(code_lines(c))
+            .chain(same_job_lines(c))
             .chain(c.notices.iter().map(|n| format!("notice: {n}")));
         d.push(Block::list(lines.map(|l| vec![verbatim(l)])));
     }
     let s = &report.summary;
     d.push(verbatim_para(format!(
-        "gate: {} pass, {} fail, {} inconclusive, {} failure(s), {} notice(s){} → exit {}",
+        "gate: {} pass, {} fail, {} inconclusive, {} failure(s), {} notice(s){}{} → exit {}",
         s.pass,
         s.fail,
         s.inconclusive,
         s.failures,
         s.notices,
         code_counts(s),
+        same_job_counts(s),
         report.exit
     )));
     if let Some(f) = &report.family {
@@ -111,6 +113,14 @@ pub fn annotations(report: &GateReport, per_kind: usize) -> String {
                 GateStatus::Pass => {}
             }
         }
+        for v in &c.same_job {
+            let title = format!("cell gate: {} {} {} (same job)", c.cell, v.row, v.phase);
+            match v.status {
+                GateStatus::Fail => errors.push((title, v.message.clone())),
+                GateStatus::Inconclusive => warnings.push((title, v.message.clone())),
+                GateStatus::Pass => {}
+            }
+        }
         for n in &c.notices {
             notices.push((format!("cell gate: {}", c.cell), n.clone()));
         }
@@ -149,13 +159,14 @@ pub fn step_summary(report: &GateReport, limit: usize) -> String {
         Block::Para(vec![
             Span::Strong(if report.exit == 0 { "passed" } else { "FAILED" }.into()),
             verbatim(format!(
-                " — {} pass, {} fail, {} inconclusive, {} failure(s), {} notice(s){}; tolerance ±{}",
+                " — {} pass, {} fail, {} inconclusive, {} failure(s), {} notice(s){}{}; tolerance ±{}",
                 s.pass,
                 s.fail,
                 s.inconclusive,
                 s.failures,
                 s.notices,
                 code_counts(s),
+                same_job_counts(s),
                 report.tolerance
             )),
         ]),
@@ -243,10 +254,80 @@ fn cell_summary(d: &mut Vec<Block>, c: &GateCell) {
             Block::Table(code_table(&c.code)),
         ]);
     }
+    if !c.same_job.is_empty() {
+        d.extend([
+            Block::Blank,
+            verbatim_para(
+                "The release under test against the previous release, timed in the same job (new / old per round; beside the history verdicts):",
+            ),
+            Block::Blank,
+            Block::Table(same_job_table(&c.same_job)),
+        ]);
+    }
     d.push(Block::list(
         c.notices.iter().map(|n| vec![Span::PipeEscaped(n.clone())]),
     ));
     d.push(Block::Blank);
+}
+
+/// `; same job: 2 pass, 1 fail` when a previous release was timed beside the new one.
+fn same_job_counts(s: &cell_schema::GateSummary) -> String {
+    if s.same_job_pass + s.same_job_fail + s.same_job_inconclusive == 0 {
+        return String::new();
+    }
+    let mut line = format!(
+        "; same job: {} pass, {} fail",
+        s.same_job_pass, s.same_job_fail
+    );
+    if s.same_job_inconclusive > 0 {
+        let _ = write!(line, ", {} inconclusive", s.same_job_inconclusive);
+    }
+    line
+}
+
+/// A cell's same-job verdicts as lines, failures first.
+fn same_job_lines(c: &GateCell) -> impl Iterator<Item = String> + '_ {
+    let mut vs: Vec<&cell_schema::SameJobVerdict> = c.same_job.iter().collect();
+    vs.sort_by_key(|v| std::cmp::Reverse(v.status));
+    vs.into_iter().map(|v| v.message.clone())
+}
+
+/// The same-job verdicts' table of the step summary.
+fn same_job_table(vs: &[cell_schema::SameJobVerdict]) -> Table {
+    let mut t = Table::new(&[
+        ("same job", Align::Left),
+        ("row", Align::Left),
+        ("phase", Align::Left),
+        ("new / old (CI)", Align::Right),
+        ("resolves", Align::Right),
+        ("releases", Align::Left),
+    ]);
+    for v in vs {
+        let cells: Vec<String> = vec![
+            v.status.word().to_owned(),
+            v.row.to_string(),
+            v.phase.to_string(),
+            v.ratio.as_ref().map_or_else(
+                || "–".to_owned(),
+                |r| format!("{:.4} ({:.4}–{:.4})", r.median, r.lo, r.hi),
+            ),
+            v.resolution.map_or_else(
+                || "–".to_owned(),
+                |x| format!("±{}%", cell_schema::percent(x)),
+            ),
+        ];
+        let mut row: Vec<crate::doc::Cell> = cells
+            .into_iter()
+            .map(|c| vec![crate::doc::verbatim(c)])
+            .collect();
+        // A version is the record's own string: written as text, escaped.
+        row.push(vec![crate::doc::text(format!(
+            "{} against {}",
+            v.new_version, v.old_version
+        ))]);
+        t.push(row);
+    }
+    t
 }
 
 /// `; code: 3 pass, 1 fail` when the exact lane gave code verdicts, else nothing.

@@ -36,7 +36,7 @@ impl<'a> Counts<'a> {
         let rows = job
             .rows
             .iter()
-            .filter(|(_, r)| r.role != Role::Control)
+            .filter(|(_, r)| !matches!(r.role, Role::Control | Role::Previous))
             .map(|(n, r)| CountRow {
                 name: n.as_str(),
                 job: job.toolchain.as_str(),

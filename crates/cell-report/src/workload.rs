@@ -360,6 +360,7 @@ pub fn cell_markdown(cell: &CellResult) -> String {
         if let Some(c) = Counts::of_cell(cell, &phases) {
             d.extend(c.markdown_section());
         }
+        d.extend(crate::same_job::markdown_section(cell));
     }
     d.extend(doc::spaced(suite::cell_suites_blocks(cell)));
     if workload {

@@ -196,7 +196,9 @@ pub(crate) fn job_lane(plan: &Plan, cell: &Cell, timed: &[Timed], out: &Path) ->
     let work = out.join("build").join("run");
     let rows: Vec<LaneRow> = timed
         .iter()
-        .filter(|t| t.role != Role::Control)
+        // The previous release's rows are timed beside the new ones; the lane counts the
+        // release under test's alone, and its cost stays the job's rows'.
+        .filter(|t| !matches!(t.role, Role::Control | Role::Previous))
         .map(|t| LaneRow {
             name: t.name.clone(),
             phases: t

@@ -26,6 +26,7 @@ mod assemble;
 mod baseline;
 mod choice;
 mod execute;
+mod previous;
 mod tooth;
 
 pub(crate) use assemble::github_context;
@@ -57,6 +58,10 @@ pub struct JobOptions {
     /// Where the job reads the baseline the gate will use, so each row's rounds stop once
     /// its verdict against it is settled.
     pub baseline: BaselineSource,
+    /// The checkout whose git history holds the baseline run's commit: when the release under
+    /// test is not the one the baseline recorded, the job installs that one by the commit's
+    /// pins and times its rows beside the new release's. `None`: never.
+    pub previous_root: Option<PathBuf>,
 }
 
 /// Something the job reports as it goes.
@@ -150,11 +155,23 @@ pub fn run_job(
         Some(clock) => (clock, None),
         None => calibrated_clock(plan, &cell),
     };
+    let baseline = job_baseline(plan, &cell, opts);
+    let mut prev = previous::previous_release(
+        plan,
+        &cell,
+        &tc,
+        opts,
+        &baseline,
+        probed.subject.as_ref(),
+        on,
+    );
     let t_build = Instant::now();
-    let built = build(plan, &tc, &probed, &out, default_clock, on)?;
+    let mut built = build(plan, &tc, &probed, &out, default_clock, on)?;
+    if let Some(p) = prev.as_mut() {
+        previous::previous_rows(plan, p, &out, &mut built.timed, on);
+    }
     let build_s = t_build.elapsed().as_secs_f64();
     let t_time = Instant::now();
-    let baseline = job_baseline(plan, &cell, opts);
     let timed = time(plan, &cell, &built.timed, opts, &out, &baseline, on)?;
     let timing_s = t_time.elapsed().as_secs_f64();
     let judged = judge(plan, &cell, &built.timed, &timed.outcome, default_clock);
@@ -186,6 +203,7 @@ pub fn run_job(
             cost,
             started_at,
             baseline,
+            previous: prev.map(|p| p.record),
         },
     ))
 }

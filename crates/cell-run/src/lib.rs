@@ -7,6 +7,7 @@ pub mod cache;
 pub mod calibrate;
 pub mod capture;
 pub mod code_size;
+mod config_at;
 pub mod cpus;
 pub mod facts;
 pub mod install;
@@ -21,5 +22,6 @@ pub mod tools;
 
 pub use calibrate::calibrate;
 pub use code_size::text_bytes;
+pub use config_at::plan_at;
 pub use installed::{installed_dir, tree_size};
 pub use job::{BaselineSource, Event, JobError, JobOptions, run_job};

@@ -75,6 +75,13 @@ pub struct JobSummary {
     /// recomputed from them. Absent in cells merged before they were kept.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tooth_rows: BTreeMap<RowName, RowResult>,
+    /// The rows the previous release built (`<row>.prev`), with their samples: the in-job
+    /// verdict of the release under test is computed from them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub previous_rows: BTreeMap<RowName, RowResult>,
+    /// The previous release, when the job timed it or said why not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous: Option<crate::PreviousRelease>,
     /// The job's tooth.
     pub tooth: Option<Tooth>,
     /// The job's contention.

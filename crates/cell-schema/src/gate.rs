@@ -131,6 +131,40 @@ pub struct GateCell {
     /// instead of them. Absent when neither run counted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub code: Vec<CodeVerdict>,
+    /// The release under test against the previous release in the same job: per row and
+    /// phase, the per-round ratio of the new build's time to the old build's, beside the
+    /// history verdict. Absent when no job timed a previous release.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub same_job: Vec<SameJobVerdict>,
+}
+
+/// One row on one phase: the release under test's build against the previous release's, timed
+/// in the same rounds of the same job (docs/protocol.md, "The previous release in the same
+/// job").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SameJobVerdict {
+    /// The row judged (the new release's build; the old one's is `<row>.prev`).
+    pub row: RowName,
+    /// The phase judged.
+    pub phase: Phase,
+    /// The clock read.
+    pub clock: crate::Clock,
+    /// The previous release's version (or tag).
+    pub old_version: String,
+    /// The release under test's version (or tag).
+    pub new_version: String,
+    /// FAIL when the new build is slower beyond `TOLERANCE` (the whole interval), PASS when
+    /// the interval lies within it or wholly faster (a notice says faster), else INCONCLUSIVE.
+    pub status: GateStatus,
+    /// new / old, the median of the per-round ratios, with its interval (absent with no
+    /// paired rounds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<crate::RatioCi>,
+    /// What the run could resolve: half the interval's width (0.012: ±1.2%).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<f64>,
+    /// One line a person reads.
+    pub message: String,
 }
 
 /// One row on one phase in the exact lane against its baseline: did the generated code
@@ -190,6 +224,15 @@ pub struct GateSummary {
     /// Code verdicts not given because the lane's repeated runs spread too far.
     #[serde(default)]
     pub code_inconclusive: u32,
+    /// Same-job verdicts (new release against the previous) that passed.
+    #[serde(default)]
+    pub same_job_pass: u32,
+    /// Same-job verdicts that failed: each trips the gate.
+    #[serde(default)]
+    pub same_job_fail: u32,
+    /// Same-job verdicts left inconclusive.
+    #[serde(default)]
+    pub same_job_inconclusive: u32,
 }
 
 /// `gate.json`: what `cell gate` decided about a run.

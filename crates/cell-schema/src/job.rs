@@ -173,6 +173,31 @@ pub struct JobResult {
     /// The instruction lane, when `INSTRUCTIONS=on`: how it ran, or why it did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<InstructionLane>,
+    /// The release the baseline run recorded, when the release under test is another one: how
+    /// it was installed and verified, or why it was not (its rows are `<row>.prev`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous: Option<PreviousRelease>,
+}
+
+/// The previous release of the subject, timed beside the new one in the same job.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PreviousRelease {
+    /// The baseline run that recorded it, `<date>-<run-id>`.
+    pub baseline_run: String,
+    /// The commit that run tested, whose `versions.env` and `cell/cell.toml` pin it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// The release as the baseline run recorded it.
+    pub recorded: Subject,
+    /// The release as this job installed and verified it; absent when it was skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub installed: Option<Subject>,
+    /// Why it was not timed (nothing of it was), when it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+    /// Rows of the release under test it could not build, each with why.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub not_built: BTreeMap<RowName, String>,
 }
 
 /// Where a job ran on GitHub Actions (from the runner's environment).

@@ -35,7 +35,7 @@ pub use calibration::{Calibration, CalibrationKind, Noise};
 pub use cell::{CellCost, CellKind, CellResult, CellRow, JobSummary, MissingJob, RunInfo};
 pub use gate::{
     CodeVerdict, GateCell, GateChange, GateFamily, GateKind, GateRatio, GateReport, GateStatus,
-    GateSummary, GateVerdict,
+    GateSummary, GateVerdict, SameJobVerdict,
 };
 pub use ids::{
     BadRunId, BadSha256, CellId, CellLabel, Phase, RowName, RunId, ServerName, Sha256, ShapeName,
@@ -46,13 +46,15 @@ pub use imported::{
     ImportedMachine, ImportedPhase, ImportedRow, ImportedSkipped, ImportedSoakKind,
     ImportedSoakRun, ImportedSoakServer, ImportedTool, ImportedTooth, PrintedVersion,
 };
-pub use job::{Contention, GithubJob, JobCost, JobKind, JobResult, Status, Tooth, Verdict};
+pub use job::{
+    Contention, GithubJob, JobCost, JobKind, JobResult, PreviousRelease, Status, Tooth, Verdict,
+};
 pub use machine::{CellInfo, Facts, FactsKind, Machine, RunnerImage, TimingCpus};
 pub use metric::{Clock, Metric, MetricInfo, UnknownMetric};
 pub use protocol::{Futility, Protocol, ProtocolMode, Stopped};
 pub use row::{
-    Build, CacheRecord, ExactRepeat, InstructionLane, PhaseResult, Printed, Role, RowResult, Run,
-    SkipReason, Skipped, UnitStop,
+    Build, CacheRecord, ExactRepeat, InstructionLane, PREVIOUS_SUFFIX, PhaseResult, Printed, Role,
+    RowResult, Run, SkipReason, Skipped, UnitStop,
 };
 pub use run_record::{RunJob, RunKind, RunRecord};
 pub use samples::{Samples, as_written};

@@ -20,6 +20,22 @@ pub enum Role {
     Row,
     /// The tooth's slow row, timed on the tooth phase only.
     Tooth,
+    /// A row of the release under test built by the release the baseline run recorded, timed
+    /// in the same rounds as the row it is named after (`<row>.prev`).
+    Previous,
+}
+
+/// The suffix of a row built by the previous release: `<row>.prev`.
+pub const PREVIOUS_SUFFIX: &str = ".prev";
+
+impl Role {
+    /// The row a `<row>.prev` row was built from, when `name` has the suffix.
+    pub fn previous_of(name: &RowName) -> Option<RowName> {
+        name.as_str()
+            .strip_suffix(PREVIOUS_SUFFIX)
+            .filter(|b| !b.is_empty())
+            .map(RowName::from)
+    }
 }
 
 /// How one row's binary was built.

@@ -41,6 +41,7 @@ pub fn cell_result(cell: &CellResult) -> Vec<Problem> {
     let mut out = Vec::new();
     for (tc, job) in &cell.jobs {
         job_summary(&format!("job {tc}"), job, &mut out);
+        previous_rows(cell, tc, job, &mut out);
     }
     for (name, row) in &cell.rows {
         let what = format!("row {name}");
@@ -276,6 +277,32 @@ fn job_summary(what: &str, job: &JobSummary, out: &mut Vec<Problem>) {
     }
     if let Some(s) = cost.exact_s {
         seconds(&format!("cost exact_s ({what})"), s, out);
+    }
+}
+
+/// A `<row>.prev` row is the previous release's build of a row of the same job, timed only
+/// when that release was installed: anything else would put a ratio beside a row it never
+/// ran with.
+fn previous_rows(
+    cell: &CellResult,
+    tc: &crate::ToolchainName,
+    job: &JobSummary,
+    out: &mut Vec<Problem>,
+) {
+    let installed = job.previous.as_ref().is_some_and(|p| p.installed.is_some());
+    for (name, row) in &job.previous_rows {
+        let what = format!("previous row {name} (job {tc})");
+        let base = crate::Role::previous_of(name);
+        let own = base
+            .as_ref()
+            .and_then(|b| cell.rows.get(b))
+            .is_some_and(|r| r.job == *tc && r.row.role == crate::Role::Row);
+        if row.role != crate::Role::Previous || !own || !installed {
+            out.push(Problem(format!(
+                "{what} is not `<row>.prev` of a row of job {tc} built by an installed previous release (impossible)"
+            )));
+        }
+        row_result(&what, row, out);
     }
 }
 

@@ -491,3 +491,56 @@ fn an_exact_lane_figure_no_run_gives_is_refused() {
         "{got:?}"
     );
 }
+
+/// A `<row>.prev` row is the previous release's build of a row of its own job, kept only
+/// where that release was installed: a row planted under another name, another role, beside
+/// a row of another job or with no installed release would put a same-job ratio beside a
+/// row it never ran with.
+#[test]
+fn a_previous_row_that_is_not_the_previous_releases_build_of_its_jobs_row_is_refused() {
+    fn planted(c: &mut CellResult, name: &str, role: cell_schema::Role, installed: bool) {
+        let gcc = ToolchainName::new("gcc");
+        let mut row = c.rows[&RowName::new("gcc-O2")].row.clone();
+        row.role = role;
+        let subject = cell_schema::Subject {
+            tag: "v1".into(),
+            asset: "gcc-1.tar.gz".into(),
+            sha256: cell_schema::Sha256::parse(&"ab".repeat(32)).unwrap(),
+            toolchain: None,
+            version: Some("1".into()),
+            url: None,
+            verified: None,
+            tools: std::collections::BTreeMap::default(),
+            binary_sha256: None,
+            binary_bytes: None,
+            printed: None,
+        };
+        let job = c.jobs.get_mut(&gcc).unwrap();
+        job.previous = Some(cell_schema::PreviousRelease {
+            baseline_run: "2026-01-01-1".into(),
+            commit: None,
+            recorded: subject.clone(),
+            installed: installed.then_some(subject),
+            skipped: None,
+            not_built: std::collections::BTreeMap::default(),
+        });
+        job.previous_rows.insert(RowName::new(name), row);
+    }
+    use cell_schema::Role::{Previous, Row};
+    let want = "is not `<row>.prev` of a row of job gcc built by an installed previous release";
+    for (what, name, role, installed) in [
+        ("no suffix", "gcc-O2", Previous, true),
+        ("another role", "gcc-O2.prev", Row, true),
+        ("a row no job has", "nothing.prev", Previous, true),
+        ("no installed release", "gcc-O2.prev", Previous, false),
+    ] {
+        let mut c = first_cell();
+        planted(&mut c, name, role, installed);
+        let got = messages(&c);
+        assert!(got.iter().any(|m| m.contains(want)), "{what}: {got:?}");
+    }
+    let mut c = first_cell();
+    planted(&mut c, "gcc-O2.prev", Previous, true);
+    let got = messages(&c);
+    assert!(!got.iter().any(|m| m.contains(want)), "{got:?}");
+}

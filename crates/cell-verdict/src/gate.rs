@@ -13,6 +13,9 @@ mod failures;
 mod imported;
 mod notices;
 mod rows;
+mod same_job;
+
+pub use same_job::{same_job_status, same_job_verdicts};
 
 use cell_schema::store::{History, HistoryRun, SkippedFile};
 use cell_schema::{
@@ -134,6 +137,7 @@ pub fn gate(
     };
     let digests = subject_digests(run);
     let mut listed = Vec::new();
+    let mut same = Vec::new();
     for (id, cell) in &run.cells {
         // Older runs of this cell, oldest first (only the pinned one when pinned).
         let names: Vec<String>;
@@ -176,11 +180,28 @@ pub fn gate(
         g.notices.extend(now.notes);
         g.failures.extend(subject_failures(cell, &digests, config));
         g.notices.extend(subject_notices(cell));
+        g.notices.extend(same_job::notices(cell));
+        same.push(same_job::pending(cell));
         listed.push((g, units));
+    }
+    // The same-job verdicts are their own family: one run's false-alarm budget, split over
+    // every (row, phase) timed beside a previous release.
+    let same_units: usize = same.iter().map(Vec::len).sum();
+    let same_level = crate::unit_level(config.settings.ci_level, same_units);
+    for ((g, _), pending) in listed.iter_mut().zip(same) {
+        g.same_job = pending
+            .into_iter()
+            .map(|p| p.judge(same_level, config.tolerance))
+            .collect();
     }
     let (cells, family) = judge_family(listed, config);
     let summary = summarize(&cells);
-    let exit = u8::from(summary.fail > 0 || summary.failures > 0 || summary.code_fail > 0);
+    let exit = u8::from(
+        summary.fail > 0
+            || summary.failures > 0
+            || summary.code_fail > 0
+            || summary.same_job_fail > 0,
+    );
     Ok(GateReport {
         schema_version: SCHEMA_VERSION,
         kind: GateKind::Gate,
@@ -251,6 +272,7 @@ fn gate_one_cell(
             notices: missing_job_notices(cell),
             verdicts: Vec::new(),
             code: Vec::new(),
+            same_job: Vec::new(),
         };
         (g, Vec::new())
     } else {
@@ -272,8 +294,18 @@ fn summarize(cells: &[GateCell]) -> GateSummary {
         code_pass: 0,
         code_fail: 0,
         code_inconclusive: 0,
+        same_job_pass: 0,
+        same_job_fail: 0,
+        same_job_inconclusive: 0,
     };
     for c in cells {
+        for v in &c.same_job {
+            match v.status {
+                GateStatus::Fail => summary.same_job_fail += 1,
+                GateStatus::Inconclusive => summary.same_job_inconclusive += 1,
+                GateStatus::Pass => summary.same_job_pass += 1,
+            }
+        }
         for v in &c.code {
             match v.status {
                 GateStatus::Fail => summary.code_fail += 1,
@@ -319,6 +351,7 @@ fn gate_cell(
                 notices,
                 verdicts: Vec::new(),
                 code: Vec::new(),
+                same_job: Vec::new(),
             };
             return (g, Vec::new());
         }
@@ -372,6 +405,7 @@ fn gate_cell(
         notices,
         verdicts: Vec::new(),
         code,
+        same_job: Vec::new(),
     };
     (g, units)
 }

@@ -25,7 +25,10 @@ mod walk;
 pub use change::{Change, change, change_against_point, unit_level};
 pub use config::{CalibrationFile, GateConfig, calibration_of};
 pub use futility::{Against, FutilityRule, Projection, UnitCall};
-pub use gate::{GateError, footprint_notices, gate, gate_history, instruction_notices};
+pub use gate::{
+    GateError, footprint_notices, gate, gate_history, instruction_notices, same_job_status,
+    same_job_verdicts,
+};
 pub use job::{
     Contamination, WorkloadJob, drift, http_verdict, soak_verdict, tooth_ok, workload_verdict,
 };

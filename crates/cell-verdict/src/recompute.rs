@@ -225,6 +225,7 @@ impl<'a> JobView<'a> {
             reference,
             control,
             tooth_rows,
+            previous_rows,
             tooth,
             contention,
             verdict,
@@ -238,7 +239,7 @@ impl<'a> JobView<'a> {
             let again = name == protocol.reference;
             rows.push((name, row, again));
         }
-        for (name, row) in tooth_rows.iter_mut() {
+        for (name, row) in tooth_rows.iter_mut().chain(previous_rows.iter_mut()) {
             rows.push((name.clone(), row, false));
         }
         Self {
@@ -509,6 +510,7 @@ fn role_order(role: Role) -> u8 {
         Role::Control => 1,
         Role::Row => 2,
         Role::Tooth => 3,
+        Role::Previous => 4,
     }
 }
 

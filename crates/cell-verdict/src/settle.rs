@@ -91,6 +91,11 @@ impl JobBaseline {
         }))
     }
 
+    /// The baseline's cell as the gate reads it (recomputed from its samples).
+    pub fn cell(&self) -> &CellResult {
+        &self.cell
+    }
+
     /// The per-round ratios of row `row` on `phase` and `clock` in the baseline, when the gate
     /// would compare this job's row with them: timed by the same protocol (`mode`), its
     /// job's control unbiased on the phase, and a ratio there.

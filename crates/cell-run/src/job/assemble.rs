@@ -26,6 +26,8 @@ pub(super) struct Assembly {
     pub(super) cost: JobCost,
     pub(super) started_at: String,
     pub(super) baseline: Baseline,
+    /// The previous release, when the job tried to time it.
+    pub(super) previous: Option<cell_schema::PreviousRelease>,
 }
 
 pub(super) fn assemble(
@@ -52,6 +54,7 @@ pub(super) fn assemble(
         pins: pins(plan, tc, ref_tc),
         versions,
         subject: a.probes.subject.clone(),
+        previous: a.previous,
         installed: a.installed,
         protocol: Protocol {
             reference: plan.reference().name.clone(),

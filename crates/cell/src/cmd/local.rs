@@ -170,6 +170,8 @@ fn run_one(
             results: args.out.clone(),
             run_units: run_units(plan, args),
         },
+        // The baseline's release, when the subject is another one, by its commit's pins.
+        previous_root: Some(plan.root.clone()),
     };
     let mut progress = Progress::new(cli, name);
     let result = match cell_run::run_job(plan, cell_model::LOCAL_LABEL, name, &opts, &mut |e| {

@@ -121,31 +121,7 @@ pub fn load_plan_at(
         "--config-rev `{}`: name a commit (a SHA or a ref)",
         cell_schema::escape::one_line(rev)
     );
-    let zip = scratch.join("config.zip");
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(&cli.root)
-        .args(["archive", "--format=zip", "-o"])
-        .arg(&zip)
-        // The whole tree but the history: the plan checks the rows' sources exist.
-        .args([rev, "--", ".", ":(exclude)results"])
-        .output()
-        .context("running git archive")?;
-    anyhow::ensure!(
-        out.status.success(),
-        "reading the configuration at {rev}: {}",
-        cell_schema::escape::one_line(String::from_utf8_lossy(&out.stderr).trim())
-    );
-    let root = scratch.join("config");
-    cell_fetch::unpack(
-        &zip,
-        cell_fetch::ArchiveKind::Zip,
-        &root,
-        &cell_fetch::UnpackOptions::default(),
-    )
-    .with_context(|| format!("unpacking the configuration of {rev}"))?;
-    cell_model::Plan::load(&root)
-        .with_context(|| format!("loading the cell definition of commit {rev}"))
+    cell_run::plan_at(&cli.root, rev, scratch).map_err(anyhow::Error::msg)
 }
 
 /// A toolchain that has workload rows; one without (a server's) says where its servers run.

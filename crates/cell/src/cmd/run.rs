@@ -47,6 +47,8 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<Exit> {
         cache: cell_run::cache::Cache::from_env()?,
         tarballs_always: true,
         baseline: baseline_source(&plan, args),
+        // The baseline's release, when the subject is another one, by its commit's pins.
+        previous_root: Some(plan.root.clone()),
     };
     let mut progress = Progress::new(cli, &toolchain);
     let result = match cell_run::run_job(&plan, &args.cell, &toolchain, &opts, &mut |e| {

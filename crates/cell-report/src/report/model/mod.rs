@@ -408,6 +408,7 @@ pub fn role_name(r: Role) -> &'static str {
         Role::Control => "control",
         Role::Row => "row",
         Role::Tooth => "tooth",
+        Role::Previous => "previous",
     }
 }
 

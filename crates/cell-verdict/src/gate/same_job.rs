@@ -1,0 +1,198 @@
+//! The release under test against the previous release, timed in the same job
+//! (docs/protocol.md, "The previous release in the same job"). Each `<row>.prev` row was built
+//! by the release the baseline run recorded and timed in the same rounds as `<row>`, so the
+//! per-round ratio `row / row.prev` cancels the machine and the hour; its median interval is
+//! judged against `TOLERANCE` around 1.0, beside the history verdict, never instead of it.
+
+use cell_schema::{
+    CellResult, GateStatus, JobSummary, Phase, PhaseResult, RatioCi, Role, RowName, SameJobVerdict,
+    Subject, escape,
+};
+
+use crate::change::band;
+use crate::figures;
+
+/// One (row, phase) of one job still to be judged: its per-round ratios new / old.
+pub(crate) struct Pending {
+    toolchain: cell_schema::ToolchainName,
+    row: RowName,
+    phase: Phase,
+    clock: cell_schema::Clock,
+    old_version: String,
+    new_version: String,
+    ratios: Vec<f64>,
+}
+
+/// What a release calls itself: its version, else its tag.
+fn version_of(s: &Subject) -> String {
+    s.version.clone().unwrap_or_else(|| s.tag.clone())
+}
+
+/// The units of every job of `cell` that timed a previous release: one per `<row>.prev` row
+/// and phase the new row has, with the ratios of their paired rounds.
+pub(crate) fn pending(cell: &CellResult) -> Vec<Pending> {
+    let mut out = Vec::new();
+    for (tc, job) in &cell.jobs {
+        let Some(old) = job.previous.as_ref().and_then(|p| p.installed.as_ref()) else {
+            continue;
+        };
+        let new_version = job
+            .subject
+            .as_ref()
+            .map_or_else(|| tc.to_string(), version_of);
+        for (prev_name, prev) in &job.previous_rows {
+            let Some(row) = Role::previous_of(prev_name) else {
+                continue;
+            };
+            let Some(new) = cell.rows.get(&row).filter(|r| r.job == *tc) else {
+                continue;
+            };
+            for (phase, np) in &new.row.phases {
+                let ratios = prev
+                    .phases
+                    .get(phase)
+                    .map(|op| ratios(job, np, op, new.row.verdict_clock, phase))
+                    .unwrap_or_default();
+                out.push(Pending {
+                    toolchain: tc.clone(),
+                    row: row.clone(),
+                    phase: phase.clone(),
+                    clock: new.row.verdict_clock,
+                    old_version: version_of(old),
+                    new_version: new_version.clone(),
+                    ratios,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Per-round `new/ref ÷ old/ref` in the rounds both ran: `new / old`, the reference's run of
+/// the round cancelled.
+fn ratios(
+    job: &JobSummary,
+    new: &PhaseResult,
+    old: &PhaseResult,
+    clock: cell_schema::Clock,
+    phase: &Phase,
+) -> Vec<f64> {
+    let Some(reference) = job.reference.phases.get(phase) else {
+        return Vec::new();
+    };
+    figures::ratio_of_ratios(
+        &new.runs,
+        Some(&old.runs),
+        &reference.runs,
+        clock,
+        job.protocol.mode,
+    )
+}
+
+/// The rule: FAIL when the whole interval lies above `1 + tolerance` (the new release's
+/// output is slower), PASS when it lies within the band or wholly below it (faster, which
+/// the message says), INCONCLUSIVE otherwise. Returns the status and whether it is faster.
+pub fn same_job_status(ci: &RatioCi, tolerance: f64) -> (GateStatus, bool) {
+    let (lo, hi) = band(tolerance);
+    if ci.lo > hi {
+        (GateStatus::Fail, false)
+    } else if ci.hi < lo {
+        (GateStatus::Pass, true)
+    } else if ci.lo >= lo && ci.hi <= hi {
+        (GateStatus::Pass, false)
+    } else {
+        (GateStatus::Inconclusive, false)
+    }
+}
+
+impl Pending {
+    /// The verdict at the per-unit `level` of the run's same-job family.
+    pub(crate) fn judge(self, level: f64, tolerance: f64) -> SameJobVerdict {
+        let ci = figures::ratio_ci(&self.ratios, level);
+        let (status, faster) = ci.as_ref().map_or((GateStatus::Inconclusive, false), |c| {
+            same_job_status(c, tolerance)
+        });
+        let resolution = ci
+            .as_ref()
+            .map(|c| ((c.hi - c.lo) / 2.0 * 1e4).round() / 1e4);
+        let head = format!(
+            "{} {} against {} in the same job: {} {}",
+            self.toolchain,
+            escape::one_line(&self.new_version),
+            escape::one_line(&self.old_version),
+            self.row,
+            self.phase
+        );
+        let message = match &ci {
+            None => format!("{head}: no paired rounds, INCONCLUSIVE"),
+            Some(c) => {
+                let what = match (status, faster) {
+                    (GateStatus::Pass, true) => {
+                        format!("PASS, faster by {:.1}%", (1.0 - c.median) * 100.0)
+                    }
+                    (GateStatus::Pass, false) => {
+                        format!("PASS, no change beyond ±{:.1}%", tolerance * 100.0)
+                    }
+                    (GateStatus::Fail, _) => format!(
+                        "FAIL, {:.1}% slower, beyond TOLERANCE ±{:.1}%",
+                        (c.median - 1.0) * 100.0,
+                        tolerance * 100.0
+                    ),
+                    (GateStatus::Inconclusive, _) => format!(
+                        "INCONCLUSIVE, this job resolves ±{:.1}%, wider than TOLERANCE ±{:.1}% allows here",
+                        (c.hi - c.lo) / 2.0 * 100.0,
+                        tolerance * 100.0
+                    ),
+                };
+                format!(
+                    "{head} {:.2} (CI {:.2}–{:.2}, {} rounds) {what}",
+                    c.median, c.lo, c.hi, c.n
+                )
+            }
+        };
+        SameJobVerdict {
+            row: self.row,
+            phase: self.phase,
+            clock: self.clock,
+            old_version: self.old_version,
+            new_version: self.new_version,
+            status,
+            ratio: ci,
+            resolution,
+            message,
+        }
+    }
+}
+
+/// The same-job verdicts of one cell on its own, at `run_level` split over its units: what
+/// a cell's RESULTS.md shows (the gate splits the level over every cell of the run).
+pub fn same_job_verdicts(cell: &CellResult, run_level: f64, tolerance: f64) -> Vec<SameJobVerdict> {
+    let units = pending(cell);
+    let level = crate::unit_level(run_level, units.len());
+    units
+        .into_iter()
+        .map(|p| p.judge(level, tolerance))
+        .collect()
+}
+
+/// Notices of a cell's jobs about the previous release: skipped, and why (the history
+/// verdict stands alone), or timed.
+pub(crate) fn notices(cell: &CellResult) -> Vec<String> {
+    let mut out = Vec::new();
+    for (tc, job) in &cell.jobs {
+        let Some(p) = &job.previous else { continue };
+        let old = escape::one_line(&version_of(&p.recorded));
+        match &p.skipped {
+            Some(why) => out.push(format!(
+                "job {tc}: the previous release {old} (baseline {}) was not timed in the same job: {}; the history verdict stands alone",
+                escape::one_line(&p.baseline_run),
+                escape::one_line(why)
+            )),
+            None if job.previous_rows.is_empty() => out.push(format!(
+                "job {tc}: the previous release {old} was installed, but none of its rows was built or timed"
+            )),
+            None => {}
+        }
+    }
+    out
+}
