@@ -283,7 +283,10 @@ fn run_job(ctx: &Ctx, job: &MatrixJob) -> Result<Job, PlanError> {
     let mut steps = job_prelude(&cells);
     // The subject's job reads the baseline commit's pins to time the previous release beside
     // the new one (`git archive <commit>`), which a shallow checkout does not hold.
-    if tc.subject && plan.workflow.results_branch.is_none() {
+    if tc.subject
+        && tc.name != plan.reference_toolchain().name
+        && plan.workflow.results_branch.is_none()
+    {
         steps[0] = side::checkout().input("fetch-depth", "0");
     }
     steps.extend(install_steps(ctx, tc, &cells, None)?);
@@ -355,11 +358,6 @@ fn suite_job(ctx: &Ctx, job: &MatrixJob) -> Result<Job, PlanError> {
     let tc = &plan.toolchains[&job.toolchain];
     let cells = job_cells(plan, job);
     let mut steps = job_prelude(&cells);
-    // The subject's job reads the baseline commit's pins to time the previous release beside
-    // the new one (`git archive <commit>`), which a shallow checkout does not hold.
-    if tc.subject && plan.workflow.results_branch.is_none() {
-        steps[0] = side::checkout().input("fetch-depth", "0");
-    }
     steps.extend(install_steps(ctx, tc, &cells, None)?);
     let (tools, run_name, only, minutes) = match &job.suite {
         Suite::Soak(_) => {

@@ -1048,4 +1048,14 @@ fn the_subjects_job_checks_out_the_history_to_find_the_previous_release() {
         assert_eq!(depth, (id == "run-zig").then_some("0"), "{id}");
     }
     lint_text(&text);
+    // A server's job never times a previous release: its checkout stays shallow.
+    let suites = with_suites().replacen(
+        "[toolchains.zig]\n",
+        "[toolchains.zig]\nsubject = true\n",
+        1,
+    );
+    let doc = yaml(&render(&suites));
+    let first = |id: &str| steps(&jobs(&doc)[id])[0]["with"]["fetch-depth"].clone();
+    assert_eq!(first("run-zig").as_str(), Some("0"));
+    assert!(first("http-zig").is_null(), "http-zig");
 }

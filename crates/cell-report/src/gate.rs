@@ -261,7 +261,7 @@ fn cell_summary(d: &mut Vec<Block>, c: &GateCell) {
                 "The release under test against the previous release, timed in the same job (new / old per round; beside the history verdicts):",
             ),
             Block::Blank,
-            Block::Table(same_job_table(&c.same_job)),
+            Block::Table(crate::same_job::table(&c.same_job)),
         ]);
     }
     d.push(Block::list(
@@ -290,44 +290,6 @@ fn same_job_lines(c: &GateCell) -> impl Iterator<Item = String> + '_ {
     let mut vs: Vec<&cell_schema::SameJobVerdict> = c.same_job.iter().collect();
     vs.sort_by_key(|v| std::cmp::Reverse(v.status));
     vs.into_iter().map(|v| v.message.clone())
-}
-
-/// The same-job verdicts' table of the step summary.
-fn same_job_table(vs: &[cell_schema::SameJobVerdict]) -> Table {
-    let mut t = Table::new(&[
-        ("same job", Align::Left),
-        ("row", Align::Left),
-        ("phase", Align::Left),
-        ("new / old (CI)", Align::Right),
-        ("resolves", Align::Right),
-        ("releases", Align::Left),
-    ]);
-    for v in vs {
-        let cells: Vec<String> = vec![
-            v.status.word().to_owned(),
-            v.row.to_string(),
-            v.phase.to_string(),
-            v.ratio.as_ref().map_or_else(
-                || "–".to_owned(),
-                |r| format!("{:.4} ({:.4}–{:.4})", r.median, r.lo, r.hi),
-            ),
-            v.resolution.map_or_else(
-                || "–".to_owned(),
-                |x| format!("±{}%", cell_schema::percent(x)),
-            ),
-        ];
-        let mut row: Vec<crate::doc::Cell> = cells
-            .into_iter()
-            .map(|c| vec![crate::doc::verbatim(c)])
-            .collect();
-        // A version is the record's own string: written as text, escaped.
-        row.push(vec![crate::doc::text(format!(
-            "{} against {}",
-            v.new_version, v.old_version
-        ))]);
-        t.push(row);
-    }
-    t
 }
 
 /// `; code: 3 pass, 1 fail` when the exact lane gave code verdicts, else nothing.

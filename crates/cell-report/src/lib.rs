@@ -15,7 +15,7 @@ pub mod gate;
 mod imported;
 mod instructions;
 pub mod report;
-mod same_job;
+pub mod same_job;
 pub mod suite;
 mod workload;
 

@@ -289,6 +289,9 @@ fn previous_rows(
     job: &JobSummary,
     out: &mut Vec<Problem>,
 ) {
+    if let Some(p) = &job.previous {
+        previous_release(tc, job, p, out);
+    }
     let installed = job.previous.as_ref().is_some_and(|p| p.installed.is_some());
     for (name, row) in &job.previous_rows {
         let what = format!("previous row {name} (job {tc})");
@@ -303,6 +306,40 @@ fn previous_rows(
             )));
         }
         row_result(&what, row, out);
+    }
+}
+
+/// The previous release is either installed (the digest the baseline recorded, another
+/// release than the job's own) or skipped with a reason, never both: anything else would let a
+/// file compare a release with itself and call it a version bump.
+fn previous_release(
+    tc: &crate::ToolchainName,
+    job: &JobSummary,
+    p: &crate::PreviousRelease,
+    out: &mut Vec<Problem>,
+) {
+    let what = format!("the previous release of job {tc}");
+    match (&p.installed, &p.skipped) {
+        (Some(_), Some(_)) => out.push(Problem(format!(
+            "{what} is both installed and skipped (impossible)"
+        ))),
+        (None, None) => out.push(Problem(format!(
+            "{what} is neither installed nor skipped with a reason (impossible)"
+        ))),
+        (Some(i), None) if i.sha256 != p.recorded.sha256 => out.push(Problem(format!(
+            "{what} was installed as sha256 {}, not the recorded {} (impossible: a job skips it)",
+            i.sha256, p.recorded.sha256
+        ))),
+        _ => {}
+    }
+    if job
+        .subject
+        .as_ref()
+        .is_none_or(|s| s.sha256 == p.recorded.sha256)
+    {
+        out.push(Problem(format!(
+            "{what} is not another release than the job's release under test (impossible)"
+        )));
     }
 }
 

@@ -516,6 +516,11 @@ fn a_previous_row_that_is_not_the_previous_releases_build_of_its_jobs_row_is_ref
             printed: None,
         };
         let job = c.jobs.get_mut(&gcc).unwrap();
+        job.subject = Some(cell_schema::Subject {
+            tag: "v2".into(),
+            sha256: cell_schema::Sha256::parse(&"cd".repeat(32)).unwrap(),
+            ..subject.clone()
+        });
         job.previous = Some(cell_schema::PreviousRelease {
             baseline_run: "2026-01-01-1".into(),
             commit: None,
@@ -525,6 +530,14 @@ fn a_previous_row_that_is_not_the_previous_releases_build_of_its_jobs_row_is_ref
             not_built: std::collections::BTreeMap::default(),
         });
         job.previous_rows.insert(RowName::new(name), row);
+    }
+    fn previous(c: &mut CellResult) -> &mut cell_schema::PreviousRelease {
+        c.jobs
+            .get_mut(&ToolchainName::new("gcc"))
+            .unwrap()
+            .previous
+            .as_mut()
+            .unwrap()
     }
     use cell_schema::Role::{Previous, Row};
     let want = "is not `<row>.prev` of a row of job gcc built by an installed previous release";
@@ -542,5 +555,49 @@ fn a_previous_row_that_is_not_the_previous_releases_build_of_its_jobs_row_is_ref
     let mut c = first_cell();
     planted(&mut c, "gcc-O2.prev", Previous, true);
     let got = messages(&c);
-    assert!(!got.iter().any(|m| m.contains(want)), "{got:?}");
+    assert!(
+        !got.iter()
+            .any(|m| m.contains(want) || m.contains("previous release")),
+        "{got:?}"
+    );
+    // The release itself: what a job never writes.
+    let cases: [Case; 4] = [
+        (
+            "installed and skipped",
+            |c| {
+                planted(c, "gcc-O2.prev", Previous, true);
+                previous(c).skipped = Some("x".into());
+            },
+            "the previous release of job gcc is both installed and skipped",
+        ),
+        (
+            "neither",
+            |c| planted(c, "gcc-O2.prev", Previous, false),
+            "is neither installed nor skipped with a reason",
+        ),
+        (
+            "another digest installed",
+            |c| {
+                planted(c, "gcc-O2.prev", Previous, true);
+                previous(c).installed.as_mut().unwrap().sha256 =
+                    cell_schema::Sha256::parse(&"ef".repeat(32)).unwrap();
+            },
+            "not the recorded",
+        ),
+        (
+            "the job's own release",
+            |c| {
+                planted(c, "gcc-O2.prev", Previous, true);
+                let own = previous(c).recorded.clone();
+                c.jobs.get_mut(&ToolchainName::new("gcc")).unwrap().subject = Some(own);
+            },
+            "is not another release than the job's release under test",
+        ),
+    ];
+    for (what, spoil, want) in cases {
+        let mut c = first_cell();
+        spoil(&mut c);
+        let got = messages(&c);
+        assert!(got.iter().any(|m| m.contains(want)), "{what}: {got:?}");
+    }
 }

@@ -103,7 +103,15 @@ fn git(root: &Path, args: &[&str]) {
 fn local(root: &Path, out: &Path, cache: &Path) -> assert_cmd::assert::Assert {
     cell()
         .env("CELL_CACHE", cache)
-        .args(["local", "--toolchains", "tcc", "--reps", "6", "--seed", "1"])
+        .args([
+            "local",
+            "--toolchains",
+            "tcc",
+            "--reps",
+            "10",
+            "--seed",
+            "1",
+        ])
         .arg("--root")
         .arg(root)
         .arg("--out")
@@ -134,6 +142,45 @@ fn tcc_job(out: &Path) -> serde_json::Value {
     read_json(&dir.join("results.json"))
 }
 
+/// The job of the new release: both releases installed and verified, both rows timed in the
+/// same rounds, each built from its own tree.
+fn both_installed_and_timed(job: &serde_json::Value, old: &[u8], new: &[u8]) {
+    assert_eq!(job["subject"]["sha256"], hex(new));
+    assert_eq!(job["subject"]["verified"], "both");
+    let prev = &job["previous"];
+    assert_eq!(prev["recorded"]["sha256"], hex(old), "{prev}");
+    assert_eq!(prev["installed"]["sha256"], hex(old), "{prev}");
+    assert_eq!(prev["installed"]["version"], "0.9.27", "{prev}");
+    assert_eq!(prev["installed"]["verified"], "both", "{prev}");
+    assert!(prev.get("skipped").is_none(), "{prev}");
+    assert_eq!(prev["commit"].as_str().unwrap().len(), 40);
+    // Both rows, in the same rounds.
+    let rows = &job["rows"];
+    assert_eq!(rows["tcc-O2.prev"]["role"], "previous");
+    assert_eq!(rows["tcc-O2.prev"]["label"], "tcc -O2 (0.9.27)");
+    for phase in ["mix", "fib"] {
+        // One run a round each, in the same rounds (a row's samples list its rounds only
+        // when they are not one per round).
+        let runs = |row: &str| rows[row]["phases"][phase]["samples"].clone();
+        let (a, b) = (runs("tcc-O2"), runs("tcc-O2.prev"));
+        assert_eq!(a["round"], b["round"], "{phase}");
+        assert_eq!(
+            a["seq"].as_array().unwrap().len(),
+            b["seq"].as_array().unwrap().len()
+        );
+    }
+    // The old release built the .prev row from its own tree, not the new one's.
+    let tool = |row: &str| rows[row]["build"]["argv"][0].as_str().unwrap().to_owned();
+    // Each from its own verified tree, cached by its digest.
+    assert!(
+        tool("tcc-O2.prev").contains(&hex(old)),
+        "{}",
+        tool("tcc-O2.prev")
+    );
+    assert!(tool("tcc-O2").contains(&hex(new)), "{}", tool("tcc-O2"));
+    assert_ne!(tool("tcc-O2"), tool("tcc-O2.prev"));
+}
+
 #[test]
 #[cfg_attr(
     not(all(target_os = "linux", target_arch = "x86_64")),
@@ -142,7 +189,8 @@ fn tcc_job(out: &Path) -> serde_json::Value {
 fn a_new_release_is_timed_beside_the_baselines_and_a_tampered_old_one_is_skipped() {
     let tmp = tempfile::tempdir().unwrap();
     let old = tarball("0.9.27", None);
-    // Twice the work of the default build: the new release's output is about 2x slower.
+    // Twice the work of the default build: the new release's output is about 2x slower. Ten
+    // rounds: two same-job units at 97.5% each need at least seven.
     let new = tarball("0.9.28", Some("-DITER=20000000UL"));
     let tampered = Arc::new(AtomicBool::new(false));
     let server = releases(old.clone(), new.clone(), tampered.clone());
@@ -172,32 +220,7 @@ fn a_new_release_is_timed_beside_the_baselines_and_a_tampered_old_one_is_skipped
     let run = local(&root, &out, &cache).code(1);
     let stdout = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
     let job = tcc_job(&out);
-    assert_eq!(job["subject"]["sha256"], hex(&new));
-    let prev = &job["previous"];
-    assert_eq!(prev["recorded"]["sha256"], hex(&old), "{prev}");
-    assert_eq!(prev["installed"]["sha256"], hex(&old), "{prev}");
-    assert_eq!(prev["installed"]["version"], "0.9.27", "{prev}");
-    assert_eq!(prev["installed"]["verified"], "both", "{prev}");
-    assert!(prev.get("skipped").is_none(), "{prev}");
-    assert_eq!(prev["commit"].as_str().unwrap().len(), 40);
-    // Both rows, in the same rounds.
-    let rows = &job["rows"];
-    assert_eq!(rows["tcc-O2.prev"]["role"], "previous");
-    assert_eq!(rows["tcc-O2.prev"]["label"], "tcc -O2 (0.9.27)");
-    for phase in ["mix", "fib"] {
-        // One run a round each, in the same rounds (a row's samples list its rounds only
-        // when they are not one per round).
-        let runs = |row: &str| rows[row]["phases"][phase]["samples"].clone();
-        let (a, b) = (runs("tcc-O2"), runs("tcc-O2.prev"));
-        assert_eq!(a["round"], b["round"], "{phase}");
-        assert_eq!(
-            a["seq"].as_array().unwrap().len(),
-            b["seq"].as_array().unwrap().len()
-        );
-    }
-    // The old release built the .prev row from its own tree, not the new one's.
-    let argv0 = |row: &str| rows[row]["build"]["argv"][0].as_str().unwrap().to_owned();
-    assert!(argv0("tcc-O2.prev").contains("tcc-0.9.27") || argv0("tcc-O2.prev") != argv0("tcc-O2"));
+    both_installed_and_timed(&job, &old, &new);
 
     let gate = read_json(&newest_run(&out).join("gate.json"));
     let same = gate["cells"][0]["same_job"].as_array().unwrap();
@@ -229,7 +252,8 @@ fn a_new_release_is_timed_beside_the_baselines_and_a_tampered_old_one_is_skipped
     let md = std::fs::read_to_string(cell_file.with_file_name("RESULTS.md")).unwrap();
     assert!(md.contains("## Same job: the previous release"), "{md}");
     assert!(
-        md.contains("| FAIL | tcc-O2 | mix |") && md.contains("0.9.28 against 0.9.27"),
+        md.contains("| FAIL | tcc-O2 | mix |")
+            && md.contains("tcc 0.9.28 against 0.9.27 in the same job: tcc-O2 mix "),
         "{md}"
     );
     assert!(
@@ -240,6 +264,16 @@ fn a_new_release_is_timed_beside_the_baselines_and_a_tampered_old_one_is_skipped
         merged["jobs"]["tcc"]["previous_rows"]["tcc-O2.prev"]["role"],
         "previous"
     );
+    // The report page says it too, in HTML and in Markdown.
+    let report = out.join(cell_schema::store::REPORT_DIR);
+    for file in ["index.html", "README.md"] {
+        let page = std::fs::read_to_string(report.join(file)).unwrap();
+        assert!(
+            page.contains("Same job: the previous release")
+                && page.contains("0.9.28 against 0.9.27"),
+            "{file}"
+        );
+    }
     common::assert_valid("results", &merged);
     common::assert_valid("results", &job);
     common::assert_valid("gate", &gate);

@@ -234,6 +234,13 @@ fn cell_blocks(out: &mut Vec<Block>, id: &str, c: &CellReport) {
         phase_blocks(out, id, c, p);
     }
     footprint_blocks(out, id, c);
+    if let Some(s) = &n.same_job {
+        out.push(text_heading(
+            3,
+            format!("{id} · Same job: the previous release in {}", n.run),
+        ));
+        out.extend(s.blocks());
+    }
     suite_blocks(out, id, c);
     if workload && !n.imported {
         jobs_blocks(out, c);

@@ -40,7 +40,7 @@ pub(super) fn previous_release(
     }
     let base = baseline.found.as_ref()?;
     let old_cell = base.cell();
-    let recorded = old_cell.jobs.get(&tc.name)?.subject.clone()?;
+    let recorded = recorded_release(old_cell, &tc.name)?;
     if recorded.sha256 == subject.sha256 {
         return None;
     }
@@ -68,6 +68,27 @@ pub(super) fn previous_release(
             })
         }
     }
+}
+
+/// The release of `tc` the baseline recorded: its own job's record first, else any job's
+/// that names `tc` (every workload job records the release under test). A record of another
+/// toolchain (the subject moved since) is no previous release of this one.
+fn recorded_release(
+    cell: &cell_schema::CellResult,
+    tc: &cell_schema::ToolchainName,
+) -> Option<Subject> {
+    let names_tc = |s: &&Subject| s.toolchain.as_ref().is_none_or(|t| t == tc);
+    cell.jobs
+        .get(tc)
+        .and_then(|j| j.subject.as_ref())
+        .filter(names_tc)
+        .or_else(|| {
+            cell.jobs
+                .values()
+                .filter_map(|j| j.subject.as_ref())
+                .find(|s| s.toolchain.as_ref() == Some(tc))
+        })
+        .cloned()
 }
 
 /// A full commit id as git prints it: 40 hex digits (a record's field is read, so checked).
@@ -102,6 +123,18 @@ fn install_previous(
         return Err(format!(
             "commit {commit} does not install `{}` from a tarball, so there is no release to fetch",
             tc.name
+        ));
+    }
+    // A pin that is not the recorded digest is refused before anything is downloaded.
+    let source = old_plan
+        .tarball_source(old_tc, &cell.os, &cell.arch)
+        .map_err(|e| format!("commit {commit}: {e}"))?;
+    if let Some(pin) = &source.sha256
+        && *pin != record.recorded.sha256
+    {
+        return Err(format!(
+            "commit {commit} pins sha256 {pin} for {}-{}, but the baseline run recorded {}",
+            cell.os, cell.arch, record.recorded.sha256
         ));
     }
     let installed = crate::install::install(&old_plan, old_tc, &cell.os, &cell.arch, &opts.cache)
@@ -141,7 +174,12 @@ pub(super) fn previous_rows(
         .collect();
     for (row, clock) in rows {
         let name = RowName::from(format!("{}{PREVIOUS_SUFFIX}", row.name).as_str());
-        let why = if plan.rows.contains_key(&name) {
+        let why = if !cell_schema::ids::is_safe_id(name.as_str()) {
+            Some(format!(
+                "`{name}` is not an id a record can hold ([A-Za-z0-9._+-], at most {} bytes, no `..`)",
+                cell_schema::ids::MAX_ID_LEN
+            ))
+        } else if plan.rows.contains_key(&name) {
             Some(format!("`{name}` is a row of cell/cell.toml"))
         } else {
             row.tools()

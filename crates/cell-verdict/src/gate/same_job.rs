@@ -21,6 +21,8 @@ pub(crate) struct Pending {
     old_version: String,
     new_version: String,
     ratios: Vec<f64>,
+    /// Why no call is made whatever the ratios say (a wrong answer on either side).
+    blocked: Option<String>,
 }
 
 /// What a release calls itself: its version, else its tag.
@@ -48,11 +50,17 @@ pub(crate) fn pending(cell: &CellResult) -> Vec<Pending> {
                 continue;
             };
             for (phase, np) in &new.row.phases {
-                let ratios = prev
-                    .phases
-                    .get(phase)
+                let op = prev.phases.get(phase);
+                let ratios = op
                     .map(|op| ratios(job, np, op, new.row.verdict_clock, phase))
                     .unwrap_or_default();
+                let blocked = match op {
+                    _ if !np.answer_ok => Some(format!("{row} printed a wrong answer")),
+                    Some(op) if !op.answer_ok => {
+                        Some(format!("{prev_name} printed a wrong answer"))
+                    }
+                    _ => None,
+                };
                 out.push(Pending {
                     toolchain: tc.clone(),
                     row: row.clone(),
@@ -61,6 +69,7 @@ pub(crate) fn pending(cell: &CellResult) -> Vec<Pending> {
                     old_version: version_of(old),
                     new_version: new_version.clone(),
                     ratios,
+                    blocked,
                 });
             }
         }
@@ -80,6 +89,7 @@ fn ratios(
     let Some(reference) = job.reference.phases.get(phase) else {
         return Vec::new();
     };
+    // A run of 0 µs is a valid record and would make a ratio of 0 or infinity: no evidence.
     figures::ratio_of_ratios(
         &new.runs,
         Some(&old.runs),
@@ -87,6 +97,9 @@ fn ratios(
         clock,
         job.protocol.mode,
     )
+    .into_iter()
+    .filter(|r| r.is_finite() && *r > 0.0)
+    .collect()
 }
 
 /// The rule: FAIL when the whole interval lies above `1 + tolerance` (the new release's
@@ -109,9 +122,12 @@ impl Pending {
     /// The verdict at the per-unit `level` of the run's same-job family.
     pub(crate) fn judge(self, level: f64, tolerance: f64) -> SameJobVerdict {
         let ci = figures::ratio_ci(&self.ratios, level);
-        let (status, faster) = ci.as_ref().map_or((GateStatus::Inconclusive, false), |c| {
-            same_job_status(c, tolerance)
-        });
+        // Too few rounds for the level asked: no pair of order statistics covers that often.
+        let short = ci.as_ref().is_some_and(|c| c.level + 1e-9 < level);
+        let (status, faster) = match &ci {
+            Some(c) if self.blocked.is_none() && !short => same_job_status(c, tolerance),
+            _ => (GateStatus::Inconclusive, false),
+        };
         let resolution = ci
             .as_ref()
             .map(|c| ((c.hi - c.lo) / 2.0 * 1e4).round() / 1e4);
@@ -138,11 +154,19 @@ impl Pending {
                         (c.median - 1.0) * 100.0,
                         tolerance * 100.0
                     ),
-                    (GateStatus::Inconclusive, _) => format!(
-                        "INCONCLUSIVE, this job resolves ±{:.1}%, wider than TOLERANCE ±{:.1}% allows here",
-                        (c.hi - c.lo) / 2.0 * 100.0,
-                        tolerance * 100.0
-                    ),
+                    (GateStatus::Inconclusive, _) => match (&self.blocked, short) {
+                        (Some(why), _) => format!("INCONCLUSIVE, not judged: {why}"),
+                        (None, true) => format!(
+                            "INCONCLUSIVE, {} paired rounds cannot reach the {:.2}% interval this run's same-job verdicts need",
+                            c.n,
+                            level * 100.0
+                        ),
+                        (None, false) => format!(
+                            "INCONCLUSIVE, this job resolves ±{:.1}%, wider than TOLERANCE ±{:.1}% allows here",
+                            (c.hi - c.lo) / 2.0 * 100.0,
+                            tolerance * 100.0
+                        ),
+                    },
                 };
                 format!(
                     "{head} {:.2} (CI {:.2}–{:.2}, {} rounds) {what}",
@@ -192,6 +216,12 @@ pub(crate) fn notices(cell: &CellResult) -> Vec<String> {
                 "job {tc}: the previous release {old} was installed, but none of its rows was built or timed"
             )),
             None => {}
+        }
+        for (row, why) in &p.not_built {
+            out.push(format!(
+                "job {tc}: {row} was not built by the previous release {old}: {}",
+                escape::one_line(why)
+            ));
         }
     }
     out

@@ -318,6 +318,10 @@ pub struct NewestRun {
     /// The run `footprint` and `installed` come from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub footprint_run: Option<String>,
+    /// The release under test against the previous release, timed in the same job, when a
+    /// job of the newest run tried.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub same_job: Option<crate::same_job::SameJob>,
 }
 
 /// One job of the newest run.

@@ -41,6 +41,7 @@ pub(super) fn newest_report(
         footprint,
         installed,
         footprint_run: workload_from.map(|(r, _)| r.name.to_string()),
+        same_job: crate::same_job::SameJob::of_cell(cell),
         soak: soak_from
             .map(|(_, c)| &c.soak)
             .into_iter()
