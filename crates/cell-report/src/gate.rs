@@ -105,19 +105,19 @@ pub fn annotations(report: &GateReport, per_kind: usize) -> String {
                 GateStatus::Pass => {}
             }
         }
-        for v in &c.code {
-            let title = format!("cell gate: {} {} {} (code)", c.cell, v.row, v.phase);
-            match v.status {
-                GateStatus::Fail => errors.push((title, v.message.clone())),
-                GateStatus::Inconclusive => warnings.push((title, v.message.clone())),
-                GateStatus::Pass => {}
-            }
-        }
-        for v in &c.same_job {
-            let title = format!("cell gate: {} {} {} (same job)", c.cell, v.row, v.phase);
-            match v.status {
-                GateStatus::Fail => errors.push((title, v.message.clone())),
-                GateStatus::Inconclusive => warnings.push((title, v.message.clone())),
+        let code = c
+            .code
+            .iter()
+            .map(|v| (&v.row, &v.phase, v.status, &v.message, "code"));
+        let same = c
+            .same_job
+            .iter()
+            .map(|v| (&v.row, &v.phase, v.status, &v.message, "same job"));
+        for (row, phase, status, message, what) in code.chain(same) {
+            let title = format!("cell gate: {} {row} {phase} ({what})", c.cell);
+            match status {
+                GateStatus::Fail => errors.push((title, message.clone())),
+                GateStatus::Inconclusive => warnings.push((title, message.clone())),
                 GateStatus::Pass => {}
             }
         }

@@ -71,22 +71,7 @@ fn versions(version: &str, pin: &str) -> String {
 }
 
 fn toml(server: &Server) -> String {
-    format!(
-        r#"
-[toolchains.tcc]
-subject = true
-install = {{ tarball = {{ template = "{}/releases/tcc-{{version}}-{{os}}-{{arch}}.tar.gz", sha256 = "TCC_SHA256", checksum = "{{url}}.sha256", version = "TCC_VERSION", tag = "release-{{version}}", strip = 1 }} }}
-tools.tcc = {{ version = ["-v"] }}
-
-[rows.tcc-O2]
-toolchain = "tcc"
-label = "tcc -O2"
-source = "c"
-build = ["{{tool:tcc}}", "-O2", "-o", "{{out}}", "{{src}}/main.c"]
-run = ["{{bin}}", "{{phase}}"]
-"#,
-        server.base()
-    )
+    common::tcc_subject_toml(&server.base())
 }
 
 fn git(root: &Path, args: &[&str]) {

@@ -42,22 +42,7 @@ fn release(served: Vec<u8>, published: &[u8]) -> Server {
 /// The tiny project with tcc declared the release under test, pinned and checksummed.
 fn subject_project(dir: &Path, server: &Server, pin: &str) -> PathBuf {
     let versions = format!("{VERSIONS}TCC_VERSION=0.9.27\nTCC_SHA256_LINUX_X86_64={pin}\n");
-    let toml = format!(
-        r#"
-[toolchains.tcc]
-subject = true
-install = {{ tarball = {{ template = "{}/releases/tcc-{{version}}-{{os}}-{{arch}}.tar.gz", sha256 = "TCC_SHA256", checksum = "{{url}}.sha256", version = "TCC_VERSION", tag = "release-{{version}}", strip = 1 }} }}
-tools.tcc = {{ version = ["-v"] }}
-
-[rows.tcc-O2]
-toolchain = "tcc"
-label = "tcc -O2"
-source = "c"
-build = ["{{tool:tcc}}", "-O2", "-o", "{{out}}", "{{src}}/main.c"]
-run = ["{{bin}}", "{{phase}}"]
-"#,
-        server.base()
-    );
+    let toml = common::tcc_subject_toml(&server.base());
     project(dir, &versions, &toml)
 }
 

@@ -160,3 +160,24 @@ pub fn scripted_local(
         .expect("a new run dir");
     (a.get_output().clone(), dir)
 }
+
+/// tcc declared the release under test, installed from `<base>/releases/` by the pins
+/// `TCC_VERSION` and `TCC_SHA256_<OS>_<ARCH>` with its published `.sha256`, and its row
+/// `tcc-O2`.
+pub fn tcc_subject_toml(base: &str) -> String {
+    format!(
+        r#"
+[toolchains.tcc]
+subject = true
+install = {{ tarball = {{ template = "{base}/releases/tcc-{{version}}-{{os}}-{{arch}}.tar.gz", sha256 = "TCC_SHA256", checksum = "{{url}}.sha256", version = "TCC_VERSION", tag = "release-{{version}}", strip = 1 }} }}
+tools.tcc = {{ version = ["-v"] }}
+
+[rows.tcc-O2]
+toolchain = "tcc"
+label = "tcc -O2"
+source = "c"
+build = ["{{tool:tcc}}", "-O2", "-o", "{{out}}", "{{src}}/main.c"]
+run = ["{{bin}}", "{{phase}}"]
+"#
+    )
+}
