@@ -124,11 +124,7 @@ fn job_lines(cell: &CellResult) -> Vec<String> {
         .iter()
         .filter_map(|(tc, j)| {
             let p = j.previous.as_ref()?;
-            let old = p
-                .recorded
-                .version
-                .clone()
-                .unwrap_or_else(|| p.recorded.tag.clone());
+            let old = p.recorded.version_or_tag();
             let mut line = match &p.skipped {
                 Some(why) => format!(
                     "{tc}: {old} (baseline {}) not timed: {why}; the history verdict stands alone",

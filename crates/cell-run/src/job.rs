@@ -241,14 +241,23 @@ fn probe_toolchain(
         return Ok((Ok(p), None));
     }
     let installed = crate::install::install(plan, tc, &cell.os, &cell.arch, &opts.cache)?;
+    announce_reinstall(&tc.name, &installed, on);
+    Ok((tools::probe_in(tc, Some(&installed.bin)), Some(installed)))
+}
+
+/// Tells the caller a cached tree was found changed and installed again, when it was.
+fn announce_reinstall(
+    toolchain: &ToolchainName,
+    installed: &crate::install::Installed,
+    on: &mut dyn FnMut(Event),
+) {
     if let Some(why) = &installed.replaced {
         on(Event::Reinstalled {
-            toolchain: tc.name.clone(),
+            toolchain: toolchain.clone(),
             dir: installed.dir.clone(),
             why: why.clone(),
         });
     }
-    Ok((tools::probe_in(tc, Some(&installed.bin)), Some(installed)))
 }
 
 fn probe(

@@ -87,6 +87,11 @@ pub struct Subject {
 }
 
 impl Subject {
+    /// What the release calls itself: the version pinned in `versions.env`, else its tag.
+    pub fn version_or_tag(&self) -> String {
+        self.version.clone().unwrap_or_else(|| self.tag.clone())
+    }
+
     /// `[<toolchain> ]<tag> <asset> sha256 <hex>`: how the gate, the step summary and the
     /// report name the release.
     pub fn summary(&self) -> String {

@@ -145,13 +145,7 @@ fn install_previous(
             installed.sha256, cell.os, cell.arch, record.recorded.sha256
         ));
     }
-    if let Some(why) = &installed.replaced {
-        on(Event::Reinstalled {
-            toolchain: tc.name.clone(),
-            dir: installed.dir.clone(),
-            why: why.clone(),
-        });
-    }
+    super::announce_reinstall(&tc.name, &installed, on);
     let probe = tools::probe_in(old_tc, Some(&installed.bin)).map_err(|m| m.to_string())?;
     let subject = crate::install::subject_record(old_tc, &installed, &probe.versions);
     Ok((subject, probe))

@@ -9,8 +9,8 @@ use cell_schema::{
     Subject, escape,
 };
 
-use crate::change::band;
 use crate::figures;
+use crate::rules::three_way;
 
 /// One (row, phase) of one job still to be judged: its per-round ratios new / old.
 pub(crate) struct Pending {
@@ -25,11 +25,6 @@ pub(crate) struct Pending {
     blocked: Option<String>,
 }
 
-/// What a release calls itself: its version, else its tag.
-fn version_of(s: &Subject) -> String {
-    s.version.clone().unwrap_or_else(|| s.tag.clone())
-}
-
 /// The units of every job of `cell` that timed a previous release: one per `<row>.prev` row
 /// and phase the new row has, with the ratios of their paired rounds.
 pub(crate) fn pending(cell: &CellResult) -> Vec<Pending> {
@@ -41,7 +36,7 @@ pub(crate) fn pending(cell: &CellResult) -> Vec<Pending> {
         let new_version = job
             .subject
             .as_ref()
-            .map_or_else(|| tc.to_string(), version_of);
+            .map_or_else(|| tc.to_string(), Subject::version_or_tag);
         for (prev_name, prev) in &job.previous_rows {
             let Some(row) = Role::previous_of(prev_name) else {
                 continue;
@@ -66,7 +61,7 @@ pub(crate) fn pending(cell: &CellResult) -> Vec<Pending> {
                     row: row.clone(),
                     phase: phase.clone(),
                     clock: new.row.verdict_clock,
-                    old_version: version_of(old),
+                    old_version: old.version_or_tag(),
                     new_version: new_version.clone(),
                     ratios,
                     blocked,
@@ -106,15 +101,10 @@ fn ratios(
 /// output is slower), PASS when it lies within the band or wholly below it (faster, which
 /// the message says), INCONCLUSIVE otherwise. Returns the status and whether it is faster.
 pub fn same_job_status(ci: &RatioCi, tolerance: f64) -> (GateStatus, bool) {
-    let (lo, hi) = band(tolerance);
-    if ci.lo > hi {
-        (GateStatus::Fail, false)
-    } else if ci.hi < lo {
-        (GateStatus::Pass, true)
-    } else if ci.lo >= lo && ci.hi <= hi {
-        (GateStatus::Pass, false)
-    } else {
-        (GateStatus::Inconclusive, false)
+    match three_way(1.0, ci.lo, ci.hi, tolerance) {
+        // Wholly below the band: the new release's output is faster, which passes.
+        GateStatus::Fail if ci.hi < 1.0 => (GateStatus::Pass, true),
+        status => (status, false),
     }
 }
 
@@ -205,7 +195,7 @@ pub(crate) fn notices(cell: &CellResult) -> Vec<String> {
     let mut out = Vec::new();
     for (tc, job) in &cell.jobs {
         let Some(p) = &job.previous else { continue };
-        let old = escape::one_line(&version_of(&p.recorded));
+        let old = escape::one_line(&p.recorded.version_or_tag());
         match &p.skipped {
             Some(why) => out.push(format!(
                 "job {tc}: the previous release {old} (baseline {}) was not timed in the same job: {}; the history verdict stands alone",

@@ -1,7 +1,7 @@
 //! A run's CSV records: every row's footprint, the cells with suites, every timed process.
 
 use cell_schema::store::HistoryRun;
-use cell_schema::{CellId, CellResult, Clock, Role, RowName, RowResult, ToolchainName};
+use cell_schema::{CellId, CellResult, Clock, Role, RowName, RowResult, Subject, ToolchainName};
 
 use super::{FootprintRecord, Sample};
 use crate::footprint::of_cell;
@@ -45,7 +45,7 @@ pub(super) fn suite_cells(run: &HistoryRun, cells: &[(&CellId, &CellResult)]) ->
                 .jobs
                 .values()
                 .find_map(|j| j.subject.as_ref())
-                .map(|s| s.version.clone().unwrap_or_else(|| s.tag.clone())),
+                .map(Subject::version_or_tag),
             http: c.http.iter().map(|(n, h)| (n.clone(), h.clone())).collect(),
             soak: c.soak.iter().map(|(n, s)| (n.clone(), s.clone())).collect(),
         })
