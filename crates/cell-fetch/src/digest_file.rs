@@ -9,7 +9,7 @@ use super::http::Timeouts;
 use super::url::redact;
 
 /// A digest file larger than this is not a digest file.
-const MAX_DIGEST_FILE: usize = 1 << 20;
+pub const MAX_DIGEST_FILE: usize = 1 << 20;
 
 /// Downloads the digest file at `url` and picks the digest of `archive_name`.
 pub(super) async fn fetch_expected(
@@ -18,6 +18,19 @@ pub(super) async fn fetch_expected(
     url: &str,
     archive_name: &str,
 ) -> Result<Sha256, FetchError> {
+    let text = fetch_text(client, timeouts, url).await?;
+    pick(&text, archive_name).map_err(|e| FetchError::DigestFile {
+        url: redact(url),
+        msg: e.to_string(),
+    })
+}
+
+/// Downloads a digest file (at most [`MAX_DIGEST_FILE`] bytes) as text.
+pub(super) async fn fetch_text(
+    client: &reqwest::Client,
+    timeouts: Timeouts,
+    url: &str,
+) -> Result<String, FetchError> {
     let mut response = download::get(client, timeouts, url).await?;
     let mut bytes = Vec::new();
     while let Some(piece) = download::chunk(&mut response, timeouts, url).await? {
@@ -29,11 +42,7 @@ pub(super) async fn fetch_expected(
             });
         }
     }
-    let text = String::from_utf8_lossy(&bytes);
-    pick(&text, archive_name).map_err(|e| FetchError::DigestFile {
-        url: redact(url),
-        msg: e.to_string(),
-    })
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// A digest file that names no usable digest for the archive.

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use cell_schema::Sha256;
 
-pub use self::digest_file::DigestFileError;
+pub use self::digest_file::{DigestFileError, MAX_DIGEST_FILE};
 pub use self::error::{FetchError, Unsafe};
 pub use self::hash::{CapExceeded, HashingWriter, hash_bytes, hash_file};
 pub use self::http::Timeouts;
@@ -160,6 +160,32 @@ pub fn published_digest(
         let digest = digest_file::fetch_expected(&client, timeouts, url, archive_name);
         download::within(deadline, url, digest).await
     })
+}
+
+/// The text of a published checksum file (`SHA256SUMS`), at most [`MAX_DIGEST_FILE`] bytes.
+pub fn published_file(
+    url: &str,
+    timeouts: Timeouts,
+    deadline: Duration,
+) -> Result<String, FetchError> {
+    if !url::is_http(url) {
+        return Err(FetchError::Usage(format!(
+            "`{}` is not an http:// or https:// URL",
+            url::redact(url)
+        )));
+    }
+    let runtime = http::runtime().map_err(|e| FetchError::Client(e.to_string()))?;
+    runtime.block_on(async {
+        let client = download::client(timeouts)?;
+        let text = digest_file::fetch_text(&client, timeouts, url);
+        download::within(deadline, url, text).await
+    })
+}
+
+/// The digest a checksum file's text gives for `archive_name` (the rules of
+/// [`published_digest`]).
+pub fn digest_in(text: &str, archive_name: &str) -> Result<Sha256, DigestFileError> {
+    digest_file::pick(text, archive_name)
 }
 
 /// The expected digest (from the digest file when asked) and the verified download.

@@ -5,6 +5,7 @@
 //! parser in exact agreement.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::ConfigError;
@@ -149,6 +150,40 @@ impl VersionsEnv {
     }
 }
 
+/// Sets `KEY=value` lines of the file at `path`: a key's line is replaced where it stands,
+/// a new key is appended; every other line is kept byte for byte. Written through a temporary
+/// file and a rename, so a failure leaves the file as it was. Keys and values must be what
+/// [`VersionsEnv::parse`] takes back.
+pub fn set_keys(path: &Path, pairs: &[(String, String)]) -> Result<(), ConfigError> {
+    let io = |error| ConfigError::Io {
+        path: path.to_owned(),
+        error,
+    };
+    let text = std::fs::read_to_string(path).map_err(io)?;
+    let mut left: Vec<&(String, String)> = pairs.iter().collect();
+    let mut out = String::with_capacity(text.len() + 100);
+    for line in text.split_inclusive('\n') {
+        let key = line.split_once('=').map(|(k, _)| k.trim());
+        match left.iter().position(|(k, _)| Some(k.as_str()) == key) {
+            Some(i) => {
+                let (k, v) = left.remove(i);
+                let _ = writeln!(out, "{k}={v}");
+            }
+            None => out.push_str(line),
+        }
+    }
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    for (k, v) in left {
+        let _ = writeln!(out, "{k}={v}");
+    }
+    VersionsEnv::parse(path, &out)?;
+    let tmp = path.with_extension("env.tmp");
+    std::fs::write(&tmp, &out).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
 pub(crate) fn is_key(key: &str) -> bool {
     let mut chars = key.chars();
     chars
@@ -159,6 +194,28 @@ pub(crate) fn is_key(key: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn set_keys_replaces_in_place_appends_the_rest_and_keeps_every_other_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("versions.env");
+        std::fs::write(&path, "# pins\nA=1\n\nCELL_SHA256_LINUX_X86_64=old\nB=2").unwrap();
+        let pairs = [
+            ("CELL_SHA256_LINUX_X86_64".to_owned(), "new".to_owned()),
+            ("CELL_SHA256_MACOS_AARCH64".to_owned(), "mac".to_owned()),
+        ];
+        set_keys(&path, &pairs).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "# pins\nA=1\n\nCELL_SHA256_LINUX_X86_64=new\nB=2\nCELL_SHA256_MACOS_AARCH64=mac\n"
+        );
+        let bad = [("X".to_owned(), "a b".to_owned())];
+        assert!(set_keys(&path, &bad).is_err());
+        assert!(
+            std::fs::read_to_string(&path).unwrap().ends_with("=mac\n"),
+            "a refused value changed the file"
+        );
+    }
+
     use super::*;
 
     fn parse(text: &str) -> Result<VersionsEnv, String> {

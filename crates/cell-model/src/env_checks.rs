@@ -10,6 +10,10 @@ impl Plan {
     pub(crate) fn check_env_keys(&self) -> Result<(), ConfigError> {
         let mut referenced: Vec<&str> = DEFAULTS.iter().map(|(k, _, _)| *k).collect();
         referenced.push(&self.workflow.rust_key);
+        if let Some(crate::CellSource::Release(_)) = &self.workflow.cell {
+            // CELL_SHA256_<OS>_<ARCH>: the pinned release's digests.
+            referenced.push(crate::cell_source::DIGEST_KEY_PREFIX);
+        }
         if let Some(h) = &self.http {
             for tool in LOAD_TOOLS {
                 match tool.install {

@@ -3,6 +3,7 @@
 //! Parsing ([`raw`], [`env`]) is syntax only; [`Plan::load`] validates every cross-reference once,
 //! and every later stage takes the resolved `Plan`, never the raw files.
 
+pub mod cell_source;
 mod cells;
 pub mod env;
 mod env_checks;
@@ -27,6 +28,7 @@ use std::path::{Path, PathBuf};
 pub use cell_schema::{
     CellId, CellLabel, Clock, Phase, RowName, ServerName, ToolName, ToolchainName,
 };
+pub use cell_source::{CellRelease, CellSource};
 pub use cells::Cell;
 use cells::resolve_cells;
 pub use env::VersionsEnv;

@@ -55,6 +55,35 @@ pub struct RawWorkflow {
     pub rust: Option<String>,
     /// The branch collect commits `results/` to, instead of the checked-out one.
     pub results_branch: Option<String>,
+    /// Which cell the jobs run: `"source"`, `{ version, url? }` or `{ git, rev }`.
+    pub cell: Option<RawCellSource>,
+    /// Also write `.github/workflows/release.yml` (cell's own repository).
+    #[serde(default)]
+    pub release: bool,
+}
+
+/// `[workflow] cell`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum RawCellSource {
+    /// `"source"`.
+    Word(String),
+    /// `{ version = … }` or `{ git = …, rev = … }`.
+    Table(RawCellTable),
+}
+
+/// `[workflow] cell = { … }`: the forms are told apart when resolved.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCellTable {
+    /// A release's version.
+    pub version: Option<String>,
+    /// The release's asset URL template (`{version}`, `{target}`).
+    pub url: Option<String>,
+    /// A git repository to build from.
+    pub git: Option<String>,
+    /// The exact commit to build.
+    pub rev: Option<String>,
 }
 
 /// `[tooth]`.

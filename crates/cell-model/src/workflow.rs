@@ -1,6 +1,7 @@
 //! `[workflow]` and `allow_dirty`: when the generated workflow runs and which generated files
 //! a user may edit.
 
+use crate::cell_source::{CellSource, resolve_cell_source};
 use crate::safe::Kind;
 use crate::{DEFAULT_WORKFLOW_RUST, DIRTY_FILES, FieldError, VersionsEnv, join, raw, safe_field};
 
@@ -20,6 +21,10 @@ pub struct WorkflowDef {
     /// The branch `collect` commits `results/` to (created on first use), for a repository
     /// whose checked-out branch is protected; `None`: the checked-out branch.
     pub results_branch: Option<String>,
+    /// `cell`: which cell the jobs run; `None` when not set (`cell plan` decides).
+    pub cell: Option<CellSource>,
+    /// `release`: `cell plan` also writes the workflow that publishes cell's releases.
+    pub release: bool,
 }
 
 /// Validates `[workflow]`: five-field cron lines, no empty pattern, the Rust key it names.
@@ -79,6 +84,8 @@ pub(crate) fn resolve_workflow(
         rust_key,
         rust,
         results_branch: raw.results_branch,
+        cell: resolve_cell_source(raw.cell)?,
+        release: raw.release,
     })
 }
 

@@ -7,8 +7,10 @@
 
 mod build;
 mod error;
+mod getter;
 pub mod layout;
 pub mod pins;
+mod release;
 mod render;
 mod side;
 pub mod workflow;
@@ -20,6 +22,7 @@ use cell_model::{Install, Plan};
 pub use build::HOST_RUNNER;
 pub use error::PlanError;
 pub use layout::{Entry, Layout, MAX_MATRIX, MatrixJob, Selection, Suite};
+pub use release::RELEASE_PATH;
 pub use side::{HOST_PLATFORM, bin_artifact, build_job_id};
 
 /// The generated workflow, relative to the project root.
@@ -36,7 +39,30 @@ pub fn workflow(plan: &Plan) -> Result<workflow::Workflow, PlanError> {
 pub fn render(plan: &Plan) -> Result<String, PlanError> {
     let layout = Layout::of(plan)?;
     let wf = build::workflow(plan, &layout)?;
-    render::to_yaml(&wf, &build::header(&layout))
+    render::to_yaml(&wf, &build::header(plan, &layout))
+}
+
+/// The release workflow's text, when `[workflow] release` asks for it.
+pub fn render_release(plan: &Plan) -> Result<Option<String>, PlanError> {
+    if !plan.workflow.release {
+        return Ok(None);
+    }
+    let rust = getter::build_rust(plan)?;
+    render::to_yaml_with(
+        &release::workflow(&rust),
+        &release::header(),
+        &release::NOTES,
+    )
+    .map(Some)
+}
+
+/// Every file `cell plan` writes: (path relative to the root, text).
+pub fn render_all(plan: &Plan) -> Result<Vec<(&'static str, String)>, PlanError> {
+    let mut out = vec![(WORKFLOW_PATH, render(plan)?)];
+    if let Some(text) = render_release(plan)? {
+        out.push((RELEASE_PATH, text));
+    }
+    Ok(out)
 }
 
 /// Where the workflow of a plan lives.
@@ -56,30 +82,35 @@ pub enum Check {
     },
 }
 
-/// Compares the workflow file with the render.
+/// Compares the generated files with the render; the diffs of those that differ, joined.
 pub fn check(plan: &Plan) -> Result<Check, PlanError> {
-    let want = render(plan)?;
-    let path = workflow_path(plan);
-    let have = match std::fs::read_to_string(&path) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(source) => return Err(PlanError::Io { path, source }),
-    };
-    if have.as_deref() == Some(want.as_str()) {
-        return Ok(Check::Current);
-    }
-    let old_label = if have.is_some() {
-        format!("a/{WORKFLOW_PATH}")
-    } else {
-        "/dev/null".to_owned()
-    };
-    Ok(Check::Stale {
-        diff: unified_diff(
+    let mut diff = String::new();
+    for (rel, want) in render_all(plan)? {
+        let path = plan.root.join(rel);
+        let have = match std::fs::read_to_string(&path) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(source) => return Err(PlanError::Io { path, source }),
+        };
+        if have.as_deref() == Some(want.as_str()) {
+            continue;
+        }
+        let old_label = if have.is_some() {
+            format!("a/{rel}")
+        } else {
+            "/dev/null".to_owned()
+        };
+        diff.push_str(&unified_diff(
             have.as_deref().unwrap_or(""),
             &want,
             &old_label,
-            &format!("b/{WORKFLOW_PATH} (as `cell plan` writes it)"),
-        ),
+            &format!("b/{rel} (as `cell plan` writes it)"),
+        ));
+    }
+    Ok(if diff.is_empty() {
+        Check::Current
+    } else {
+        Check::Stale { diff }
     })
 }
 
@@ -88,15 +119,19 @@ pub fn allows_dirty(plan: &Plan) -> bool {
     plan.allow_dirty.iter().any(|f| f == DIRTY_NAME)
 }
 
-/// Writes the workflow (atomically, only when it changes); returns whether it changed.
+/// Writes the generated files (atomically, each only when it changes); returns whether any
+/// changed.
 pub fn write(plan: &Plan) -> Result<bool, PlanError> {
-    let text = render(plan)?;
-    let path = workflow_path(plan);
-    if std::fs::read_to_string(&path).is_ok_and(|have| have == text) {
-        return Ok(false);
+    let mut changed = false;
+    for (rel, text) in render_all(plan)? {
+        let path = plan.root.join(rel);
+        if std::fs::read_to_string(&path).is_ok_and(|have| have == text) {
+            continue;
+        }
+        write_atomic(&path, &text)?;
+        changed = true;
     }
-    write_atomic(&path, &text)?;
-    Ok(true)
+    Ok(changed)
 }
 
 fn write_atomic(path: &Path, text: &str) -> Result<(), PlanError> {
@@ -106,7 +141,11 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), PlanError> {
     };
     let dir = path.parent().expect("the workflow path has a parent");
     std::fs::create_dir_all(dir).map_err(io)?;
-    let tmp = dir.join(".cell.yml.tmp");
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("workflow");
+    let tmp = dir.join(format!(".{name}.tmp"));
     std::fs::write(&tmp, text).map_err(io)?;
     std::fs::rename(&tmp, path).map_err(io)
 }

@@ -30,8 +30,27 @@ const SELF_HOSTED_REASON: &str = "# zizmor: ignore[self-hosted-runner] a cell of
 /// How wide a step's comment may run before it wraps.
 const COMMENT_WIDTH: usize = 92;
 
-/// Serializes `wf` and adds the comments and spacing.
+/// The reasons written beside a workflow's permissions and zizmor suppressions.
+pub struct Notes {
+    /// (permission line, why).
+    pub permissions: &'static [(&'static str, &'static str)],
+    /// (top-level line, audit, why).
+    pub suppressions: &'static [(&'static str, &'static str, &'static str)],
+}
+
+/// Those of `cell.yml`.
+pub const CELL_NOTES: Notes = Notes {
+    permissions: PERMISSION_REASONS,
+    suppressions: SUPPRESSIONS,
+};
+
+/// Serializes `wf` and adds the comments and spacing of `cell.yml`.
 pub fn to_yaml(wf: &Workflow, header: &[String]) -> Result<String, PlanError> {
+    to_yaml_with(wf, header, &CELL_NOTES)
+}
+
+/// Serializes `wf` and adds the comments (`notes`' reasons) and spacing.
+pub fn to_yaml_with(wf: &Workflow, header: &[String], notes: &Notes) -> Result<String, PlanError> {
     let body = serde_norway::to_string(wf).map_err(|e| PlanError::Render(e.to_string()))?;
     let comments = step_comments(wf);
     let mut out = String::new();
@@ -90,7 +109,8 @@ pub fn to_yaml(wf: &Workflow, header: &[String]) -> Result<String, PlanError> {
         }
         out.push_str(line);
         if indent == 0
-            && let Some((_, audit, reason)) = SUPPRESSIONS.iter().find(|(l, _, _)| *l == content)
+            && let Some((_, audit, reason)) =
+                notes.suppressions.iter().find(|(l, _, _)| *l == content)
         {
             let _ = write!(out, " # zizmor: ignore[{audit}] {reason}");
         }
@@ -101,7 +121,8 @@ pub fn to_yaml(wf: &Workflow, header: &[String]) -> Result<String, PlanError> {
         if let Some(p) = permissions_indent
             && indent > p
         {
-            let reason = PERMISSION_REASONS
+            let reason = notes
+                .permissions
                 .iter()
                 .find(|(k, _)| *k == content)
                 .map(|(_, r)| *r)

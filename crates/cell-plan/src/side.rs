@@ -3,7 +3,9 @@
 //! artifacts become one commit of `results/`, whatever failed before it).
 
 use cell_model::Plan;
+use std::fmt::Write as _;
 
+use crate::getter::{Getter, job_platform};
 use crate::layout::{Layout, runs_on};
 use crate::pins::{CHECKOUT, DOWNLOAD_ARTIFACT, RUST_CACHE, UPLOAD_ARTIFACT};
 use crate::workflow::{Concurrency, Job, Level, Map, Permissions, RunsOn, Scope, Step, expr};
@@ -14,7 +16,7 @@ pub const SIDE_JOB_MINUTES: u32 = 30;
 /// The platform of the hosted runner `plan` and `collect` run on.
 pub const HOST_PLATFORM: &str = "linux-x86_64";
 /// Where a job unpacks the cell binary of its platform.
-const BIN_DIR: &str = "cell-bin";
+pub(crate) const BIN_DIR: &str = "cell-bin";
 
 /// One platform cell runs on (`<os>-<arch>`) and the runner its build job uses: the hosted
 /// one for `linux-x86_64` (which also serves `plan` and `collect`), else the first cell's.
@@ -97,7 +99,7 @@ pub fn checkout() -> Step {
 }
 
 /// The Rust that builds cell, by rustup (preinstalled on the runners), not by an action.
-fn install_rust(rust: &str) -> Step {
+pub(crate) fn install_rust(rust: &str) -> Step {
     Step::run(
         format!("install Rust {rust} to build cell"),
         &[
@@ -110,24 +112,75 @@ fn install_rust(rust: &str) -> Step {
 }
 
 /// Prints the SHA-256 of `$1` (sha256sum on Linux, shasum on macOS).
-const SHA256_OF: &str =
+pub(crate) const SHA256_OF: &str =
     "sha256_of() { { sha256sum \"$1\" 2>/dev/null || shasum -a 256 \"$1\"; } | cut -d ' ' -f 1; }";
 
-/// The job that builds cell once for `platform` and hands it on with its digest.
-pub fn build_job(rust: &str, platform: &Platform) -> Job {
-    let steps = vec![
-        checkout(),
-        install_rust(rust),
-        Step::uses("restore the cargo cache (keyed on Cargo.lock)", RUST_CACHE)
-            .input("shared-key", format!("cell-{}", platform.id)),
-        Step::run(
-            "build cell",
-            &[
-                "cargo build --release --locked -p cell",
-                &format!("mkdir -p {BIN_DIR}"),
-                &format!("cp target/release/cell {BIN_DIR}/cell"),
+/// Where a git source is checked out in its build job.
+const GIT_SRC: &str = "cell-src";
+
+/// What a build job compiles: this commit of the repository, or one commit of another.
+#[derive(Clone, Copy, Debug)]
+pub enum BuildFrom<'a> {
+    /// The repository's own commit (`cell = "source"`).
+    ThisCommit,
+    /// `cell = { git, rev }`.
+    Git {
+        /// The repository.
+        url: &'a str,
+        /// The full commit id.
+        rev: &'a str,
+    },
+}
+
+/// The steps that put the source in place, and the directory cargo runs in.
+fn source_steps(from: BuildFrom<'_>) -> (Vec<Step>, &'static str) {
+    match from {
+        BuildFrom::ThisCommit => (vec![checkout()], "."),
+        BuildFrom::Git { url, rev } => (
+            vec![
+                Step::run(
+                    format!("fetch cell at {rev}"),
+                    &[
+                        &format!("git init -q {GIT_SRC}"),
+                        &format!("git -C {GIT_SRC} fetch -q --depth 1 \"$CELL_GIT\" \"$CELL_REV\""),
+                        &format!("git -C {GIT_SRC} checkout -q --detach \"$CELL_REV\""),
+                    ],
+                )
+                .env("CELL_GIT", url)
+                .env("CELL_REV", rev)
+                .comment("One exact commit (a full id, never a branch): the same cell on every run until the pin changes."),
             ],
+            GIT_SRC,
         ),
+    }
+}
+
+/// The job that builds cell once for `platform` and hands it on with its digest.
+pub fn build_job(rust: &str, platform: &Platform, from: BuildFrom<'_>) -> Job {
+    let (mut steps, dir) = source_steps(from);
+    let mut cache = Step::uses("restore the cargo cache (keyed on Cargo.lock)", RUST_CACHE)
+        .input("shared-key", format!("cell-{}", platform.id));
+    if dir != "." {
+        cache = cache.input("workspaces", format!("{dir} -> target"));
+    }
+    let build = if dir == "." {
+        vec![
+            "cargo build --release --locked --bin cell".to_owned(),
+            format!("mkdir -p {BIN_DIR}"),
+            format!("cp target/release/cell {BIN_DIR}/cell"),
+        ]
+    } else {
+        vec![
+            format!("(cd {dir} && cargo build --release --locked --bin cell)"),
+            format!("mkdir -p {BIN_DIR}"),
+            format!("cp {dir}/target/release/cell {BIN_DIR}/cell"),
+        ]
+    };
+    let build: Vec<&str> = build.iter().map(String::as_str).collect();
+    steps.extend([
+        install_rust(rust),
+        cache,
+        Step::run("build cell", &build),
         Step::run(
             "record the binary's SHA-256 for the jobs that download it",
             &[
@@ -142,7 +195,7 @@ pub fn build_job(rust: &str, platform: &Platform) -> Job {
             .input("if-no-files-found", "error")
             // A full re-run builds again under the same name.
             .input("overwrite", true),
-    ];
+    ]);
     Job {
         name: format!("build cell for {}", platform.id),
         needs: Vec::new(),
@@ -161,14 +214,9 @@ pub fn build_job(rust: &str, platform: &Platform) -> Job {
 /// Downloads cell for the job's platform (one of `platforms`; `matrix.os`-`matrix.arch` when
 /// there are several), checks its SHA-256 against what the build job recorded (a binary is
 /// run only when it is the one built for this run), and puts it on PATH.
-pub fn get_cell(platforms: &[String]) -> Vec<Step> {
-    let (name, platform) = match platforms {
-        [one] => (bin_artifact(one), one.clone()),
-        _ => (
-            bin_artifact(&format!("{}-{}", expr("matrix.os"), expr("matrix.arch"))),
-            format!("{}-{}", expr("matrix.os"), expr("matrix.arch")),
-        ),
-    };
+pub(crate) fn get_cell(platforms: &[String]) -> Vec<Step> {
+    let platform = job_platform(platforms);
+    let name = bin_artifact(&platform);
     // `<platform>=<sha256>` lines, one per build job this job needs.
     let digests: Vec<String> = platforms
         .iter()
@@ -206,9 +254,10 @@ pub fn get_cell(platforms: &[String]) -> Vec<Step> {
 
 /// `plan`: checks this file is current and turns the run's inputs into matrices; unknown
 /// cells or toolchains and a bad `reps` fail here, before any runner is taken.
-pub fn plan_job(layout: &Layout) -> Job {
+pub fn plan_job(layout: &Layout, getter: &Getter) -> Job {
+    let host = [HOST_PLATFORM.to_owned()];
     let mut steps = vec![checkout()];
-    steps.extend(get_cell(&[HOST_PLATFORM.to_owned()]));
+    steps.extend(getter.steps(&host));
     steps.push(Step::run(
         format!("check that {WORKFLOW_PATH} is what `cell plan` writes"),
         &["cell plan --check"],
@@ -233,7 +282,7 @@ pub fn plan_job(layout: &Layout) -> Job {
     }
     Job {
         name: "plan".into(),
-        needs: vec![build_job_id(HOST_PLATFORM)],
+        needs: getter.needs(&host),
         cond: None,
         runs_on: RunsOn::Label(HOST_RUNNER.into()),
         permissions: None,
@@ -249,16 +298,20 @@ pub fn plan_job(layout: &Layout) -> Job {
 /// `collect`: runs unless the run was cancelled (a cancel commits nothing; a later re-run
 /// collects), after failed and skipped jobs alike, and ends in one commit whenever anything
 /// was collected; the job fails after that commit when a job failed or the gate tripped.
-pub fn collect_job(plan: &Plan, layout: &Layout) -> Job {
-    let mut needs = vec!["plan".to_owned(), build_job_id(HOST_PLATFORM)];
+pub fn collect_job(plan: &Plan, layout: &Layout, getter: &Getter) -> Job {
+    let host = [HOST_PLATFORM.to_owned()];
+    let built = getter.needs(&host);
+    let mut cond = "!cancelled() && needs.plan.result == 'success'".to_owned();
+    for b in &built {
+        let _ = write!(cond, " && needs.{b}.result == 'success'");
+    }
+    let mut needs = vec!["plan".to_owned()];
+    needs.extend(built);
     needs.extend(layout.jobs.iter().map(|j| j.id.clone()));
     Job {
         name: "collect".into(),
         needs,
-        cond: Some(format!(
-            "!cancelled() && needs.plan.result == 'success' && needs.{}.result == 'success'",
-            build_job_id(HOST_PLATFORM)
-        )),
+        cond: Some(cond),
         runs_on: RunsOn::Label(HOST_RUNNER.into()),
         permissions: Some(Permissions::of([
             (Scope::Contents, Level::Write),
@@ -273,14 +326,14 @@ pub fn collect_job(plan: &Plan, layout: &Layout) -> Job {
         strategy: None,
         env: Map::new(),
         outputs: Map::new(),
-        steps: collect_steps(plan.workflow.results_branch.as_deref()),
+        steps: collect_steps(plan.workflow.results_branch.as_deref(), getter),
     }
 }
 
 /// Where the collect job checks out `[workflow] results_branch`.
 const RESULTS_CHECKOUT: &str = ".cell-results";
 
-fn collect_steps(results_branch: Option<&str>) -> Vec<Step> {
+fn collect_steps(results_branch: Option<&str>, getter: &Getter) -> Vec<Step> {
     let run_dir = expr("steps.collect.outputs.run-dir");
     let collected = "steps.collect.outputs.run-dir != ''";
     let mut steps = vec![
@@ -289,10 +342,12 @@ fn collect_steps(results_branch: Option<&str>) -> Vec<Step> {
             .input("fetch-depth", "0")
             .comment("The branch tip, not github.sha: a re-run must commit on top of what attempt 1 pushed."),
     ];
-    let mut get = get_cell(&[HOST_PLATFORM.to_owned()]);
-    get[0] = get[0]
-        .clone()
-        .comment("cell as the build job compiled it for this run: this job runs no build script.");
+    let mut get = getter.steps(&[HOST_PLATFORM.to_owned()]);
+    if let Getter::Built = getter {
+        get[0] = get[0].clone().comment(
+            "cell as the build job compiled it for this run: this job runs no build script.",
+        );
+    }
     steps.extend(get);
     let mut collect = match results_branch {
         None => Step::run(

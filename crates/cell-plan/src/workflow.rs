@@ -151,6 +151,9 @@ pub struct Filters {
     /// Branch globs; empty: every branch.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub branches: Vec<String>,
+    /// Tag globs (a push of a tag); empty: none asked for.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
     /// Path globs; empty: any change.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<String>,

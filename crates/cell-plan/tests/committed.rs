@@ -1,5 +1,5 @@
-//! The workflows committed in this repository: cell.yml is exactly what `cell plan` writes,
-//! ci.yml keeps the same rules by hand, and both lint clean.
+//! The workflows committed in this repository: cell.yml and release.yml are exactly what
+//! `cell plan` writes, ci.yml keeps the same rules by hand, and all of them lint clean.
 
 use cell_testkit::lint::lint;
 use cell_testkit::repo_root;
@@ -10,21 +10,28 @@ fn read(rel: &str) -> String {
 }
 
 #[test]
-fn committed_cell_yml_is_what_cell_plan_writes() {
+fn committed_cell_yml_and_release_yml_are_what_cell_plan_writes() {
     let plan = cell_model::Plan::load(&repo_root()).unwrap();
-    let want = cell_plan::render(&plan).unwrap();
-    let have = read(cell_plan::WORKFLOW_PATH);
-    assert!(
-        have == want,
-        "{} is stale: run `cargo run -p cell -- plan` and commit it\n{}",
-        cell_plan::WORKFLOW_PATH,
-        cell_plan::unified_diff(&have, &want, "committed", "rendered")
-    );
+    let files = cell_plan::render_all(&plan).unwrap();
+    let paths: Vec<&str> = files.iter().map(|(p, _)| *p).collect();
+    assert_eq!(paths, [cell_plan::WORKFLOW_PATH, cell_plan::RELEASE_PATH]);
+    for (rel, want) in files {
+        let have = read(rel);
+        assert!(
+            have == want,
+            "{rel} is stale: run `cargo run --bin cell -- plan` and commit it\n{}",
+            cell_plan::unified_diff(&have, &want, "committed", "rendered")
+        );
+    }
 }
 
 #[test]
 fn committed_workflows_lint_clean() {
-    for rel in [cell_plan::WORKFLOW_PATH, ".github/workflows/ci.yml"] {
+    for rel in [
+        cell_plan::WORKFLOW_PATH,
+        cell_plan::RELEASE_PATH,
+        ".github/workflows/ci.yml",
+    ] {
         lint(&repo_root().join(rel));
     }
 }

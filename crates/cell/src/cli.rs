@@ -45,6 +45,9 @@ pub enum Command {
     Fetch(crate::cmd::fetch::FetchArgs),
     /// Install a tarball toolchain for a cell: verified before unpacking, cached by digest.
     Install(crate::cmd::install::InstallArgs),
+    /// Start a benchmark repository: cell/cell.toml, versions.env, a starter workload with its
+    /// answers, the workflow and a README section (refuses to overwrite without --force).
+    Init(crate::cmd::init::InitArgs),
     /// Print the JSON Schema of results.json (or facts.json).
     Schema(SchemaArgs),
     /// Write .github/workflows/cell.yml from versions.env and cell/cell.toml (--check: compare;

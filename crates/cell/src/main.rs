@@ -8,6 +8,7 @@ mod cmd;
 mod exit;
 mod progress;
 mod signals;
+mod version;
 
 use std::process::ExitCode;
 

@@ -1,12 +1,14 @@
-//! docs/own-compiler.md followed literally: its `cell/cell.toml` and `versions.env` blocks
-//! written as they stand (the release URL pointed at a loopback server, the digest placeholder
-//! filled in), its `cell local` and `cell plan` commands run. The page breaks when this does.
+//! docs/own-compiler.md followed literally: its `cell init` command run as written by `sh` (the
+//! release URLs pointed at a loopback server that serves a tcc tarball and a cell release),
+//! then its `cell local` and `cell plan --check`. The page breaks when this does.
 
 mod common;
 
+use std::path::Path;
+
 use cell_testkit::archive::{Entry, tar_gz};
 use cell_testkit::http::{Response, Server};
-use common::{cell, read_json, repo_root};
+use common::{read_json, repo_root};
 
 /// The fenced block of `lang` that follows the line holding `after`.
 fn block(doc: &str, after: &str, lang: &str) -> String {
@@ -19,6 +21,30 @@ fn block(doc: &str, after: &str, lang: &str) -> String {
     doc[start..end].to_owned()
 }
 
+/// Runs a block of the guide with `sh -e` in `dir`, the cell under test first on PATH.
+fn sh(dir: &Path, script: &str, cache: &Path) {
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_cell")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = std::process::Command::new("sh")
+        .arg("-ec")
+        .arg(script)
+        .current_dir(dir)
+        .env("PATH", path)
+        .env("CELL_CACHE", cache)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the guide's block failed:\n{script}\n--- stdout\n{}\n--- stderr\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 #[cfg_attr(
     not(all(target_os = "linux", target_arch = "x86_64")),
@@ -26,9 +52,11 @@ fn block(doc: &str, after: &str, lang: &str) -> String {
 )]
 fn the_own_compiler_guide_works_as_written() {
     let guide = std::fs::read_to_string(repo_root().join("docs/own-compiler.md")).unwrap();
-    let toml = block(&guide, "`cell/cell.toml`:", "toml");
-    let versions = block(&guide, "`versions.env` (keys", "sh");
-    let main_c = block(&guide, "`bench/workload/c/main.c` prints", "c");
+    let init = block(&guide, "## 2. A repository with `cell init`", "sh");
+    let subject_toml = block(&guide, "The subject's lines of `cell/cell.toml`:", "toml");
+    let local = block(&guide, "## 3. Try it here", "sh");
+    let workflow = block(&guide, "## 4. The workflow", "sh");
+    assert!(init.contains("cell init"), "{init}");
 
     let tcc = std::fs::read("/usr/bin/tcc").expect("tcc is installed (scripts/setup --test)");
     let asset = "tcc-0.9.27-linux-x86_64.tar.gz";
@@ -38,53 +66,67 @@ fn the_own_compiler_guide_works_as_written() {
         Entry::File("tcc-0.9.27/bin/tcc", &tcc, 0o755),
     ]);
     let digest = cell_testkit::sha256(&tar).to_string();
+    let version = env!("CARGO_PKG_VERSION");
+    let cell_asset = format!("cell-{version}-linux-x86_64.tar.gz");
+    let sums = format!("{}  {cell_asset}\n", "ab".repeat(32));
     let server = Server::routes([
         (format!("/{asset}"), Response::ok(tar.clone())),
         (
             format!("/{asset}.sha256"),
             Response::ok(format!("{digest} *{asset}\n")),
         ),
+        (format!("/v{version}/SHA256SUMS"), Response::ok(sums)),
     ]);
 
     let tmp = tempfile::tempdir().unwrap();
+    let script = init
+        .replace("https://releases.example.org", &server.base())
+        .replace(
+            "https://github.com/cell-bench/cell/releases/download",
+            &server.base(),
+        )
+        .replace("v0.1.0", &format!("v{version}"));
+    sh(tmp.path(), &script, &tmp.path().join("cache"));
     let root = tmp.path().join("mybench");
-    std::fs::create_dir_all(root.join("cell")).unwrap();
-    std::fs::create_dir_all(root.join("bench/workload/c")).unwrap();
-    std::fs::write(
-        root.join("cell/cell.toml"),
-        toml.replace("https://releases.example.org", &server.base()),
-    )
-    .unwrap();
-    std::fs::write(
-        root.join("versions.env"),
-        versions.replace(&format!("<the SHA-256 of {asset}>"), &digest),
-    )
-    .unwrap();
-    std::fs::write(root.join("bench/workload/c/main.c"), main_c).unwrap();
+    let toml = std::fs::read_to_string(root.join("cell/cell.toml")).unwrap();
+    let served = subject_toml.replace("https://releases.example.org", &server.base());
+    assert!(
+        toml.contains(&served),
+        "cell init does not write the lines the guide shows:\n{served}\n--- wrote\n{toml}"
+    );
+    let versions = std::fs::read_to_string(root.join("versions.env")).unwrap();
+    assert!(
+        versions.contains(&format!("TCC_SHA256_LINUX_X86_64={digest}")),
+        "{versions}"
+    );
+    assert!(
+        versions.contains(&format!("CELL_SHA256_LINUX_X86_64={}", "ab".repeat(32))),
+        "{versions}"
+    );
 
-    let out = tmp.path().join("cell-local");
-    cell()
-        .current_dir(&root)
-        .env("CELL_CACHE", tmp.path().join("cache"))
-        .args(["local", "--toolchains", "tcc", "--reps", "5", "-q", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
-    let cell_dir = cell_testkit::first_dir(&cell_testkit::local_run_dir(&out));
+    sh(&root, &local, &tmp.path().join("cache"));
+    let out = cell_testkit::local_run_dir(&root.join("cell-local"));
+    let cell_dir = cell_testkit::first_dir(&out);
     let merged = read_json(&cell_dir.join("results.json"));
     assert_eq!(merged["jobs"]["tcc"]["subject"]["sha256"], digest);
     assert_eq!(merged["jobs"]["tcc"]["subject"]["verified"], "both");
     let md = std::fs::read_to_string(cell_dir.join("RESULTS.md")).unwrap();
-    assert!(
-        md.contains("Release under test: `tcc` release-0.9.27"),
-        "{md}"
-    );
+    assert!(md.contains("Release under test: `tcc` 0.9.27"), "{md}");
     assert!(merged["rows"]["tcc"].is_object(), "the row was timed");
 
-    cell().current_dir(&root).arg("plan").assert().success();
+    // `cell plan --check` passes on what init wrote; the commit needs an identity.
+    let commit = workflow.replace(
+        "git add -A && git commit",
+        "git add -A && git -c user.name=guide -c user.email=guide@example.org commit -q",
+    );
+    sh(&root, &commit, &tmp.path().join("cache"));
     let workflow = std::fs::read_to_string(root.join(".github/workflows/cell.yml")).unwrap();
     assert!(
         workflow.contains("install the release under test tcc 0.9.27"),
+        "{workflow}"
+    );
+    assert!(
+        workflow.contains(&format!("install cell {version} (the pinned release")),
         "{workflow}"
     );
 }

@@ -223,7 +223,7 @@ pub struct Config {
     pub git_ref: String,
     /// `owner/name`.
     pub repository: String,
-    /// The `cell` binary the `cargo build -p cell` stand-in puts in place.
+    /// The `cell` binary the `cargo build --bin cell` stand-in puts in place.
     pub cell_bin: PathBuf,
 }
 

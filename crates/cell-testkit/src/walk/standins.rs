@@ -1,5 +1,5 @@
 //! The programs a walk puts first on `PATH`: what a hosted runner can do and this machine
-//! must not (install packages as root, reach the internet), and `cargo build -p cell`.
+//! must not (install packages as root, reach the internet), and `cargo build --bin cell`.
 //!
 //! - `sudo`: runs its arguments (`VAR=value` ones through `env`), as the runner's
 //!   passwordless sudo would, without root.
@@ -81,7 +81,7 @@ PATH="@SYSPATH@" exec @TOOL@ "$@"
 "#;
 
 /// Why `cargo` is stood in for: every job of the workflow builds cell with
-/// `cargo build --release --locked -p cell` (43–78 s from a warm cache on this project's
+/// `cargo build --release --locked --bin cell` (43–78 s from a warm cache on this project's
 /// 2-vCPU machine, minutes cold, per job: docs/workflow.md). A walk test runs against the
 /// `cell` that its own `cargo test` built (`CARGO_BIN_EXE_cell`), so that the binary under test
 /// is the one of this checkout and the walk takes seconds; this copies that binary where the
@@ -95,10 +95,10 @@ if [[ "$1" == build ]]; then
   prev=""
   for a in "$@"; do
     [[ "$a" == --release ]] && profile=release
-    [[ "$prev" == -p || "$prev" == --package ]] && pkg="$a"
+    [[ "$prev" == -p || "$prev" == --package || "$prev" == --bin ]] && pkg="$a"
     prev="$a"
   done
-  if [[ "$pkg" == cell ]]; then
+  if [[ "$pkg" == cell || "$pkg" == cell-bench ]]; then
     dir="${CARGO_TARGET_DIR:-$PWD/target}/$profile"
     mkdir -p "$dir"
     cp "@CELL@" "$dir/cell"
@@ -106,7 +106,7 @@ if [[ "$1" == build ]]; then
     exit 0
   fi
 fi
-echo "walk stand-in cargo: only \`cargo build -p cell\` is stood in for, not: cargo $*" >&2
+echo "walk stand-in cargo: only \`cargo build --bin cell\` is stood in for, not: cargo $*" >&2
 exit 101
 "#;
 

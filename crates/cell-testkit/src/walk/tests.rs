@@ -62,7 +62,7 @@ jobs:
     steps:
     - uses: actions/checkout@0123456789012345678901234567890123456789 # v9
       with: {persist-credentials: false}
-    - run: cargo build --release --locked -p cell
+    - run: cargo build --release --locked --bin cell
     - id: hash
       run: echo "sha256=$(sha256sum target/release/cell | cut -d' ' -f1)" >> "$GITHUB_OUTPUT"
     - uses: actions/upload-artifact@v4

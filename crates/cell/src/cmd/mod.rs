@@ -6,6 +6,7 @@ pub mod commit;
 pub mod fetch;
 pub mod gate;
 pub mod import;
+pub mod init;
 pub mod install;
 pub mod local;
 pub mod plan;
@@ -27,6 +28,7 @@ pub fn dispatch(cli: &Cli) -> anyhow::Result<Exit> {
         Command::Install(args) => install::run(args, cli),
         Command::Local(args) => local::run(args, cli),
         Command::Plan(args) => plan::run(args, cli),
+        Command::Init(args) => init::run(args, cli),
         Command::Collect(args) => collect::run(args, cli),
         Command::Commit(args) => commit::run(args, cli),
         Command::ResultsBranch(args) => commit::results_branch(args, cli),

@@ -45,11 +45,25 @@ pub struct PlanArgs {
     /// has entries to FILE (the workflow passes its step output file).
     #[arg(long, value_name = "FILE", requires = "matrix")]
     pub outputs: Option<PathBuf>,
+    /// Before writing: pin the digests of the release `[workflow] cell = { version }` names,
+    /// for every platform the cells run on, from its `SHA256SUMS` (an http(s) URL or a file),
+    /// as `CELL_SHA256_<OS>_<ARCH>` lines of versions.env.
+    #[arg(long, value_name = "URL|FILE", conflicts_with_all = ["matrix", "check"])]
+    pub cell_sums: Option<String>,
 }
 
 /// Runs `cell plan`.
 pub fn run(args: &PlanArgs, cli: &Cli) -> anyhow::Result<Exit> {
-    let plan = super::load_plan(cli)?;
+    let mut plan = super::load_plan(cli)?;
+    if let Some(sums) = &args.cell_sums {
+        let pinned = pin_release_digests(&plan, sums)?;
+        if !cli.quiet {
+            for (key, value) in &pinned {
+                eprintln!("versions.env: {key}={value}");
+            }
+        }
+        plan = super::load_plan(cli)?;
+    }
     if args.matrix {
         return matrix(args, &plan);
     }
@@ -114,6 +128,67 @@ pub fn run(args: &PlanArgs, cli: &Cli) -> anyhow::Result<Exit> {
         }
     }
     Ok(Exit::Ok)
+}
+
+/// Writes `CELL_SHA256_<OS>_<ARCH>` of the pinned release into versions.env, for the host and
+/// every cell's platform, from the release's `SHA256SUMS`; returns the pairs written.
+pub fn pin_release_digests(
+    plan: &cell_model::Plan,
+    sums: &str,
+) -> anyhow::Result<Vec<(String, String)>> {
+    let Some(cell_model::CellSource::Release(release)) = &plan.workflow.cell else {
+        anyhow::bail!(
+            "--cell-sums pins a release's digests, and [workflow] cell of cell/cell.toml names no release: write cell = {{ version = \"X.Y.Z\" }} first"
+        );
+    };
+    let text = if sums.starts_with("http://") || sums.starts_with("https://") {
+        cell_fetch::published_file(
+            sums,
+            cell_fetch::Timeouts::default(),
+            std::time::Duration::from_mins(2),
+        )
+        .with_context(|| format!("downloading {}", cell_schema::escape::one_line(sums)))?
+    } else {
+        read_bounded(std::path::Path::new(sums))?
+    };
+    let mut targets = std::collections::BTreeSet::from([("linux".to_owned(), "x86_64".to_owned())]);
+    targets.extend(plan.cells.values().map(|c| (c.os.clone(), c.arch.clone())));
+    let mut pairs = Vec::new();
+    for (os, arch) in targets {
+        let asset = release.asset(&format!("{os}-{arch}"));
+        // A bare digest names no file: it cannot say which platform it is for.
+        anyhow::ensure!(
+            text.lines().any(|l| l.contains(&asset)),
+            "{} names no {asset}: is it the SHA256SUMS of cell {}?",
+            cell_schema::escape::one_line(sums),
+            release.version
+        );
+        let digest = cell_fetch::digest_in(&text, &asset)
+            .with_context(|| format!("reading {}", cell_schema::escape::one_line(sums)))?;
+        pairs.push((
+            cell_model::cell_source::digest_key(&os, &arch),
+            digest.as_str().to_owned(),
+        ));
+    }
+    cell_model::env::set_keys(&plan.env.path, &pairs)?;
+    Ok(pairs)
+}
+
+/// A local checksum file, refused past the size a checksum file can have.
+fn read_bounded(path: &std::path::Path) -> anyhow::Result<String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut text = String::new();
+    file.take(cell_fetch::MAX_DIGEST_FILE as u64 + 1)
+        .read_to_string(&mut text)
+        .with_context(|| format!("reading {}", path.display()))?;
+    anyhow::ensure!(
+        text.len() <= cell_fetch::MAX_DIGEST_FILE,
+        "{} is larger than {} bytes: is it really a SHA256SUMS file?",
+        path.display(),
+        cell_fetch::MAX_DIGEST_FILE
+    );
+    Ok(text)
 }
 
 fn matrix(args: &PlanArgs, plan: &cell_model::Plan) -> anyhow::Result<Exit> {

@@ -1,0 +1,291 @@
+//! `cell init`: a new repository that `cell local` and `cell plan --check` accept with no
+//! edit, that refuses to be written over, and whose generated workflow installs the pinned
+//! release of cell in every job (walked as a runner would, the release served on loopback),
+//! failing at that step, with nothing timed and nothing committed, when one byte differs.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use cell_testkit::archive::{Entry, tar_gz};
+use cell_testkit::git;
+use cell_testkit::http::{Response, Server};
+use cell_testkit::walk::{Conclusion, Config, Options, Walk};
+use common::cell;
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+fn target() -> String {
+    format!("linux-{}", std::env::consts::ARCH)
+}
+
+fn asset() -> String {
+    format!("cell-{VERSION}-{}.tar.gz", target())
+}
+
+/// The release of the cell under test: `cell-<version>-<target>/cell` in a tarball.
+fn release_tarball() -> Vec<u8> {
+    let bin = std::fs::read(env!("CARGO_BIN_EXE_cell")).unwrap();
+    let top = format!("cell-{VERSION}-{}/", target());
+    let file = format!("{top}cell");
+    tar_gz(&[Entry::Dir(&top), Entry::File(&file, &bin, 0o755)])
+}
+
+/// A SHA256SUMS naming the release's asset for every platform a fresh repository runs on.
+fn sums(tar: &[u8]) -> String {
+    let d = cell_testkit::sha256(tar).to_string();
+    format!("{d}  {}\n", asset())
+}
+
+fn init(root: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
+    cell()
+        .arg("init")
+        .arg("--root")
+        .arg(root)
+        .args(extra)
+        .assert()
+}
+
+#[test]
+#[cfg_attr(
+    not(all(target_os = "linux", target_arch = "x86_64")),
+    ignore = "cell init's cell is ubuntu-24.04, an x86-64 runner"
+)]
+fn init_then_local_and_plan_check_pass_and_a_second_init_refuses_naming_the_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("mybench");
+    let sums_file = tmp.path().join("SHA256SUMS");
+    std::fs::write(&sums_file, sums(&release_tarball())).unwrap();
+    let sums_arg = sums_file.display().to_string();
+    init(&root, &["--cell-sums", &sums_arg]).success();
+    let toml = std::fs::read_to_string(root.join("cell/cell.toml")).unwrap();
+    assert!(
+        toml.contains(&format!("cell = {{ version = \"{VERSION}\" }}")),
+        "{toml}"
+    );
+    let versions = std::fs::read_to_string(root.join("versions.env")).unwrap();
+    assert!(versions.contains("CELL_SHA256_LINUX_X86_64="), "{versions}");
+    // The answers are the reference build's, so every row of the first run answers right.
+    let out = tmp.path().join("out");
+    cell()
+        .current_dir(&root)
+        .env("CELL_CACHE", tmp.path().join("cache"))
+        .args(["local", "--reps", "3", "-q", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    cell()
+        .current_dir(&root)
+        .args(["plan", "--check"])
+        .assert()
+        .success();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.contains("cell local --reps 3"), "{readme}");
+
+    let again = init(&root, &["--cell-sums", &sums_arg]).code(2);
+    let err = String::from_utf8_lossy(&again.get_output().stderr).into_owned();
+    for f in [
+        "cell/cell.toml",
+        "versions.env",
+        "bench/workload/c/main.c",
+        ".github/workflows/cell.yml",
+    ] {
+        assert!(err.contains(f), "the refusal does not name {f}: {err}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("cell/cell.toml")).unwrap(),
+        toml,
+        "a refused init changed the config"
+    );
+    init(
+        &root,
+        &["--cell-sums", &sums_arg, "--force", "--toolchains", "gcc"],
+    )
+    .success();
+    let toml = std::fs::read_to_string(root.join("cell/cell.toml")).unwrap();
+    assert!(!toml.contains("[toolchains.clang]"), "{toml}");
+    let readme_after = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert_eq!(readme_after, readme, "the README section was added twice");
+}
+
+#[test]
+fn bad_arguments_write_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("r");
+    init(
+        &root,
+        &["--toolchains", "icc", "--cell-sums", "/nonexistent"],
+    )
+    .code(2);
+    let sums_file = tmp.path().join("SHA256SUMS");
+    std::fs::write(&sums_file, "00  cell-9.9.9-linux-x86_64.tar.gz\n").unwrap();
+    let e = init(&root, &["--cell-sums", &sums_file.display().to_string()]).code(2);
+    let err = String::from_utf8_lossy(&e.get_output().stderr).into_owned();
+    assert!(
+        err.contains(&asset()) || err.contains("SHA256SUMS"),
+        "{err}"
+    );
+    let e = init(
+        &root,
+        &[
+            "--subject",
+            "x",
+            "--subject-version",
+            "1",
+            "--template",
+            "https://e/x-{version}.tgz",
+        ],
+    )
+    .code(2);
+    let err = String::from_utf8_lossy(&e.get_output().stderr).into_owned();
+    assert!(
+        err.contains("--checksum") && err.contains("--sha256"),
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&root)
+        .map(|d| d.map(|e| e.unwrap().file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "a refused init left {left:?}");
+}
+
+/// A fresh repository of `cell init` whose release URL is `base`, committed with a bare origin.
+struct Repo {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+    bare: PathBuf,
+    sha: String,
+}
+
+fn repo(url_base: &str, sums_text: &str) -> Repo {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("proj");
+    let sums_file = tmp.path().join("SHA256SUMS");
+    std::fs::write(&sums_file, sums_text).unwrap();
+    init(
+        &root,
+        &[
+            "--cell-sums",
+            &sums_file.display().to_string(),
+            "--cell-url",
+            &format!("{url_base}/v{{version}}/cell-{{version}}-{{target}}.tar.gz"),
+            "--toolchains",
+            "clang",
+        ],
+    )
+    .success();
+    git(&root, &["init", "-q", "-b", "main"]);
+    let sha = cell_testkit::commit_all(&root, "cell init");
+    let bare = tmp.path().join("origin.git");
+    let ok = std::process::Command::new("git")
+        .args(["clone", "-q", "--bare"])
+        .arg(&root)
+        .arg(&bare)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    Repo {
+        dir: tmp.path().to_path_buf(),
+        _tmp: tmp,
+        bare,
+        sha,
+    }
+}
+
+fn walk(r: &Repo, run_id: u64) -> Walk {
+    let workflow = std::fs::read_to_string(r.dir.join("proj/.github/workflows/cell.yml")).unwrap();
+    let mut options = Options {
+        verbose: std::env::var_os("WALK_VERBOSE").is_some(),
+        ..Options::default()
+    };
+    options.inputs.insert("reps".into(), "3".into());
+    let config = Config {
+        workflow,
+        origin: r.bare.clone(),
+        dir: r.dir.join("walk"),
+        run_id,
+        sha: r.sha.clone(),
+        git_ref: "refs/heads/main".into(),
+        repository: "o/r".into(),
+        // No job may build cell: a `cargo build` would find this and still fail the test
+        // below, which asserts that no step compiles.
+        cell_bin: PathBuf::from(env!("CARGO_BIN_EXE_cell")),
+    };
+    Walk::new(config, options).unwrap()
+}
+
+fn main_log(r: &Repo) -> Vec<String> {
+    git(&r.bare, &["log", "--format=%s", "main"])
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+#[cfg_attr(
+    not(all(target_os = "linux", target_arch = "x86_64")),
+    ignore = "cell init's cell is ubuntu-24.04, an x86-64 runner"
+)]
+fn every_job_installs_the_pinned_release_and_one_changed_byte_fails_it_before_anything_runs() {
+    let tar = release_tarball();
+    let path = format!("/v{VERSION}/{}", asset());
+    let good = Server::routes([(path.clone(), Response::ok(tar.clone()))]);
+    let r = repo(&good.base(), &sums(&tar));
+    let mut w = walk(&r, 7_100_001);
+    let a = w.run().unwrap();
+    let story = format!("{}{}", a.table(), a.failed_logs());
+    assert_eq!(a.conclusion, Conclusion::Success, "{story}");
+    assert!(
+        a.jobs.iter().all(|j| !j.id.starts_with("build-")),
+        "{story}"
+    );
+    for j in &a.jobs {
+        let install = j
+            .steps
+            .iter()
+            .find(|s| {
+                s.name
+                    .starts_with(&format!("install cell {VERSION} (the pinned release"))
+            })
+            .unwrap_or_else(|| panic!("{} does not install the release\n{story}", j.name));
+        assert_eq!(install.conclusion, Conclusion::Success, "{story}");
+        let log = j.log_text();
+        assert!(
+            !log.contains("walk stand-in: copied"),
+            "{} built cell\n{log}",
+            j.name
+        );
+    }
+    assert_eq!(main_log(&r).len(), 2, "{:?}\n{story}", main_log(&r));
+
+    // The same repository served a release with one byte changed.
+    let mut bad = tar.clone();
+    let at = bad.len() / 2;
+    bad[at] ^= 1;
+    let tampered = Server::routes([(path, Response::ok(bad))]);
+    let r = repo(&tampered.base(), &sums(&tar));
+    let before = main_log(&r);
+    let mut w = walk(&r, 7_100_002);
+    let a = w.run().unwrap();
+    let story = format!("{}{}", a.table(), a.failed_logs());
+    assert_eq!(a.conclusion, Conclusion::Failure, "{story}");
+    let plan = a.job("plan");
+    assert_eq!(plan.conclusion, Conclusion::Failure, "{story}");
+    let failed: Vec<&str> = plan
+        .steps
+        .iter()
+        .filter(|s| s.conclusion == Conclusion::Failure)
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(failed.len(), 1, "{story}");
+    assert!(failed[0].starts_with("install cell"), "{failed:?}\n{story}");
+    assert!(plan.log_text().contains("nothing of it was run"), "{story}");
+    for j in &a.jobs {
+        assert_ne!(j.conclusion, Conclusion::Success, "{} ran\n{story}", j.name);
+        assert!(
+            !j.log_text().contains("cell run"),
+            "{} timed\n{story}",
+            j.name
+        );
+    }
+    assert_eq!(main_log(&r), before, "the record changed\n{story}");
+}
