@@ -7,7 +7,7 @@ use cell_schema::Sha256;
 
 use crate::env::VersionsEnv;
 use crate::safe::Kind;
-use crate::{FieldError, raw, safe_field};
+use crate::{FieldError, safe_field};
 
 /// Where the releases are published: `{version}` and `{target}` (`<os>-<arch>`) filled in.
 pub const DEFAULT_RELEASE_URL: &str = "https://github.com/cell-bench/cell/releases/download/v{version}/cell-{version}-{target}.tar.gz";
@@ -96,28 +96,69 @@ fn fill(template: &str, version: &str, target: &str) -> String {
         .replace("{target}", target)
 }
 
+/// `[workflow] cell = { … }`: the forms are told apart by their keys.
+#[derive(Debug, Default)]
+struct RawCellTable {
+    version: Option<String>,
+    url: Option<String>,
+    git: Option<String>,
+    rev: Option<String>,
+}
+
+/// What to write, for every message about the key.
+const FORMS: &str = "write \"source\", { version = \"X.Y.Z\" } (optionally with url = \"…{version}…{target}….tar.gz\") or { git = \"https://…\", rev = \"<full commit id>\" }";
+
 /// Validates `[workflow] cell`; `None` when it is not set.
 pub(crate) fn resolve_cell_source(
-    raw: Option<raw::RawCellSource>,
+    raw: Option<toml::Value>,
 ) -> Result<Option<CellSource>, FieldError> {
     let Some(raw) = raw else { return Ok(None) };
     let source = match raw {
-        raw::RawCellSource::Word(w) if w == "source" => CellSource::Source,
-        raw::RawCellSource::Word(w) => {
+        toml::Value::String(w) if w == "source" => CellSource::Source,
+        toml::Value::String(w) => {
             return Err(FieldError::new(
                 "workflow.cell",
-                format!(
-                    "`{}`: write \"source\", {{ version = \"X.Y.Z\" }} or {{ git = \"https://…\", rev = \"<full commit id>\" }}",
-                    cell_schema::escape::one_line(&w)
-                ),
+                format!("`{}`: {FORMS}", cell_schema::escape::one_line(&w)),
             ));
         }
-        raw::RawCellSource::Table(t) => table(t)?,
+        toml::Value::Table(t) => table(read_table(t)?)?,
+        other => {
+            return Err(FieldError::new(
+                "workflow.cell",
+                format!("a {}: {FORMS}", other.type_str()),
+            ));
+        }
     };
     Ok(Some(source))
 }
 
-fn table(t: raw::RawCellTable) -> Result<CellSource, FieldError> {
+fn read_table(t: toml::map::Map<String, toml::Value>) -> Result<RawCellTable, FieldError> {
+    let mut out = RawCellTable::default();
+    for (key, value) in t {
+        let slot = match key.as_str() {
+            "version" => &mut out.version,
+            "url" => &mut out.url,
+            "git" => &mut out.git,
+            "rev" => &mut out.rev,
+            _ => {
+                return Err(FieldError::new(
+                    format!("workflow.cell.{}", cell_schema::escape::one_line(&key)),
+                    format!("unknown key: {FORMS}"),
+                ));
+            }
+        };
+        let toml::Value::String(v) = value else {
+            return Err(FieldError::new(
+                format!("workflow.cell.{key}"),
+                format!("a {}: write a string", value.type_str()),
+            ));
+        };
+        *slot = Some(v);
+    }
+    Ok(out)
+}
+
+fn table(t: RawCellTable) -> Result<CellSource, FieldError> {
     match (t.version, t.url, t.git, t.rev) {
         (Some(version), url, None, None) => {
             safe_field("workflow.cell.version", Kind::Version, &version)?;
@@ -147,7 +188,7 @@ fn table(t: raw::RawCellTable) -> Result<CellSource, FieldError> {
         )),
         _ => Err(FieldError::new(
             "workflow.cell",
-            "write { version = \"X.Y.Z\" } (optionally with url = \"…{version}…{target}….tar.gz\") or { git = \"https://…\", rev = \"<full commit id>\" }, not a mix of both",
+            format!("{FORMS}; not a mix of them"),
         )),
     }
 }
@@ -184,13 +225,18 @@ mod tests {
         git: Option<&str>,
         rev: Option<&str>,
     ) -> Result<CellSource, FieldError> {
-        resolve_cell_source(Some(raw::RawCellSource::Table(raw::RawCellTable {
-            version: version.map(str::to_owned),
-            url: url.map(str::to_owned),
-            git: git.map(str::to_owned),
-            rev: rev.map(str::to_owned),
-        })))
-        .map(Option::unwrap)
+        let mut t = toml::map::Map::new();
+        for (k, v) in [
+            ("version", version),
+            ("url", url),
+            ("git", git),
+            ("rev", rev),
+        ] {
+            if let Some(v) = v {
+                t.insert(k.to_owned(), toml::Value::String(v.to_owned()));
+            }
+        }
+        resolve_cell_source(Some(toml::Value::Table(t))).map(Option::unwrap)
     }
 
     #[test]
@@ -245,12 +291,27 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.field, "workflow.cell.url");
-        let e = resolve_cell_source(Some(raw::RawCellSource::Word("latest".into()))).unwrap_err();
+        let e = resolve_cell_source(Some(toml::Value::String("latest".into()))).unwrap_err();
         assert!(e.msg.contains("\"source\""), "{e}");
         assert_eq!(
-            resolve_cell_source(Some(raw::RawCellSource::Word("source".into()))).unwrap(),
+            resolve_cell_source(Some(toml::Value::String("source".into()))).unwrap(),
             Some(CellSource::Source)
         );
+    }
+
+    #[test]
+    fn an_unknown_key_or_a_value_of_another_type_is_named() {
+        let parse = |text: &str| {
+            let v: toml::Table = toml::from_str(text).unwrap();
+            resolve_cell_source(v.get("cell").cloned())
+        };
+        let e = parse("cell = { version = \"0.2.0\", sha = \"x\" }").unwrap_err();
+        assert_eq!(e.field, "workflow.cell.sha");
+        let e = parse("cell = { version = 2 }").unwrap_err();
+        assert_eq!(e.field, "workflow.cell.version");
+        assert!(e.msg.contains("integer"), "{e}");
+        let e = parse("cell = [\"source\"]").unwrap_err();
+        assert!(e.msg.contains("array"), "{e}");
     }
 
     #[test]

@@ -55,35 +55,12 @@ pub struct RawWorkflow {
     pub rust: Option<String>,
     /// The branch collect commits `results/` to, instead of the checked-out one.
     pub results_branch: Option<String>,
-    /// Which cell the jobs run: `"source"`, `{ version, url? }` or `{ git, rev }`.
-    pub cell: Option<RawCellSource>,
+    /// Which cell the jobs run: `"source"`, `{ version, url? }` or `{ git, rev }` (told
+    /// apart, and every key checked, when resolved: the error then names the key).
+    pub cell: Option<toml::Value>,
     /// Also write `.github/workflows/release.yml` (cell's own repository).
     #[serde(default)]
     pub release: bool,
-}
-
-/// `[workflow] cell`.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-pub enum RawCellSource {
-    /// `"source"`.
-    Word(String),
-    /// `{ version = … }` or `{ git = …, rev = … }`.
-    Table(RawCellTable),
-}
-
-/// `[workflow] cell = { … }`: the forms are told apart when resolved.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawCellTable {
-    /// A release's version.
-    pub version: Option<String>,
-    /// The release's asset URL template (`{version}`, `{target}`).
-    pub url: Option<String>,
-    /// A git repository to build from.
-    pub git: Option<String>,
-    /// The exact commit to build.
-    pub rev: Option<String>,
 }
 
 /// `[tooth]`.
