@@ -125,7 +125,7 @@ pub(crate) fn resolve_cell_source(
         other => {
             return Err(FieldError::new(
                 "workflow.cell",
-                format!("a {}: {FORMS}", other.type_str()),
+                format!("{}: {FORMS}", a_type(&other)),
             ));
         }
     };
@@ -150,7 +150,7 @@ fn read_table(t: toml::map::Map<String, toml::Value>) -> Result<RawCellTable, Fi
         let toml::Value::String(v) = value else {
             return Err(FieldError::new(
                 format!("workflow.cell.{key}"),
-                format!("a {}: write a string", value.type_str()),
+                format!("{}: write a string", a_type(&value)),
             ));
         };
         *slot = Some(v);
@@ -162,12 +162,19 @@ fn table(t: RawCellTable) -> Result<CellSource, FieldError> {
     match (t.version, t.url, t.git, t.rev) {
         (Some(version), url, None, None) => {
             safe_field("workflow.cell.version", Kind::Version, &version)?;
+            if version.eq_ignore_ascii_case("latest") {
+                return Err(FieldError::new(
+                    "workflow.cell.version",
+                    "`latest` moves: write the version of a release, e.g. \"0.1.0\"",
+                ));
+            }
             let url = url.unwrap_or_else(|| DEFAULT_RELEASE_URL.to_owned());
             check_template(&url)?;
             Ok(CellSource::Release(CellRelease { version, url }))
         }
         (None, None, Some(url), Some(rev)) => {
             safe_field("workflow.cell.git", Kind::Url, &url)?;
+            no_credentials("workflow.cell.git", &url)?;
             if !is_commit_id(&rev) {
                 return Err(FieldError::new(
                     "workflow.cell.rev",
@@ -186,11 +193,32 @@ fn table(t: RawCellTable) -> Result<CellSource, FieldError> {
             "workflow.cell.rev",
             "missing: a git source builds one exact commit; add rev = \"<full commit id>\"",
         )),
+        (None, url, None, rev) if url.is_some() || rev.is_some() => Err(FieldError::new(
+            "workflow.cell",
+            format!(
+                "`{}` alone names no cell: {FORMS}",
+                if url.is_some() { "url" } else { "rev" }
+            ),
+        )),
+        (None, None, None, None) => {
+            Err(FieldError::new("workflow.cell", format!("empty: {FORMS}")))
+        }
         _ => Err(FieldError::new(
             "workflow.cell",
             format!("{FORMS}; not a mix of them"),
         )),
     }
+}
+
+/// "an integer", "a table": the value's TOML type for a message.
+fn a_type(v: &toml::Value) -> String {
+    let t = v.type_str();
+    let article = if t.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {t}")
 }
 
 /// A URL once `{version}` and `{target}` are filled, which names the asset by both.
@@ -202,10 +230,40 @@ fn check_template(url: &str) -> Result<(), FieldError> {
             format!("{} (placeholders: {{version}} and {{target}})", e.msg),
         )
     })?;
-    if !url.contains("{target}") {
+    for (placeholder, why) in [
+        ("{target}", "every platform would download the same asset"),
+        (
+            "{version}",
+            "another release would be downloaded once the pin moves",
+        ),
+    ] {
+        if !url.contains(placeholder) {
+            return Err(FieldError::new(
+                "workflow.cell.url",
+                format!(
+                    "the URL has no {placeholder}: {why}; write …/cell-{{version}}-{{target}}.tar.gz"
+                ),
+            ));
+        }
+    }
+    if url.contains("/latest/") {
         return Err(FieldError::new(
             "workflow.cell.url",
-            "the URL has no {target}: every platform would download the same asset; write …cell-{version}-{target}.tar.gz",
+            "`/latest/` moves: name the release by {version}",
+        ));
+    }
+    no_credentials("workflow.cell.url", url)
+}
+
+/// A URL written into the workflow file carries no user or password: the file is committed.
+fn no_credentials(field: &str, url: &str) -> Result<(), FieldError> {
+    let authority = url
+        .split_once("://")
+        .map_or("", |(_, rest)| rest.split('/').next().unwrap_or_default());
+    if authority.contains('@') {
+        return Err(FieldError::new(
+            field,
+            "the URL holds credentials (`user@` or `user:password@`), which would be committed in the workflow: serve it without them",
         ));
     }
     Ok(())
@@ -291,6 +349,32 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.field, "workflow.cell.url");
+        let e = table(Some("latest"), None, None, None).unwrap_err();
+        assert!(e.msg.contains("moves"), "{e}");
+        let e = table(
+            Some("0.2.0"),
+            Some("https://github.com/o/r/releases/latest/download/cell-{version}-{target}.tar.gz"),
+            None,
+            None,
+        )
+        .unwrap_err();
+        assert!(e.msg.contains("/latest/"), "{e}");
+        let e = table(
+            Some("0.2.0"),
+            Some("https://m.example/cell-{target}.tar.gz"),
+            None,
+            None,
+        )
+        .unwrap_err();
+        assert!(e.msg.contains("{version}"), "{e}");
+        let e = table(
+            None,
+            None,
+            Some("https://u:pw@example.org/c.git"),
+            Some(&"a".repeat(40)),
+        )
+        .unwrap_err();
+        assert!(e.msg.contains("credentials"), "{e}");
         let e = resolve_cell_source(Some(toml::Value::String("latest".into()))).unwrap_err();
         assert!(e.msg.contains("\"source\""), "{e}");
         assert_eq!(
@@ -309,7 +393,7 @@ mod tests {
         assert_eq!(e.field, "workflow.cell.sha");
         let e = parse("cell = { version = 2 }").unwrap_err();
         assert_eq!(e.field, "workflow.cell.version");
-        assert!(e.msg.contains("integer"), "{e}");
+        assert!(e.msg.contains("an integer"), "{e}");
         let e = parse("cell = [\"source\"]").unwrap_err();
         assert!(e.msg.contains("array"), "{e}");
     }

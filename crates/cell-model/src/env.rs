@@ -152,7 +152,7 @@ impl VersionsEnv {
 
 /// Sets `KEY=value` lines of the file at `path`: a key's line is replaced where it stands,
 /// a new key is appended; every other line is kept byte for byte. Written through a temporary
-/// file and a rename, so a failure leaves the file as it was. Keys and values must be what
+/// file of a fresh name and a rename, so a failure leaves the file as it was. Keys and values must be what
 /// [`VersionsEnv::parse`] takes back.
 pub fn set_keys(path: &Path, pairs: &[(String, String)]) -> Result<(), ConfigError> {
     let io = |error| ConfigError::Io {
@@ -179,9 +179,8 @@ pub fn set_keys(path: &Path, pairs: &[(String, String)]) -> Result<(), ConfigErr
         let _ = writeln!(out, "{k}={v}");
     }
     VersionsEnv::parse(path, &out)?;
-    let tmp = path.with_extension("env.tmp");
-    std::fs::write(&tmp, &out).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    // A fresh temporary name (never a path something may already point elsewhere from).
+    cell_schema::write_atomic(path, out.as_bytes()).map_err(io)
 }
 
 pub(crate) fn is_key(key: &str) -> bool {

@@ -42,7 +42,7 @@ pub use rows::{Row, ToothDef};
 use rows::{check_reference, resolve_rows, resolve_tooth};
 pub(crate) use rows::{check_tools, existing_dir};
 use safe::Kind;
-pub use safe::{Kind as ValueKind, UnsafeValue};
+pub use safe::{Kind as ValueKind, UnsafeValue, check as check_value};
 pub use settings::{DEFAULTS, MAX_REPS, MAX_ROWS_PER_REFERENCE, MAX_SECONDS, Settings, UnpackCaps};
 pub use suite::{
     CpuSets, DEFAULT_OHA_KEY, Expect, ExpectBody, HttpDef, Server, SessionDef, Shape, SoakDef,

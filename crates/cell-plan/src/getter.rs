@@ -16,7 +16,7 @@ pub fn of(plan: &Plan, jobs: &mut Map<Job>) -> Result<Getter, PlanError> {
     let getter = match &source {
         CellSource::Release(release) => release_getter(plan, release)?,
         CellSource::Source | CellSource::Git { .. } => {
-            let rust = build_rust(plan)?;
+            let rust = build_rust(plan, false)?;
             let from = match &source {
                 CellSource::Git { url, rev } => side::BuildFrom::Git { url, rev },
                 _ => side::BuildFrom::ThisCommit,
@@ -122,14 +122,23 @@ fn install_release(
     .comment("[workflow] cell of cell/cell.toml: a pinned release, never the latest; a digest that differs fails the job before anything runs.")
 }
 
-/// The Rust a build job compiles cell with: required when the workflow builds it.
-pub(crate) fn build_rust(plan: &Plan) -> Result<String, PlanError> {
+/// The Rust a build job compiles cell with: required when the workflow builds it. `release`:
+/// asked for the release workflow, which always builds.
+pub(crate) fn build_rust(plan: &Plan, release: bool) -> Result<String, PlanError> {
+    let key = &plan.workflow.rust_key;
+    let (what, otherwise) = if release {
+        ("the release workflow builds cell", String::new())
+    } else {
+        (
+            "the workflow builds cell",
+            ", or install a release with [workflow] cell = { version = \"…\" }".to_owned(),
+        )
+    };
     plan.workflow.rust.clone().ok_or_else(|| PlanError::Config {
         path: plan.env.path.clone(),
-        field: plan.workflow.rust_key.clone(),
+        field: key.clone(),
         msg: format!(
-            "the workflow builds cell with the Rust this key pins, and versions.env has no {0}: add {0}=<version> (or name another key in [workflow] rust of cell/cell.toml, or install a release with [workflow] cell = {{ version = \"…\" }})",
-            plan.workflow.rust_key
+            "{what} with the Rust this key pins, and versions.env has no {key}: add {key}=<version> (or name another key in [workflow] rust of cell/cell.toml{otherwise})"
         ),
     })
 }

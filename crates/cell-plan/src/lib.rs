@@ -47,7 +47,7 @@ pub fn render_release(plan: &Plan) -> Result<Option<String>, PlanError> {
     if !plan.workflow.release {
         return Ok(None);
     }
-    let rust = getter::build_rust(plan)?;
+    let rust = getter::build_rust(plan, true)?;
     render::to_yaml_with(
         &release::workflow(&rust),
         &release::header(),
@@ -135,19 +135,12 @@ pub fn write(plan: &Plan) -> Result<bool, PlanError> {
 }
 
 fn write_atomic(path: &Path, text: &str) -> Result<(), PlanError> {
-    let io = |source| PlanError::Io {
+    // A fresh temporary name and a rename: nothing is written through a link planted at a
+    // fixed name, and a failure leaves the old file.
+    cell_schema::write_atomic(path, text.as_bytes()).map_err(|source| PlanError::Io {
         path: path.to_owned(),
         source,
-    };
-    let dir = path.parent().expect("the workflow path has a parent");
-    std::fs::create_dir_all(dir).map_err(io)?;
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("workflow");
-    let tmp = dir.join(format!(".{name}.tmp"));
-    std::fs::write(&tmp, text).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    })
 }
 
 /// A unified diff (3 lines of context) from `old` to `new`.

@@ -89,10 +89,10 @@ fn the_own_compiler_guide_works_as_written() {
     sh(tmp.path(), &script, &tmp.path().join("cache"));
     let root = tmp.path().join("mybench");
     let toml = std::fs::read_to_string(root.join("cell/cell.toml")).unwrap();
-    let served = subject_toml.replace("https://releases.example.org", &server.base());
+    let shown = subject_toml.replace("https://releases.example.org", &server.base());
     assert!(
-        toml.contains(&served),
-        "cell init does not write the lines the guide shows:\n{served}\n--- wrote\n{toml}"
+        toml.contains(&shown),
+        "cell init does not write the lines the guide shows:\n{shown}\n--- wrote\n{toml}"
     );
     let versions = std::fs::read_to_string(root.join("versions.env")).unwrap();
     assert!(

@@ -289,3 +289,171 @@ fn every_job_installs_the_pinned_release_and_one_changed_byte_fails_it_before_an
     }
     assert_eq!(main_log(&r), before, "the record changed\n{story}");
 }
+
+/// The files of a directory, recursively, relative to it (dot files too).
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.symlink_metadata().unwrap().is_dir() {
+                stack.push(p.clone());
+            }
+            out.push(p.strip_prefix(dir).unwrap().display().to_string());
+        }
+    }
+    out.sort();
+    out
+}
+
+fn sums_file(dir: &Path) -> String {
+    let f = dir.join("SHA256SUMS");
+    std::fs::write(&f, format!("{}  {}\n", "ab".repeat(32), asset())).unwrap();
+    f.display().to_string()
+}
+
+/// Puts something in a repository's way (the repository, a directory outside it).
+type Plant = fn(&Path, &Path);
+
+#[test]
+fn init_writes_nothing_through_a_link_nor_over_what_is_not_a_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sums = sums_file(tmp.path());
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("victim"), "untouched\n").unwrap();
+    let cases: [(&str, Plant); 4] = [
+        ("README.md", |root, out| {
+            std::os::unix::fs::symlink(out.join("victim"), root.join("README.md")).unwrap();
+        }),
+        (".gitignore", |root, out| {
+            std::os::unix::fs::symlink(out.join("victim"), root.join(".gitignore")).unwrap();
+        }),
+        (".github", |root, out| {
+            std::os::unix::fs::symlink(out, root.join(".github")).unwrap();
+        }),
+        ("bench", |root, _| {
+            std::fs::write(root.join("bench"), "a file").unwrap();
+        }),
+    ];
+    for (name, plant) in cases {
+        let root = tmp
+            .path()
+            .join(format!("r-{}", name.trim_start_matches('.')));
+        std::fs::create_dir_all(&root).unwrap();
+        plant(&root, &outside);
+        let before = files_under(&root);
+        let e = init(&root, &["--cell-sums", &sums]).code(2);
+        let err = String::from_utf8_lossy(&e.get_output().stderr).into_owned();
+        assert!(err.contains(name), "{name}: {err}");
+        assert_eq!(files_under(&root), before, "{name}: something was written");
+        assert_eq!(files_under(&outside), ["victim"], "{name}");
+        assert_eq!(
+            std::fs::read_to_string(outside.join("victim")).unwrap(),
+            "untouched\n",
+            "{name}: written through the link"
+        );
+    }
+}
+
+#[test]
+fn a_gitignore_that_is_not_utf8_keeps_every_byte_and_gets_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("r");
+    std::fs::create_dir_all(&root).unwrap();
+    let mine = b"build/\n# caf\xe9\nsecret.key\n".to_vec();
+    std::fs::write(root.join(".gitignore"), &mine).unwrap();
+    init(&root, &["--cell-sums", &sums_file(tmp.path())]).success();
+    let mut want = mine;
+    want.extend_from_slice(b"cell-local/\n");
+    assert_eq!(std::fs::read(root.join(".gitignore")).unwrap(), want);
+}
+
+#[test]
+fn a_value_that_would_add_a_line_or_a_key_is_refused_before_anything_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("r");
+    let sums = sums_file(tmp.path());
+    let hex = "cd".repeat(32);
+    let subject = |name: &str, version: &str, template: &str| {
+        let e = init(
+            &root,
+            &[
+                "--cell-sums",
+                &sums,
+                "--subject",
+                name,
+                "--subject-version",
+                version,
+                "--template",
+                template,
+                "--sha256",
+                &hex,
+            ],
+        )
+        .code(2);
+        String::from_utf8_lossy(&e.get_output().stderr).into_owned()
+    };
+    let tpl = "https://x.example/t-{version}-{os}-{arch}.tar.gz";
+    let err = subject("tcc", "0.9.27\nTOLERANCE=0.99", tpl);
+    assert!(err.contains("--subject-version"), "{err}");
+    let err = subject("cell", "1.0", tpl);
+    assert!(err.contains("cell's own"), "{err}");
+    let err = subject(
+        "tcc",
+        "0.9.27",
+        "https://x.example/t-{version}-{os}-{arch}.tar.gz\", strip = 7 } } #",
+    );
+    assert!(err.contains("--template"), "{err}");
+    let e = init(&root, &["--cell-sums", &sums, "--cell-version", "latest"]).code(2);
+    let err = String::from_utf8_lossy(&e.get_output().stderr).into_owned();
+    assert!(err.contains("--cell-version"), "{err}");
+    assert!(!root.exists(), "a refused init created {}", root.display());
+}
+
+#[test]
+fn cell_sums_needs_a_line_naming_each_asset_and_a_failed_render_leaves_versions_env_as_it_was() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("r");
+    init(&root, &["--cell-sums", &sums_file(tmp.path())]).success();
+    let versions = std::fs::read(root.join("versions.env")).unwrap();
+    // A comment naming the asset over a bare digest names no file.
+    let bare = tmp.path().join("bare");
+    std::fs::write(&bare, format!("# {}\n{}\n", asset(), "ef".repeat(32))).unwrap();
+    let e = cell()
+        .arg("--root")
+        .arg(&root)
+        .args(["plan", "--cell-sums"])
+        .arg(&bare)
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&e.get_output().stderr).into_owned();
+    assert!(err.contains(&format!("names no {}", asset())), "{err}");
+    assert_eq!(std::fs::read(root.join("versions.env")).unwrap(), versions);
+    // The release workflow asked for without the Rust it builds with: no render, no new digest.
+    let toml = std::fs::read_to_string(root.join("cell/cell.toml")).unwrap();
+    std::fs::write(
+        root.join("cell/cell.toml"),
+        toml.replace("[workflow]\n", "[workflow]\nrelease = true\n"),
+    )
+    .unwrap();
+    let other = tmp.path().join("other");
+    std::fs::write(&other, format!("{}  {}\n", "01".repeat(32), asset())).unwrap();
+    // A link planted where a fixed temporary name used to be is never written through.
+    let victim = tmp.path().join("victim");
+    std::fs::write(&victim, "untouched").unwrap();
+    std::os::unix::fs::symlink(&victim, root.join("versions.env.tmp")).unwrap();
+    let e = cell()
+        .arg("--root")
+        .arg(&root)
+        .args(["plan", "--cell-sums"])
+        .arg(&other)
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&e.get_output().stderr).into_owned();
+    assert!(err.contains("release workflow builds cell"), "{err}");
+    assert!(err.contains("left as it was"), "{err}");
+    assert_eq!(std::fs::read(root.join("versions.env")).unwrap(), versions);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
+}

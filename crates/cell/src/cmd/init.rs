@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, bail, ensure};
 use clap::Args;
 
+mod place;
+
 use crate::cli::Cli;
 use crate::exit::Exit;
 
@@ -89,7 +91,10 @@ const FILES: [&str; 4] = [
 /// Runs `cell init`.
 pub fn run(args: &InitArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let root = &cli.root;
-    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+    check_arguments(args)?;
+    if root.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
+        bail!("--root {}: not a directory", root.display());
+    }
     let existing: Vec<&str> = FILES
         .iter()
         .copied()
@@ -102,43 +107,166 @@ pub fn run(args: &InitArgs, cli: &Cli) -> anyhow::Result<Exit> {
         );
         return Ok(Exit::Infra);
     }
+    for rel in FILES.iter().chain(&APPENDED) {
+        place::check_destination(root, rel)?;
+    }
     let toolchains = toolchains(args.toolchains.as_deref())?;
     let subject = subject(args)?;
     let source = cell_source(args)?;
-    let staging = tempfile::Builder::new()
-        .prefix(".cell-init-")
-        .tempdir_in(root)
-        .with_context(|| format!("creating a staging directory in {}", root.display()))?;
+    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+    // Registered: a stopping signal removes the stage, so nothing half-made is left to commit.
+    let (staging, _registered) = cell_fetch::cleanup::create(
+        || {
+            tempfile::Builder::new()
+                .prefix(".cell-init-")
+                .tempdir_in(root)
+        },
+        tempfile::TempDir::path,
+    )
+    .with_context(|| format!("creating a staging directory in {}", root.display()))?;
     let stage = staging.path();
+    let staged = stage_files(stage, &toolchains, subject.as_ref(), &source)
+        .map_err(|e| anyhow::anyhow!(naming_root(&e, stage, root)))?;
+    let mut rels: Vec<&str> = FILES.to_vec();
+    let mut readme = None;
+    for (rel, what) in appended(root, stage)? {
+        rels.push(rel);
+        if rel == "README.md" {
+            readme = Some(what);
+        }
+    }
+    place::place(stage, root, &rels)?;
+    if !cli.quiet {
+        report(&toolchains, subject.as_ref(), &source, &staged, readme);
+    }
+    Ok(Exit::Ok)
+}
+
+/// An error about a staged file, told about the repository's file of the same name.
+fn naming_root(e: &anyhow::Error, stage: &Path, root: &Path) -> String {
+    format!("{e:#}").replace(&stage.display().to_string(), &root.display().to_string())
+}
+
+/// Writes the configuration, the workload and the workflow into `stage`, checked by loading
+/// and rendering them as `cell plan` does; returns the answers.
+fn stage_files(
+    stage: &Path,
+    toolchains: &[String],
+    subject: Option<&Subject>,
+    source: &Source,
+) -> anyhow::Result<Vec<(String, String)>> {
     write(stage, "bench/workload/c/main.c", STARTER_C)?;
     let answers = answers(&toolchains[0], stage)?;
     write(
         stage,
         "cell/cell.toml",
-        &cell_toml(&toolchains, subject.as_ref(), &source, &answers),
+        &cell_toml(toolchains, subject, source, &answers),
     )?;
-    write(
-        stage,
-        "versions.env",
-        &versions_env(subject.as_ref(), &source),
-    )?;
+    write(stage, "versions.env", &versions_env(subject, source))?;
     let plan = cell_model::Plan::load(stage).context("the configuration cell init wrote")?;
-    if let Source::Release { sums, .. } = &source {
+    if let Source::Release { sums, .. } = source {
         super::plan::pin_release_digests(&plan, sums)?;
     }
     let plan = cell_model::Plan::load(stage).context("the configuration cell init wrote")?;
     cell_plan::write(&plan)?;
-    for f in FILES {
-        let to = root.join(f);
-        std::fs::create_dir_all(to.parent().expect("a file under the root"))?;
-        std::fs::rename(stage.join(f), &to).with_context(|| format!("writing {}", to.display()))?;
+    Ok(answers)
+}
+
+/// The files `cell init` adds to rather than writes.
+const APPENDED: [&str; 2] = ["README.md", ".gitignore"];
+
+/// README.md and .gitignore as they will be, staged when they change: the bytes that are
+/// there kept as they are (whatever their encoding), the section or the line appended.
+fn appended(root: &Path, stage: &Path) -> anyhow::Result<Vec<(&'static str, bool)>> {
+    let mut out = Vec::new();
+    for rel in APPENDED {
+        let path = root.join(rel);
+        let have = match std::fs::read(&path) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        };
+        let add = if rel == "README.md" {
+            readme_section()
+        } else {
+            "cell-local/\n".to_owned()
+        };
+        let present = have.as_deref().is_some_and(|h| {
+            if rel == "README.md" {
+                contains(h, README_HEADING.as_bytes())
+            } else {
+                h.split(|b| *b == b'\n')
+                    .any(|l| matches!(l.trim_ascii(), b"cell-local/" | b"/cell-local/"))
+            }
+        });
+        if present {
+            continue;
+        }
+        let mut text = have.clone().unwrap_or_default();
+        if !text.is_empty() {
+            if !text.ends_with(b"\n") {
+                text.push(b'\n');
+            }
+            if rel == "README.md" {
+                text.push(b'\n');
+            }
+        }
+        text.extend_from_slice(add.as_bytes());
+        std::fs::write(stage.join(rel), text).with_context(|| format!("staging {rel}"))?;
+        out.push((rel, have.is_none()));
     }
-    let readme = readme(root)?;
-    ignore_local_runs(root)?;
-    if !cli.quiet {
-        report(&toolchains, subject.as_ref(), &source, &answers, readme);
+    Ok(out)
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Every value that reaches a file checked before anything is written, each error naming
+/// its argument.
+fn check_arguments(args: &InitArgs) -> anyhow::Result<()> {
+    use cell_model::{ValueKind, check_value};
+    let version = |flag: &str, v: &str| -> anyhow::Result<()> {
+        check_value(ValueKind::Version, v).map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
+        ensure!(
+            v.len() <= 64 && !v.eq_ignore_ascii_case("latest"),
+            "{flag} `{v}`: write the version of one release (at most 64 characters), not latest"
+        );
+        Ok(())
+    };
+    let url = |flag: &str, v: &str, placeholders: &[&str]| -> anyhow::Result<()> {
+        // `{url}` stands for a whole URL (`{url}.sha256`); the others for one word.
+        let mut filled = v.replace("{url}", "https://example.org/x");
+        for p in placeholders {
+            filled = filled.replace(p, "x");
+        }
+        check_value(ValueKind::Url, &filled).map_err(|e| {
+            anyhow::anyhow!("{flag}: {e} (placeholders: {})", placeholders.join(", "))
+        })?;
+        ensure!(v.len() <= 2048, "{flag}: longer than 2048 characters");
+        Ok(())
+    };
+    if let Some(v) = &args.subject_version {
+        version("--subject-version", v)?;
     }
-    Ok(Exit::Ok)
+    if let Some(v) = &args.cell_version {
+        version("--cell-version", v)?;
+    }
+    if let Some(t) = &args.template {
+        url("--template", t, &["{version}", "{os}", "{arch}"])?;
+    }
+    if let Some(c) = &args.checksum {
+        url("--checksum", c, &["{url}", "{version}", "{os}", "{arch}"])?;
+    }
+    if let Some(u) = &args.cell_url {
+        url("--cell-url", u, &["{version}", "{target}"])?;
+    }
+    ensure!(
+        args.strip <= 8,
+        "--strip {}: at most 8 leading path components",
+        args.strip
+    );
+    Ok(())
 }
 
 /// How the generated workflow gets cell.
@@ -199,6 +327,10 @@ fn subject(args: &InitArgs) -> anyhow::Result<Option<Subject>> {
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
         "--subject `{}`: write a toolchain name of lower-case letters, digits and `-`, starting with a letter",
         cell_schema::escape::one_line(name)
+    );
+    ensure!(
+        !name.starts_with("cell"),
+        "--subject {name}: names starting with `cell` are cell's own (its CELL_* keys in versions.env); name the release under test another way"
     );
     ensure!(
         !KNOWN.contains(&name.as_str()),
@@ -277,7 +409,12 @@ fn toolchains(asked: Option<&str>) -> anyhow::Result<Vec<String>> {
     };
     ensure!(
         !names.is_empty(),
-        "neither clang nor gcc is on PATH: install one (scripts/setup, or apt-get install clang)"
+        "{}",
+        if asked.is_some() {
+            "--toolchains names none: write clang, gcc or both, comma-separated"
+        } else {
+            "neither clang nor gcc is on PATH: install one (scripts/setup, or apt-get install clang)"
+        }
     );
     for n in &names {
         ensure!(
@@ -352,8 +489,14 @@ fn answer(bin: &Path, phase: &str) -> anyhow::Result<String> {
     }
     let out = child.wait_with_output()?;
     let text = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    // It goes into a TOML string as it is: printable ASCII without quotes or backslashes.
     ensure!(
-        out.status.success() && !text.is_empty() && text.len() <= 200 && !text.contains('\n'),
+        out.status.success()
+            && !text.is_empty()
+            && text.len() <= 200
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\' || b == b' '),
         "the starter workload's {phase} did not print one answer ({})",
         out.status
     );
@@ -464,37 +607,9 @@ fn write(root: &Path, rel: &str, text: &str) -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
-/// `cell local` writes its runs under `cell-local/`: not part of the record.
-fn ignore_local_runs(root: &Path) -> anyhow::Result<()> {
-    let path = root.join(".gitignore");
-    let have = std::fs::read_to_string(&path).unwrap_or_default();
-    if have
-        .lines()
-        .any(|l| l.trim() == "cell-local/" || l.trim() == "/cell-local/")
-    {
-        return Ok(());
-    }
-    let sep = if have.is_empty() || have.ends_with('\n') {
-        ""
-    } else {
-        "\n"
-    };
-    std::fs::write(&path, format!("{have}{sep}cell-local/\n"))
-        .with_context(|| format!("writing {}", path.display()))
-}
-
-/// What README.md got: `Some(true)` created, `Some(false)` appended, `None` already had it.
-fn readme(root: &Path) -> anyhow::Result<Option<bool>> {
-    let path = root.join("README.md");
-    let have = match std::fs::read_to_string(&path) {
-        Ok(t) => Some(t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
-    if have.as_deref().is_some_and(|t| t.contains(README_HEADING)) {
-        return Ok(None);
-    }
-    let section = format!(
+/// The section `cell init` adds to README.md.
+fn readme_section() -> String {
+    format!(
         "{README_HEADING}\n\n\
          [cell]({CELL_REPOSITORY}) times this repository's workload (`bench/workload/`) built by each\n\
          toolchain of `cell/cell.toml` against the reference `c-O2`, with the pins and thresholds of\n\
@@ -504,14 +619,7 @@ fn readme(root: &Path) -> anyhow::Result<Option<bool>> {
          cell local --reps 3   # the whole matrix on this machine\n\
          cell plan --check     # the workflow is what the configuration says\n\
          ```\n"
-    );
-    let text = match &have {
-        Some(t) if t.ends_with('\n') => format!("{t}\n{section}"),
-        Some(t) => format!("{t}\n\n{section}"),
-        None => section,
-    };
-    std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-    Ok(Some(have.is_none()))
+    )
 }
 
 fn report(

@@ -56,13 +56,28 @@ pub struct PlanArgs {
 pub fn run(args: &PlanArgs, cli: &Cli) -> anyhow::Result<Exit> {
     let mut plan = super::load_plan(cli)?;
     if let Some(sums) = &args.cell_sums {
+        // The digests are kept only with the workflow they pin: a render that fails puts
+        // versions.env back as it was.
+        let before = std::fs::read(&plan.env.path)
+            .with_context(|| format!("reading {}", plan.env.path.display()))?;
         let pinned = pin_release_digests(&plan, sums)?;
+        let rendered = super::load_plan(cli).and_then(|p| {
+            cell_plan::render_all(&p)?;
+            Ok(p)
+        });
+        match rendered {
+            Ok(p) => plan = p,
+            Err(e) => {
+                cell_schema::write_atomic(&plan.env.path, &before)
+                    .with_context(|| format!("restoring {}", plan.env.path.display()))?;
+                return Err(e.context(format!("{} is left as it was", plan.env.path.display())));
+            }
+        }
         if !cli.quiet {
             for (key, value) in &pinned {
                 eprintln!("versions.env: {key}={value}");
             }
         }
-        plan = super::load_plan(cli)?;
     }
     if args.matrix {
         return matrix(args, &plan);
@@ -141,13 +156,19 @@ pub fn pin_release_digests(
             "--cell-sums pins a release's digests, and [workflow] cell of cell/cell.toml names no release: write cell = {{ version = \"X.Y.Z\" }} first"
         );
     };
-    let text = if sums.starts_with("http://") || sums.starts_with("https://") {
+    let lower = sums.to_ascii_lowercase();
+    let text = if lower.starts_with("http://") || lower.starts_with("https://") {
         cell_fetch::published_file(
             sums,
             cell_fetch::Timeouts::default(),
             std::time::Duration::from_mins(2),
         )
         .with_context(|| format!("downloading {}", cell_schema::escape::one_line(sums)))?
+    } else if sums.is_empty() || lower.contains("://") {
+        anyhow::bail!(
+            "--cell-sums `{}`: give an http:// or https:// URL or the path of a file",
+            cell_schema::escape::one_line(sums)
+        );
     } else {
         read_bounded(std::path::Path::new(sums))?
     };
@@ -158,7 +179,7 @@ pub fn pin_release_digests(
         let asset = release.asset(&format!("{os}-{arch}"));
         // A bare digest names no file: it cannot say which platform it is for.
         anyhow::ensure!(
-            text.lines().any(|l| l.contains(&asset)),
+            text.lines().any(|l| names_asset(l, &asset)),
             "{} names no {asset}: is it the SHA256SUMS of cell {}?",
             cell_schema::escape::one_line(sums),
             release.version
@@ -174,9 +195,32 @@ pub fn pin_release_digests(
     Ok(pairs)
 }
 
+/// A checksum line that names `asset` (by its base name): `HEX  NAME`, `HEX *NAME` or
+/// `SHA256 (NAME) = HEX`; a comment or a bare digest names nothing.
+fn names_asset(line: &str, asset: &str) -> bool {
+    let line = line.trim_start_matches('\u{feff}').trim();
+    if line.starts_with('#') {
+        return false;
+    }
+    let name = match line.strip_prefix("SHA256 (") {
+        Some(rest) => rest.split_once(") = ").map_or("", |(n, _)| n),
+        None => line
+            .split_once(char::is_whitespace)
+            .map_or("", |(_, n)| n.trim().trim_start_matches('*')),
+    };
+    name.rsplit('/').next() == Some(asset)
+}
+
 /// A local checksum file, refused past the size a checksum file can have.
 fn read_bounded(path: &std::path::Path) -> anyhow::Result<String> {
     use std::io::Read as _;
+    let meta = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
+    // A FIFO or a device would be read forever (or block): a checksum list is a file.
+    anyhow::ensure!(
+        meta.is_file(),
+        "{} is not a regular file: give the SHA256SUMS file or its URL",
+        path.display()
+    );
     let file = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
     let mut text = String::new();
     file.take(cell_fetch::MAX_DIGEST_FILE as u64 + 1)
@@ -261,4 +305,20 @@ fn changed_lines(diff: &str) -> usize {
                 && !l.starts_with("---")
         })
         .count()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_a_line_naming_the_asset_by_its_base_name_counts() {
+        let a = "cell-0.1.0-linux-x86_64.tar.gz";
+        let hex = "ab".repeat(32);
+        assert!(super::names_asset(&format!("{hex}  {a}"), a));
+        assert!(super::names_asset(&format!("{hex} *dist/{a}"), a));
+        assert!(super::names_asset(&format!("SHA256 ({a}) = {hex}"), a));
+        assert!(!super::names_asset(&format!("# {a}"), a));
+        assert!(!super::names_asset(&hex, a));
+        assert!(!super::names_asset(&format!("{hex}  evil-{a}"), a));
+        assert!(!super::names_asset(&format!("{hex}  {a}.sig"), a));
+    }
 }
