@@ -274,6 +274,8 @@ fn the_model_holds_every_row_per_phase_over_the_runs_that_measured_it() {
     assert_eq!(go.clock, cell_schema::Clock::Wall);
     assert!((go.points[2].median - 1.19).abs() < 1e-9);
     assert!((go.points[2].other_median - 1.35).abs() < 1e-9);
+    // Its own median seconds, on its clock (wall): what a dashboard gets beside the ratio.
+    assert!((go.points[2].median_s.unwrap() - 0.01 * 1.19).abs() < 1e-12);
     assert_eq!(
         go.tools
             .iter()

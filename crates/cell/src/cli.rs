@@ -61,7 +61,7 @@ pub enum Command {
     ResultsBranch(crate::cmd::commit::ResultsBranchArgs),
     /// Write the comparison pages from the committed history: index.html, README.md, SVG
     /// charts, CSV files and report.json (each cell's newest 100 runs unless told otherwise;
-    /// samples.csv with --samples).
+    /// samples.csv with --samples; Bencher's or github-action-benchmark's JSON with --export).
     Report(crate::cmd::report::ReportArgs),
     /// Judge a run against the committed history: PASS / FAIL / INCONCLUSIVE per row and phase.
     Gate(crate::cmd::gate::GateArgs),

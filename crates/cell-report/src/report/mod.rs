@@ -12,13 +12,25 @@
 //! | [`CsvExporter`] | `samples.csv` (every timed process, when asked for), `footprint.csv` (every row's footprint), `raw.csv` and `summary.csv` (the http and soak suites) |
 //! | [`JsonExporter`] | `report.json` (the data model) |
 //!
+//! Two more write a dashboard's input, only when asked for (`cell report --export FORMAT
+//! FILE`, [`export_files`]), to a file the user names, of the newest run that timed workload
+//! jobs ([`dashboard`]):
+//!
+//! | exporter | writes |
+//! |---|---|
+//! | [`BmfExporter`] | Bencher Metric Format JSON of one cell (a Bencher testbed) |
+//! | [`GithubActionBenchmarkExporter`] | github-action-benchmark's `customSmallerIsBetter` JSON |
+//!
 //! The model is built over a window ([`ReportOptions`]: each cell's newest runs), so what
 //! grows with the history (the charts, the series, the per-run CSV records) stays bounded;
 //! the exporters draw what the model holds and never choose runs themselves.
 //!
 //! Every link between the files is relative, so the folder works at any depth and moved.
 
+mod bmf;
 mod csv;
+pub mod dashboard;
+mod github_action_benchmark;
 mod html;
 mod json;
 mod markdown;
@@ -33,7 +45,13 @@ use std::path::{Path, PathBuf};
 use cell_schema::store::StoreError;
 
 pub use crate::doc::{Block, Span, slug};
+pub use bmf::BmfExporter;
 pub use csv::CsvExporter;
+pub use dashboard::{
+    CELL_PLACEHOLDER, ExportError, ExportFile, ExportFormat, Measurement, Measurements,
+    export_files, measurements,
+};
+pub use github_action_benchmark::GithubActionBenchmarkExporter;
 pub use html::HtmlExporter;
 pub use json::JsonExporter;
 pub use markdown::MarkdownExporter;
@@ -73,7 +91,8 @@ pub trait Exporter {
     fn export(&self, report: &Report) -> Vec<Output>;
 }
 
-/// Every exporter, in the order their files are written.
+/// Every exporter of the report folder, in the order their files are written (the
+/// dashboards' exporters write only when asked for: [`export_files`]).
 pub fn exporters() -> Vec<Box<dyn Exporter>> {
     vec![
         Box::new(SvgExporter),

@@ -20,7 +20,7 @@ pub fn seconds(s: f64) -> String {
 }
 
 /// `lo–hi (level %, resolves ±x%)`: the interval and what it resolved.
-fn ci(p: &Point) -> String {
+pub(crate) fn ci(p: &Point) -> String {
     let resolves = cell_schema::resolution(p.median, p.lo, p.hi);
     format!(
         "{}–{} ({:.0}%, ±{}%)",

@@ -1,11 +1,12 @@
 //! `cell report`: the committed history → `index.html`, `README.md`, SVG charts, the CSV
 //! files and `report.json` under one folder; over each cell's newest runs unless told
-//! otherwise, and `samples.csv` only when asked for.
+//! otherwise, and `samples.csv` only when asked for; a dashboard's input (`--export FORMAT
+//! FILE`) where the user says.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use cell_report::report::{self, Report, ReportOptions};
+use cell_report::report::{self, ExportFile, ExportFormat, Report, ReportOptions};
 use clap::Args;
 
 use crate::cli::{Cli, Format};
@@ -27,6 +28,17 @@ pub struct ReportArgs {
     /// How much of the history the report carries.
     #[command(flatten)]
     pub window: WindowArgs,
+    /// Also write a dashboard's input, of the newest run that timed workload jobs: FORMAT
+    /// `bmf` (Bencher Metric Format, one cell per file) or `github-action-benchmark` (its
+    /// customSmallerIsBetter JSON). `{cell}` in FILE writes one file per cell; `-` is stdout.
+    /// Repeatable.
+    #[arg(
+        long,
+        num_args = 2,
+        value_names = ["FORMAT", "FILE"],
+        action = clap::ArgAction::Append
+    )]
+    pub export: Vec<String>,
 }
 
 /// The report's window and its samples, for `cell report` and `cell local`.
@@ -69,6 +81,13 @@ pub fn run(args: &ReportArgs, cli: &Cli) -> anyhow::Result<Exit> {
             args.history.display()
         );
     }
+    let exports = parse_exports(&args.export)?;
+    let to_stdout = exports.iter().any(|(_, file)| file == STDOUT);
+    if to_stdout && cli.format == Format::Json {
+        anyhow::bail!(
+            "--export … -: stdout carries the report's JSON with --format json; name a FILE"
+        );
+    }
     let history = super::load_history(&args.history, args.strict)?;
     let runs = history.runs;
     let cells: usize = runs.iter().map(|r| r.cells.len()).sum();
@@ -88,9 +107,24 @@ pub fn run(args: &ReportArgs, cli: &Cli) -> anyhow::Result<Exit> {
         );
     }
     let report = Report::build(&runs, &args.window.options());
-    let written = report::write(&report, &args.out).context("writing the report")?;
+    // Every export is made before anything is written: one that cannot be is exit 2, and
+    // nothing written.
+    let exports = export_files(&report, &exports)?;
+    let mut written = report::write(&report, &args.out).context("writing the report")?;
+    for f in &exports {
+        if f.path == STDOUT {
+            print!("{}", String::from_utf8_lossy(&f.bytes));
+        } else {
+            let path = Path::new(&f.path);
+            cell_schema::write_atomic(path, &f.bytes)
+                .with_context(|| format!("writing {}", path.display()))?;
+            written.push(path.to_path_buf());
+        }
+    }
     match cli.format {
         Format::Json => print!("{}", cell_schema::to_json(&report)),
+        // Stdout is the export's alone.
+        Format::Human if to_stdout => {}
         Format::Human => {
             for path in &written {
                 println!("{}", path.display());
@@ -106,6 +140,56 @@ pub fn run(args: &ReportArgs, cli: &Cli) -> anyhow::Result<Exit> {
         );
     }
     Ok(Exit::Ok)
+}
+
+/// FILE `-`: the export goes to stdout.
+const STDOUT: &str = "-";
+
+/// `--export FORMAT FILE …` as pairs, each format known.
+fn parse_exports(values: &[String]) -> anyhow::Result<Vec<(ExportFormat, String)>> {
+    values
+        .chunks(2)
+        .map(|pair| {
+            let [format, file] = pair else {
+                anyhow::bail!("--export takes two values, FORMAT and FILE");
+            };
+            let known = ExportFormat::parse(format).with_context(|| {
+                let names: Vec<&str> = ExportFormat::ALL.iter().map(|f| f.name()).collect();
+                format!(
+                    "--export {format}: unknown format; use one of {}",
+                    names.join(", ")
+                )
+            })?;
+            Ok((known, file.clone()))
+        })
+        .collect()
+}
+
+/// The files of every `--export`, their notices on stderr (once). Two exports of one path,
+/// or two to stdout, are refused.
+fn export_files(
+    report: &Report,
+    exports: &[(ExportFormat, String)],
+) -> anyhow::Result<Vec<ExportFile>> {
+    if exports.is_empty() {
+        return Ok(Vec::new());
+    }
+    for line in report::measurements(report, None).left_out {
+        eprintln!("notice: export: {}", cell_schema::escape::terminal(&line));
+    }
+    let mut files: Vec<ExportFile> = Vec::new();
+    for (format, file) in exports {
+        for f in report::export_files(report, *format, file)? {
+            if files.iter().any(|g| g.path == f.path) {
+                anyhow::bail!(
+                    "--export: {} would be written twice; give each export its own FILE",
+                    if f.path == STDOUT { "stdout" } else { &f.path }
+                );
+            }
+            files.push(f);
+        }
+    }
+    Ok(files)
 }
 
 /// Whether `path` is `dir` or lies under it, read lexically (both made absolute, `..`

@@ -256,6 +256,7 @@ fn point(
         level: v.level,
         n: v.n,
         other_median: other.median,
+        median_s: crate::verdict_median(row, phase),
         cycles,
         answer_ok: pr.answer_ok,
     })

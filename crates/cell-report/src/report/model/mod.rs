@@ -265,6 +265,9 @@ pub struct Point {
     pub n: u32,
     /// The median ratio on the other clock.
     pub other_median: f64,
+    /// The row's own median seconds on its verdict clock, when the run recorded them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub median_s: Option<f64>,
     /// Estimated cycles over the job's reference's (the exact lane), when both were counted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cycles: Option<f64>,
