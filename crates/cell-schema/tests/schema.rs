@@ -43,7 +43,7 @@ fn docs_copies_are_current() {
         assert_eq!(
             committed,
             cell_schema::to_json(&schema),
-            "docs/schema/{file} is stale: run `cargo run -p cell -- schema {} > docs/schema/{file}`",
+            "docs/schema/{file} is stale: run `cargo run -p cell-bench -- schema {} > docs/schema/{file}`",
             file.split(".schema").next().unwrap()
         );
     }

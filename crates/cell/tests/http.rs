@@ -5,7 +5,7 @@
 //!
 //! The tests that load every bundled server or soak for minutes are `#[ignore]`d: they are the
 //! full lane, which `.ci/run` runs after the README's test command
-//! (`cargo test -p cell --test http --test workload --locked -- --ignored`). The rest stay in
+//! (`cargo test -p cell-bench --test http --test workload --locked -- --ignored`). The rest stay in
 //! the contributor's command and cover each tool, shape, mode and failure on one or two
 //! servers.
 
