@@ -4,9 +4,13 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// What `cell --version` and `cell -V` print after `cell `: the version and the commit it was
+/// built from, `0.1.0 (commit 1a2b3c4d5e6f, 2026-12-05)` (src/commit.rs, build.rs).
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("CELL_COMMIT"), ")");
+
 /// Reproducible cross-toolchain benchmarks: how fast is a toolchain's output against clang -O2.
 #[derive(Debug, Parser)]
-#[command(name = "cell", version, about, long_about = None)]
+#[command(name = "cell", version = VERSION, about, long_about = None)]
 pub struct Cli {
     /// Project root holding versions.env and cell/cell.toml.
     #[arg(long, global = true, env = "CELL_ROOT", default_value = ".")]

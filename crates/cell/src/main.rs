@@ -5,6 +5,8 @@
 mod cli;
 mod clock;
 mod cmd;
+#[cfg(test)]
+mod commit;
 mod exit;
 mod progress;
 mod signals;
