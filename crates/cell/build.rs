@@ -47,6 +47,16 @@ fn main() {
         "cargo::rustc-env=CELL_COMMIT={}",
         commit::describe(found.as_ref())
     );
+    // The full id for `cell init`, which pins the workflow to the commit this cell is: empty
+    // when unknown.
+    println!(
+        "cargo::rustc-env=CELL_COMMIT_SHA={}",
+        found.as_ref().map_or("", Commit::sha)
+    );
+    println!(
+        "cargo::rustc-env=CELL_COMMIT_DIRTY={}",
+        found.as_ref().is_some_and(Commit::dirty)
+    );
 }
 
 /// `git` in `dir`, with the repository found from `dir` alone (not from a `GIT_DIR` a hook or a

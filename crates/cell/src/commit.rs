@@ -48,6 +48,16 @@ impl Commit {
         })
     }
 
+    /// The full object name.
+    pub fn sha(&self) -> &str {
+        &self.sha
+    }
+
+    /// The sources differed from it.
+    pub fn dirty(&self) -> bool {
+        self.dirty
+    }
+
     /// `commit 1a2b3c4d5e6f-dirty, 2026-12-05`: what `--version` prints in its parentheses.
     pub fn describe(&self) -> String {
         let mut out = format!("commit {}", &self.sha[..SHORT]);
@@ -154,6 +164,13 @@ pub fn manifest_names_package(manifest: &str, name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_build_script_hands_on_the_full_id_and_whether_it_was_dirty() {
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        let c = super::Commit::new(sha, true, None).unwrap();
+        assert_eq!((c.sha(), c.dirty()), (sha, true));
+    }
+
     use super::*;
 
     const SHA: &str = "1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b";

@@ -1,20 +1,31 @@
-//! The commit this binary was built from, as the build script found it.
+//! The commit this binary was built from, as the build script found it (`build.rs`,
+//! `src/commit.rs`, which checked it): the full id `cell init` pins a workflow to.
 
-/// A commit id and whether the work tree had changes beside it.
+/// A commit id and whether the sources differed from it.
 #[derive(Clone, Copy, Debug)]
 pub struct Commit {
+    sha: &'static str,
+    dirty: bool,
+}
+
+impl Commit {
     /// The full commit id.
-    pub sha: &'static str,
-    /// The build had uncommitted changes.
-    pub dirty: bool,
+    pub fn sha(&self) -> &'static str {
+        self.sha
+    }
+
+    /// The build had uncommitted changes beside it.
+    pub fn dirty(&self) -> bool {
+        self.dirty
+    }
 }
 
 /// The commit, when the build knew it.
 pub fn commit() -> Option<Commit> {
-    let raw = option_env!("CELL_BUILD_COMMIT")?;
-    let (sha, dirty) = match raw.strip_suffix("-dirty") {
-        Some(s) => (s, true),
-        None => (raw, false),
-    };
-    (sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit())).then_some(Commit { sha, dirty })
+    let sha = env!("CELL_COMMIT_SHA");
+    let full = matches!(sha.len(), 40 | 64) && sha.bytes().all(|b| b.is_ascii_hexdigit());
+    full.then_some(Commit {
+        sha,
+        dirty: env!("CELL_COMMIT_DIRTY") == "true",
+    })
 }

@@ -457,3 +457,49 @@ fn cell_sums_needs_a_line_naming_each_asset_and_a_failed_render_leaves_versions_
     assert_eq!(std::fs::read(root.join("versions.env")).unwrap(), versions);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
 }
+
+/// Without a release to install, the workflow builds the commit this cell names in
+/// `--version`, with the Rust this repository pins; a cell that names none refuses instead.
+#[test]
+fn init_without_a_release_pins_the_commit_cell_was_built_from() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("r");
+    let version = cell().arg("--version").assert().success();
+    let printed = String::from_utf8_lossy(&version.get_output().stdout).into_owned();
+    if printed.contains("unknown commit") {
+        let e = init(&root, &[]).code(2);
+        let err = String::from_utf8_lossy(&e.get_output().stderr).into_owned();
+        assert!(err.contains("--cell-sums"), "{err}");
+        return;
+    }
+    init(&root, &[]).success();
+    let toml = std::fs::read_to_string(root.join("cell/cell.toml")).unwrap();
+    let rev = toml
+        .split("rev = \"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap_or_else(|| panic!("no rev: {toml}"));
+    assert_eq!(rev.len(), 40, "{toml}");
+    let after = printed
+        .split("(commit ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{printed}"));
+    let short = &after[..12];
+    assert!(
+        rev.starts_with(short),
+        "{rev} is not the commit of {printed}"
+    );
+    let pinned = std::fs::read_to_string(common::repo_root().join("versions.env")).unwrap();
+    let versions = std::fs::read_to_string(root.join("versions.env")).unwrap();
+    let rust = |t: &str| {
+        t.lines()
+            .find(|l| l.starts_with("RUST_VERSION="))
+            .map(str::to_owned)
+    };
+    assert_eq!(rust(&versions), rust(&pinned), "{versions}");
+    cell()
+        .current_dir(&root)
+        .args(["plan", "--check"])
+        .assert()
+        .success();
+}

@@ -294,8 +294,8 @@ fn cell_source(args: &InitArgs) -> anyhow::Result<Source> {
     }
     match crate::version::commit() {
         Some(c) => Ok(Source::Git {
-            rev: c.sha.to_owned(),
-            dirty: c.dirty,
+            rev: c.sha().to_owned(),
+            dirty: c.dirty(),
         }),
         None => bail!(
             "this cell does not know the commit it was built from, so the workflow cannot build the same one: pass --cell-sums <URL or file of the SHA256SUMS of a cell release>"
