@@ -19,7 +19,7 @@ pub(super) async fn fetch_expected(
     archive_name: &str,
 ) -> Result<Sha256, FetchError> {
     let text = fetch_text(client, timeouts, url).await?;
-    pick(&text, archive_name).map_err(|e| FetchError::DigestFile {
+    pick(&text, archive_name, true).map_err(|e| FetchError::DigestFile {
         url: redact(url),
         msg: e.to_string(),
     })
@@ -85,9 +85,10 @@ pub enum DigestFileError {
 }
 
 /// The digest for `archive_name` in the text of a digest file: the line naming it (by its
-/// base name: `dist/x.tgz` and `./x.tgz` name `x.tgz`), or a bare digest alone in the file.
-/// A file of one line that names another file is refused: it is that file's digest.
-pub(super) fn pick(text: &str, archive_name: &str) -> Result<Sha256, DigestFileError> {
+/// base name: `dist/x.tgz` and `./x.tgz` name `x.tgz`), or, when `bare` allows it, a bare
+/// digest alone in the file. A file of one line that names another file is refused: it is
+/// that file's digest.
+pub(super) fn pick(text: &str, archive_name: &str, bare: bool) -> Result<Sha256, DigestFileError> {
     let mut lines = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = raw.trim_start_matches('\u{feff}').trim();
@@ -102,7 +103,7 @@ pub(super) fn pick(text: &str, archive_name: &str) -> Result<Sha256, DigestFileE
     }
     match lines.as_slice() {
         [] => Err(DigestFileError::Empty),
-        [(digest, None)] => Ok(digest.clone()),
+        [(digest, None)] if bare => Ok(digest.clone()),
         [(digest, Some(listed))] if names(listed, archive_name) => Ok(digest.clone()),
         [(_, Some(listed))] => Err(DigestFileError::OtherFile {
             listed: listed.chars().take(200).collect(),
@@ -158,6 +159,20 @@ fn parse_line(line: &str) -> Option<(Sha256, Option<String>)> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn only_a_line_naming_the_asset_by_its_base_name_counts() {
+        let a = "cell-0.1.0-linux-x86_64.tar.gz";
+        let d = hex('a');
+        let strict = |text: String| pick(&text, a, false);
+        assert!(strict(format!("{d}  {a}")).is_ok());
+        assert!(strict(format!("{d} *dist/{a}")).is_ok());
+        assert!(strict(format!("SHA256 ({a}) = {d}")).is_ok());
+        assert!(strict(format!("# {a}\n{d}")).is_err());
+        assert!(strict(d.clone()).is_err());
+        assert!(strict(format!("{d}  evil-{a}")).is_err());
+        assert!(strict(format!("{d}  {a}.sig")).is_err());
+    }
+
     fn hex(c: char) -> String {
         c.to_string().repeat(64)
     }
@@ -165,11 +180,13 @@ mod tests {
     #[test]
     fn bare_and_single_lines() {
         assert_eq!(
-            pick(&format!("{}\n", hex('a')), "x.tgz").unwrap().as_str(),
+            pick(&format!("{}\n", hex('a')), "x.tgz", true)
+                .unwrap()
+                .as_str(),
             hex('a')
         );
         assert_eq!(
-            pick(&format!("{} *x.tgz", hex('C')), "x.tgz")
+            pick(&format!("{} *x.tgz", hex('C')), "x.tgz", true)
                 .unwrap()
                 .as_str(),
             hex('c')
@@ -179,7 +196,7 @@ mod tests {
     #[test]
     fn a_single_line_naming_another_file_is_refused_naming_both() {
         // One line `HEX  other.tgz` was taken as the digest of `x.tgz`.
-        let err = pick(&format!("{}  other.tgz\n", hex('b')), "x.tgz").unwrap_err();
+        let err = pick(&format!("{}  other.tgz\n", hex('b')), "x.tgz", true).unwrap_err();
         assert_eq!(
             err,
             DigestFileError::OtherFile {
@@ -194,7 +211,7 @@ mod tests {
         );
         let bsd = format!("SHA256 (other.tgz) = {}\n", hex('b'));
         assert!(matches!(
-            pick(&bsd, "x.tgz"),
+            pick(&bsd, "x.tgz", true),
             Err(DigestFileError::OtherFile { .. })
         ));
         // The archive's name as sha256sum writes it: binary mode, `./`, a directory, BSD.
@@ -206,10 +223,14 @@ mod tests {
             format!("{}  dist/x.tgz", hex('d')),
             format!("SHA256 (./x.tgz) = {}", hex('d')),
         ] {
-            assert_eq!(pick(&line, "x.tgz").unwrap().as_str(), hex('d'), "{line}");
+            assert_eq!(
+                pick(&line, "x.tgz", true).unwrap().as_str(),
+                hex('d'),
+                "{line}"
+            );
         }
         // A name that only ends like the archive's is another file.
-        let err = pick(&format!("{}  old-x.tgz", hex('d')), "x.tgz").unwrap_err();
+        let err = pick(&format!("{}  old-x.tgz", hex('d')), "x.tgz", true).unwrap_err();
         assert!(matches!(err, DigestFileError::OtherFile { .. }), "{err}");
     }
 
@@ -221,21 +242,21 @@ mod tests {
             hex('2'),
             hex('3')
         );
-        assert_eq!(pick(&text, "x.tgz").unwrap().as_str(), hex('2'));
-        let err = pick(&text, "z.tgz").unwrap_err();
+        assert_eq!(pick(&text, "x.tgz", true).unwrap().as_str(), hex('2'));
+        let err = pick(&text, "z.tgz", true).unwrap_err();
         assert!(err.to_string().contains("none for `z.tgz`"), "{err}");
         let bsd = format!(
             "SHA256 (a.zip) = {}\nSHA256 (x.tgz) = {}\n",
             hex('4'),
             hex('5')
         );
-        assert_eq!(pick(&bsd, "x.tgz").unwrap().as_str(), hex('5'));
+        assert_eq!(pick(&bsd, "x.tgz", true).unwrap().as_str(), hex('5'));
     }
 
     #[test]
     fn garbage_is_named() {
-        let err = pick("not a digest  x.tgz\n", "x.tgz").unwrap_err();
+        let err = pick("not a digest  x.tgz\n", "x.tgz", true).unwrap_err();
         assert!(err.to_string().starts_with("line 1:"), "{err}");
-        assert!(pick("\n# nothing\n", "x.tgz").is_err());
+        assert!(pick("\n# nothing\n", "x.tgz", true).is_err());
     }
 }

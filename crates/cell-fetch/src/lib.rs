@@ -148,21 +148,15 @@ pub fn published_digest(
     timeouts: Timeouts,
     deadline: Duration,
 ) -> Result<Sha256, FetchError> {
-    if !url::is_http(url) {
-        return Err(FetchError::Usage(format!(
-            "`{}` is not an http:// or https:// URL",
-            url::redact(url)
-        )));
-    }
-    let runtime = http::runtime().map_err(|e| FetchError::Client(e.to_string()))?;
-    runtime.block_on(async {
-        let client = download::client(timeouts)?;
-        let digest = digest_file::fetch_expected(&client, timeouts, url, archive_name);
-        download::within(deadline, url, digest).await
+    let text = published_file(url, timeouts, deadline)?;
+    digest_file::pick(&text, archive_name, true).map_err(|e| FetchError::DigestFile {
+        url: url::redact(url),
+        msg: e.to_string(),
     })
 }
 
-/// The text of a published checksum file (`SHA256SUMS`), at most [`MAX_DIGEST_FILE`] bytes.
+/// The text of a published checksum file (`SHA256SUMS`), at most [`MAX_DIGEST_FILE`] bytes,
+/// within `deadline`.
 pub fn published_file(
     url: &str,
     timeouts: Timeouts,
@@ -182,10 +176,11 @@ pub fn published_file(
     })
 }
 
-/// The digest a checksum file's text gives for `archive_name` (the rules of
-/// [`published_digest`]).
-pub fn digest_in(text: &str, archive_name: &str) -> Result<Sha256, DigestFileError> {
-    digest_file::pick(text, archive_name)
+/// The digest a checksum list's text gives for `archive_name` on a line that names it (the
+/// rules of [`published_digest`], but a bare digest is nobody's: a list of several assets
+/// must say which line is which).
+pub fn listed_digest(text: &str, archive_name: &str) -> Result<Sha256, DigestFileError> {
+    digest_file::pick(text, archive_name, false)
 }
 
 /// The expected digest (from the digest file when asked) and the verified download.

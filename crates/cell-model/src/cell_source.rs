@@ -45,11 +45,6 @@ impl CellRelease {
         format!("cell-{}-{target}.tar.gz", self.version)
     }
 
-    /// The top directory inside the asset, which holds the `cell` binary.
-    pub fn top_dir(&self, target: &str) -> String {
-        format!("cell-{}-{target}", self.version)
-    }
-
     /// The asset's URL for a platform.
     pub fn url_for(&self, target: &str) -> String {
         fill(&self.url, &self.version, target)

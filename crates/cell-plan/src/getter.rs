@@ -143,12 +143,18 @@ pub(crate) fn build_rust(plan: &Plan, release: bool) -> Result<String, PlanError
     })
 }
 
-/// The pinned release's URL and digest for every platform a job runs on (the host's too).
-fn release_getter(plan: &Plan, release: &CellRelease) -> Result<Getter, PlanError> {
+/// Every (os, arch) a job of the plan runs cell on: the host's (`plan` and `collect`) and each
+/// cell's. A pinned release needs a digest for each.
+pub fn release_platforms(plan: &Plan) -> BTreeSet<(String, String)> {
     let mut targets = BTreeSet::from([("linux".to_owned(), "x86_64".to_owned())]);
     targets.extend(plan.cells.values().map(|c| (c.os.clone(), c.arch.clone())));
+    targets
+}
+
+/// The pinned release's URL and digest for every platform a job runs on (the host's too).
+fn release_getter(plan: &Plan, release: &CellRelease) -> Result<Getter, PlanError> {
     let mut assets = BTreeMap::new();
-    for (os, arch) in targets {
+    for (os, arch) in release_platforms(plan) {
         let digest = release
             .digest(&plan.env, &os, &arch)
             .map_err(|e| PlanError::Config {

@@ -21,6 +21,7 @@ use cell_model::{Install, Plan};
 
 pub use build::HOST_RUNNER;
 pub use error::PlanError;
+pub use getter::release_platforms;
 pub use layout::{Entry, Layout, MAX_MATRIX, MatrixJob, Selection, Suite};
 pub use release::RELEASE_PATH;
 pub use side::{HOST_PLATFORM, bin_artifact, build_job_id};

@@ -151,7 +151,12 @@ fn a_git_revision_is_built_once_per_platform_from_that_commit() {
 
 #[test]
 fn the_repository_default_builds_its_own_commit() {
-    let text = cell_plan::render(&Project::of(&toml_with("\"source\"")).plan()).unwrap();
-    assert!(text.contains("cargo build --release --locked --bin cell"));
-    assert!(text.contains("build-macos-aarch64"));
+    let explicit = cell_plan::render(&Project::of(&toml_with("\"source\"")).plan()).unwrap();
+    assert!(explicit.contains("cargo build --release --locked --bin cell"));
+    assert!(explicit.contains("build-macos-aarch64"));
+    // Without the key: the same workflow.
+    let unset = toml_with("\"source\"").replace("cell = \"source\"\n", "");
+    assert!(!unset.contains("cell ="), "{unset}");
+    let default = cell_plan::render(&Project::of(&unset).plan()).unwrap();
+    assert_eq!(default, explicit);
 }

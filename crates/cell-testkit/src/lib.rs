@@ -256,6 +256,15 @@ pub fn commit_all(dir: &Path, message: &str) -> String {
     git(dir, &["rev-parse", "HEAD"])
 }
 
+/// A bare clone of the repository at `src`, at `dst`: the origin a walk's checkout clones and
+/// pushes to.
+pub fn bare_clone(src: &Path, dst: &Path) {
+    git(
+        src,
+        &["clone", "-q", "--bare", ".", &dst.display().to_string()],
+    );
+}
+
 /// Whether anyone may execute the file `path` (or what it links to).
 #[cfg(unix)]
 pub fn is_executable(path: &Path) -> bool {

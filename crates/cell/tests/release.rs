@@ -34,13 +34,7 @@ fn origin(dir: &Path, tag: &str) -> (PathBuf, String) {
     let sha = cell_testkit::commit_all(&work, "a release");
     git(&work, &["tag", tag]);
     let bare = dir.join("origin.git");
-    let ok = std::process::Command::new("git")
-        .args(["clone", "-q", "--bare"])
-        .arg(&work)
-        .arg(&bare)
-        .status()
-        .unwrap();
-    assert!(ok.success());
+    cell_testkit::bare_clone(&work, &bare);
     (bare, sha)
 }
 

@@ -49,13 +49,7 @@ fn origin(extra_toml: &str) -> Origin {
     git(&root, &["init", "-q", "-b", "main"]);
     let sha = cell_testkit::commit_all(&root, "the tiny project and its workflow");
     let bare = tmp.path().join("origin.git");
-    let out = std::process::Command::new("git")
-        .args(["clone", "-q", "--bare"])
-        .arg(&root)
-        .arg(&bare)
-        .status()
-        .unwrap();
-    assert!(out.success());
+    cell_testkit::bare_clone(&root, &bare);
     Origin {
         dir: tmp.path().to_path_buf(),
         _tmp: tmp,

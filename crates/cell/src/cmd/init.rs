@@ -164,6 +164,9 @@ fn stage_files(
     )?;
     write(stage, "versions.env", &versions_env(subject, source))?;
     let plan = cell_model::Plan::load(stage).context("the configuration cell init wrote")?;
+    if let Some(s) = subject.filter(|s| s.sha256.is_none()) {
+        pin_subject_digest(&plan, s)?;
+    }
     if let Source::Release { sums, .. } = source {
         super::plan::pin_release_digests(&plan, sums)?;
     }
@@ -348,7 +351,7 @@ fn subject(args: &InitArgs) -> anyhow::Result<Option<Subject>> {
             "--subject {name}: say how its tarball is verified: --checksum <URL of its checksum file> or --sha256 <hex>"
         ),
     };
-    let mut s = Subject {
+    let s = Subject {
         name: name.clone(),
         key,
         version: args.subject_version.clone().unwrap_or_default(),
@@ -357,28 +360,28 @@ fn subject(args: &InitArgs) -> anyhow::Result<Option<Subject>> {
         sha256,
         strip: args.strip,
     };
-    if s.sha256.is_none() {
-        s.sha256 = Some(published_subject_digest(&s)?);
-    }
     Ok(Some(s))
 }
 
-/// The Linux x86-64 digest the subject's checksum file publishes.
-fn published_subject_digest(s: &Subject) -> anyhow::Result<String> {
-    let url = s
-        .template
-        .replace("{version}", &s.version)
-        .replace("{os}", "linux")
-        .replace("{arch}", "x86_64");
-    let checksum = s
-        .checksum
+/// Pins the subject's Linux x86-64 digest from its published checksum file, the URLs
+/// resolved by the configuration's own rules (`cell_model::tarball::resolve`).
+fn pin_subject_digest(plan: &cell_model::Plan, s: &Subject) -> anyhow::Result<()> {
+    let tc = plan
+        .toolchains
+        .values()
+        .find(|t| t.name.as_str() == s.name)
+        .expect("the subject was written");
+    let cell_model::Install::Tarball(def) = &tc.install else {
+        unreachable!("the subject is written as a tarball toolchain")
+    };
+    let source = cell_model::tarball::resolve(&plan.env, def, "linux", "x86_64")?;
+    let checksum = source
+        .checksum_url
         .as_deref()
-        .unwrap_or_default()
-        .replace("{url}", &url);
-    let asset = cell_model::tarball::file_name(&url);
+        .expect("written with --checksum");
     let digest = cell_fetch::published_digest(
-        &checksum,
-        asset,
+        checksum,
+        &source.asset,
         cell_fetch::Timeouts::default(),
         Duration::from_mins(2),
     )
@@ -386,10 +389,12 @@ fn published_subject_digest(s: &Subject) -> anyhow::Result<String> {
         format!(
             "pinning {}'s digest from {}",
             s.name,
-            cell_schema::escape::one_line(&checksum)
+            cell_schema::escape::one_line(checksum)
         )
     })?;
-    Ok(digest.to_string())
+    let key = format!("{}_SHA256_LINUX_X86_64", s.key);
+    cell_model::env::set_keys(&plan.env.path, &[(key, digest.to_string())])?;
+    Ok(())
 }
 
 /// The toolchains asked for (or found), each on PATH.
@@ -432,16 +437,7 @@ fn toolchains(asked: Option<&str>) -> anyhow::Result<Vec<String>> {
 }
 
 fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|d| {
-            let p = d.join(program);
-            p.is_file()
-                && std::fs::metadata(&p).is_ok_and(|m| {
-                    use std::os::unix::fs::PermissionsExt as _;
-                    m.permissions().mode() & 0o111 != 0
-                })
-        })
-    })
+    cell_run::tools::which(program).is_some()
 }
 
 /// Each phase's answer, from the reference's `-O2` build of the starter workload.

@@ -172,20 +172,20 @@ pub fn pin_release_digests(
     } else {
         read_bounded(std::path::Path::new(sums))?
     };
-    let mut targets = std::collections::BTreeSet::from([("linux".to_owned(), "x86_64".to_owned())]);
-    targets.extend(plan.cells.values().map(|c| (c.os.clone(), c.arch.clone())));
     let mut pairs = Vec::new();
-    for (os, arch) in targets {
+    for (os, arch) in cell_plan::release_platforms(plan) {
         let asset = release.asset(&format!("{os}-{arch}"));
-        // A bare digest names no file: it cannot say which platform it is for.
-        anyhow::ensure!(
-            text.lines().any(|l| names_asset(l, &asset)),
-            "{} names no {asset}: is it the SHA256SUMS of cell {}?",
-            cell_schema::escape::one_line(sums),
-            release.version
-        );
-        let digest = cell_fetch::digest_in(&text, &asset)
-            .with_context(|| format!("reading {}", cell_schema::escape::one_line(sums)))?;
+        let shown = cell_schema::escape::one_line(sums);
+        let digest = cell_fetch::listed_digest(&text, &asset).map_err(|e| match e {
+            // A bare digest names no file: it cannot say which platform it is for.
+            cell_fetch::DigestFileError::Empty
+            | cell_fetch::DigestFileError::NotListed { .. }
+            | cell_fetch::DigestFileError::OtherFile { .. } => anyhow::anyhow!(
+                "{shown} names no {asset}: is it the SHA256SUMS of cell {}?",
+                release.version
+            ),
+            other => anyhow::Error::new(other).context(format!("reading {shown}")),
+        })?;
         pairs.push((
             cell_model::cell_source::digest_key(&os, &arch),
             digest.as_str().to_owned(),
@@ -193,22 +193,6 @@ pub fn pin_release_digests(
     }
     cell_model::env::set_keys(&plan.env.path, &pairs)?;
     Ok(pairs)
-}
-
-/// A checksum line that names `asset` (by its base name): `HEX  NAME`, `HEX *NAME` or
-/// `SHA256 (NAME) = HEX`; a comment or a bare digest names nothing.
-fn names_asset(line: &str, asset: &str) -> bool {
-    let line = line.trim_start_matches('\u{feff}').trim();
-    if line.starts_with('#') {
-        return false;
-    }
-    let name = match line.strip_prefix("SHA256 (") {
-        Some(rest) => rest.split_once(") = ").map_or("", |(n, _)| n),
-        None => line
-            .split_once(char::is_whitespace)
-            .map_or("", |(_, n)| n.trim().trim_start_matches('*')),
-    };
-    name.rsplit('/').next() == Some(asset)
 }
 
 /// A local checksum file, refused past the size a checksum file can have.
@@ -305,20 +289,4 @@ fn changed_lines(diff: &str) -> usize {
                 && !l.starts_with("---")
         })
         .count()
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn only_a_line_naming_the_asset_by_its_base_name_counts() {
-        let a = "cell-0.1.0-linux-x86_64.tar.gz";
-        let hex = "ab".repeat(32);
-        assert!(super::names_asset(&format!("{hex}  {a}"), a));
-        assert!(super::names_asset(&format!("{hex} *dist/{a}"), a));
-        assert!(super::names_asset(&format!("SHA256 ({a}) = {hex}"), a));
-        assert!(!super::names_asset(&format!("# {a}"), a));
-        assert!(!super::names_asset(&hex, a));
-        assert!(!super::names_asset(&format!("{hex}  evil-{a}"), a));
-        assert!(!super::names_asset(&format!("{hex}  {a}.sig"), a));
-    }
 }
