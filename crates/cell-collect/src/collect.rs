@@ -553,6 +553,12 @@ pub fn discover(dir: &Path) -> Result<(Vec<JobInput>, Vec<String>), CollectError
     let mut failures = Vec::new();
     walk(dir, 0, &mut |path| {
         let shown = path.strip_prefix(dir).unwrap_or(path).display().to_string();
+        // A link is never followed: it could name a file outside the artifact (a runner's
+        // file) or another job's result, read twice.
+        if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+            failures.push(format!("{shown}: not a regular file (a link?): not read"));
+            return Ok(());
+        }
         let text =
             std::fs::read_to_string(path).map_err(io(format!("reading {}", path.display())))?;
         let file = match cell_schema::read_results(&text) {
@@ -623,7 +629,7 @@ fn walk(
         } else if p
             .file_name()
             .is_some_and(|n| n == cell_schema::store::RESULTS_JSON)
-            && p.is_file()
+            && !p.is_dir()
         {
             f(&p)?;
         }

@@ -75,7 +75,72 @@ pub struct CheckRun {
     pub external_id: Option<String>,
 }
 
+#[derive(Deserialize)]
+struct CheckRunPage {
+    check_runs: Vec<CheckRun>,
+}
+
 impl Github {
+    /// The check runs named `name` on commit `sha` (every app's: GitHub filters by name
+    /// alone), following `Link: rel="next"`. `name` is one of ours, a safe id (it goes into
+    /// the query as it is).
+    pub fn check_runs_named(
+        &self,
+        repo: &str,
+        sha: &str,
+        name: &str,
+    ) -> Result<Vec<CheckRun>, GithubError> {
+        if !cell_schema::ids::is_safe_id(name) || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(GithubError::Request {
+                method: "GET",
+                url: self.endpoint(&format!("/repos/{repo}/commits/…/check-runs")),
+                msg: "a check run is listed by a safe name on a hex commit id".into(),
+            });
+        }
+        let first = format!(
+            "/repos/{repo}/commits/{sha}/check-runs?check_name={name}&filter=all&per_page=100"
+        );
+        self.get_paged(&first, |p: CheckRunPage| p.check_runs)
+    }
+
+    /// The one check run named `run.name` with `run.external_id` on `run.head_sha`, set to
+    /// `run`: updated when it exists (so a retried reporter never makes a second), else
+    /// created. A create whose outcome is unknown is followed by a second listing, as
+    /// [`Github::upsert_issue_comment`] does; `run.external_id` must be set for that.
+    pub fn upsert_check_run(&self, repo: &str, run: &NewCheckRun) -> Result<CheckRun, GithubError> {
+        if run.external_id.as_deref().is_none_or(str::is_empty) {
+            return Err(GithubError::Request {
+                method: "POST",
+                url: self.endpoint(&format!("/repos/{repo}/check-runs")),
+                msg: "a check run to upsert needs its external_id".into(),
+            });
+        }
+        let find = |runs: Vec<CheckRun>| {
+            runs.into_iter()
+                .find(|c| c.name == run.name && c.external_id == run.external_id)
+        };
+        let update = |id| {
+            let changes = CheckRunUpdate {
+                status: run.status.clone(),
+                conclusion: run.conclusion.clone(),
+                output: run.output.clone(),
+            };
+            self.update_check_run(repo, id, &changes)
+        };
+        if let Some(c) = find(self.check_runs_named(repo, &run.head_sha, &run.name)?) {
+            return update(c.id);
+        }
+        match self.create_check_run(repo, run) {
+            Err(e) if e.may_have_written() => {
+                match find(self.check_runs_named(repo, &run.head_sha, &run.name)?) {
+                    Some(c) => update(c.id),
+                    None => self.create_check_run(repo, run),
+                }
+            }
+            other => other,
+        }
+    }
+
     /// Creates a check run. A POST: after [`GithubError::MaybeWritten`] list the commit's check
     /// runs (by name or `external_id`) before trying again.
     pub fn create_check_run(&self, repo: &str, run: &NewCheckRun) -> Result<CheckRun, GithubError> {

@@ -1,5 +1,6 @@
 //! A small GitHub REST client: the Actions calls of `cell collect` (a run, its artifacts, its
-//! jobs, an artifact's zip) and the first writes (issue comments, check runs), over typed
+//! jobs, an artifact's zip), a pull request's head and the first writes (issue comments, check
+//! runs, each created or updated by a mark it carries), over typed
 //! verbs: [`Github::get`], [`Github::get_paged`], [`Github::post`], [`Github::patch`] and
 //! [`Github::put`], each taking a [`serde::Serialize`] body and giving the caller's own
 //! [`serde::Deserialize`] type back. Our serde structs hold only the fields we read and keep
@@ -40,6 +41,7 @@ mod checks;
 mod client;
 mod error;
 mod issues;
+mod pulls;
 mod retry;
 mod urls;
 
@@ -48,5 +50,6 @@ pub use checks::{CheckOutput, CheckRun, CheckRunUpdate, NewCheckRun};
 pub use client::{Github, MAX_JSON_BYTES, MAX_PAGES, Settings};
 pub use error::GithubError;
 pub use issues::{ACTIONS_BOT, CommentAuthor, IssueComment};
+pub use pulls::{PullBase, PullHead, PullRequest};
 pub use retry::{RetryPolicy, rate_limit_wait};
 pub use urls::{Origin, next_link};

@@ -11,6 +11,7 @@ mod error;
 pub mod exact;
 pub mod import;
 mod load_tools;
+pub mod pull_requests;
 pub mod raw;
 mod rows;
 pub mod runners;
@@ -38,6 +39,7 @@ pub use load_tools::{
     Body, Durations, LOAD_TOOLS, LoadInstall, LoadToolDef, load_tool, load_tool_names, soak_tool,
     whole_seconds_tool,
 };
+pub use pull_requests::{CommentPolicy, PullRequests};
 pub use rows::{Row, ToothDef};
 use rows::{check_reference, resolve_rows, resolve_tooth};
 pub(crate) use rows::{check_tools, existing_dir};
@@ -154,7 +156,12 @@ impl Plan {
         let tooth = resolve_tooth(&raw.tooth, &rows).map_err(at)?;
         let cells = resolve_cells(raw.cells).map_err(at)?;
         check_allow_dirty(&raw.allow_dirty).map_err(at)?;
-        let workflow = resolve_workflow(&env, raw.workflow).map_err(at)?;
+        let mut raw_workflow = raw.workflow;
+        let raw_pull_requests = raw_workflow.pull_requests.take();
+        let mut workflow = resolve_workflow(&env, raw_workflow).map_err(at)?;
+        workflow.pull_requests =
+            pull_requests::resolve_pull_requests(raw_pull_requests, &cells, &toolchains)
+                .map_err(at)?;
         let http = raw
             .http
             .map(|h| suite::resolve_http(root, h, &toolchains, &env))

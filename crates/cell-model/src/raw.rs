@@ -61,6 +61,8 @@ pub struct RawWorkflow {
     /// Also write `.github/workflows/release.yml` (cell's own repository).
     #[serde(default)]
     pub release: bool,
+    /// `[workflow.pull_requests]`: the PR workflow and its reporter.
+    pub pull_requests: Option<crate::pull_requests::RawPullRequests>,
 }
 
 /// `[tooth]`.

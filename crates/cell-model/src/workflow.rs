@@ -25,6 +25,8 @@ pub struct WorkflowDef {
     pub cell: Option<CellSource>,
     /// `release`: `cell plan` also writes the workflow that publishes cell's releases.
     pub release: bool,
+    /// `[workflow.pull_requests]`: the PR workflow and its reporter, when set.
+    pub pull_requests: Option<crate::PullRequests>,
 }
 
 /// Validates `[workflow]`: five-field cron lines, no empty pattern, the Rust key it names.
@@ -86,6 +88,7 @@ pub(crate) fn resolve_workflow(
         results_branch: raw.results_branch,
         cell: resolve_cell_source(raw.cell)?,
         release: raw.release,
+        pull_requests: None,
     })
 }
 

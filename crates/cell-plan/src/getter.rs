@@ -3,6 +3,8 @@
 //! downloads and checks against its digest in versions.env before running it.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read as _;
+use std::path::Path;
 
 use cell_model::{CellRelease, CellSource, Plan};
 
@@ -12,7 +14,11 @@ use crate::workflow::{Job, Map, Step, expr};
 
 /// The getter of a plan; the build jobs it needs go into `jobs`.
 pub fn of(plan: &Plan, jobs: &mut Map<Job>) -> Result<Getter, PlanError> {
-    let source = plan.workflow.cell.clone().unwrap_or(CellSource::Source);
+    let source = match plan.workflow.cell.clone() {
+        Some(source) => source,
+        None if own_repository(&plan.root) => CellSource::Source,
+        None => return Err(unset(plan)),
+    };
     let getter = match &source {
         CellSource::Release(release) => release_getter(plan, release)?,
         CellSource::Source | CellSource::Git { .. } => {
@@ -28,6 +34,31 @@ pub fn of(plan: &Plan, jobs: &mut Map<Job>) -> Result<Getter, PlanError> {
         }
     };
     Ok(getter)
+}
+
+/// Whether `root` is cell's own repository (its binary's package is there), the one place an
+/// unset `[workflow] cell` means "build this commit": elsewhere that build would fail, or build
+/// something other than cell.
+pub fn own_repository(root: &Path) -> bool {
+    const MANIFEST_CAP: u64 = 64 * 1024;
+    let Ok(file) = std::fs::File::open(root.join("crates/cell/Cargo.toml")) else {
+        return false;
+    };
+    let mut text = String::new();
+    file.take(MANIFEST_CAP).read_to_string(&mut text).is_ok()
+        && text.lines().any(|l| l.trim() == "name = \"cell-bench\"")
+}
+
+/// An unset `[workflow] cell` outside cell's own repository: what to write.
+fn unset(plan: &Plan) -> PlanError {
+    PlanError::Config {
+        path: plan.root.join(cell_model::CELL_TOML),
+        field: "workflow.cell".into(),
+        msg: format!(
+            "not set, and this is not cell's own repository: pin the cell the jobs run, e.g. cell = {{ version = \"{}\" }} with `cell plan --cell-sums <URL of its SHA256SUMS>` (docs/own-compiler.md), or cell = {{ git = \"https://…\", rev = \"<full commit id>\" }}; cell = \"source\" builds this repository's own commit",
+            env!("CARGO_PKG_VERSION")
+        ),
+    }
 }
 
 /// How the jobs get cell: the binary a build job of this run compiled, or a pinned release.
@@ -144,17 +175,42 @@ pub(crate) fn build_rust(plan: &Plan, release: bool) -> Result<String, PlanError
 }
 
 /// Every (os, arch) a job of the plan runs cell on: the host's (`plan` and `collect`) and each
-/// cell's. A pinned release needs a digest for each.
-pub fn release_platforms(plan: &Plan) -> BTreeSet<(String, String)> {
+/// cell's. A pinned release needs a digest for each, so a platform cell's own releases do not
+/// build is refused here, naming the cells (a mirror's URL may serve more).
+pub fn release_platforms(
+    plan: &Plan,
+    release: &CellRelease,
+) -> Result<BTreeSet<(String, String)>, PlanError> {
     let mut targets = BTreeSet::from([("linux".to_owned(), "x86_64".to_owned())]);
     targets.extend(plan.cells.values().map(|c| (c.os.clone(), c.arch.clone())));
-    targets
+    if release.url != cell_model::cell_source::DEFAULT_RELEASE_URL {
+        return Ok(targets);
+    }
+    let published: Vec<&str> = crate::release::TARGETS.iter().map(|(t, _)| *t).collect();
+    let missing: Vec<String> = plan
+        .cells
+        .iter()
+        .filter(|(_, c)| !published.contains(&format!("{}-{}", c.os, c.arch).as_str()))
+        .map(|(id, c)| format!("{id} ({}-{})", c.os, c.arch))
+        .collect();
+    if missing.is_empty() {
+        return Ok(targets);
+    }
+    Err(PlanError::Config {
+        path: plan.root.join(cell_model::CELL_TOML),
+        field: "workflow.cell".into(),
+        msg: format!(
+            "cell's releases are built for {} only, and these cells run on another platform: {}; build cell there instead with cell = {{ git = \"https://…\", rev = \"<full commit id>\" }}, serve your own build through url = \"…{{version}}…{{target}}…\", or drop those cells",
+            published.join(", "),
+            missing.join(", ")
+        ),
+    })
 }
 
 /// The pinned release's URL and digest for every platform a job runs on (the host's too).
 fn release_getter(plan: &Plan, release: &CellRelease) -> Result<Getter, PlanError> {
     let mut assets = BTreeMap::new();
-    for (os, arch) in release_platforms(plan) {
+    for (os, arch) in release_platforms(plan, release)? {
         let digest = release
             .digest(&plan.env, &os, &arch)
             .map_err(|e| PlanError::Config {

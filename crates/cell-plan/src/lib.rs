@@ -8,8 +8,10 @@
 mod build;
 mod error;
 mod getter;
+mod header;
 pub mod layout;
 pub mod pins;
+mod pull_request;
 mod release;
 mod render;
 mod side;
@@ -21,9 +23,10 @@ use cell_model::{Install, Plan};
 
 pub use build::HOST_RUNNER;
 pub use error::PlanError;
-pub use getter::release_platforms;
+pub use getter::{own_repository, release_platforms};
 pub use layout::{Entry, Layout, MAX_MATRIX, MatrixJob, Selection, Suite};
-pub use release::RELEASE_PATH;
+pub use pull_request::{PR_ARTIFACT, PR_PATH, PR_WORKFLOW, REPORT_PATH, pull_request_plan};
+pub use release::{RELEASE_PACKAGED, RELEASE_PATH};
 pub use side::{HOST_PLATFORM, bin_artifact, build_job_id};
 
 /// The generated workflow, relative to the project root.
@@ -40,7 +43,7 @@ pub fn workflow(plan: &Plan) -> Result<workflow::Workflow, PlanError> {
 pub fn render(plan: &Plan) -> Result<String, PlanError> {
     let layout = Layout::of(plan)?;
     let wf = build::workflow(plan, &layout)?;
-    render::to_yaml(&wf, &build::header(plan, &layout))
+    render::to_yaml(&wf, &header::header(plan, &layout))
 }
 
 /// The release workflow's text, when `[workflow] release` asks for it.
@@ -57,12 +60,31 @@ pub fn render_release(plan: &Plan) -> Result<Option<String>, PlanError> {
     .map(Some)
 }
 
+/// The pull request workflow and its reporter, when `[workflow.pull_requests]` asks for them.
+pub fn render_pull_requests(plan: &Plan) -> Result<Vec<(&'static str, String)>, PlanError> {
+    let mut out = Vec::new();
+    if let Some((wf, header)) = pull_request::pr_workflow(plan)? {
+        out.push((
+            pull_request::PR_PATH,
+            render::to_yaml_with(&wf, &header, &pull_request::PR_NOTES)?,
+        ));
+    }
+    if let Some((wf, header)) = pull_request::report_workflow(plan)? {
+        out.push((
+            pull_request::REPORT_PATH,
+            render::to_yaml_with(&wf, &header, &pull_request::REPORT_NOTES)?,
+        ));
+    }
+    Ok(out)
+}
+
 /// Every file `cell plan` writes: (path relative to the root, text).
 pub fn render_all(plan: &Plan) -> Result<Vec<(&'static str, String)>, PlanError> {
     let mut out = vec![(WORKFLOW_PATH, render(plan)?)];
     if let Some(text) = render_release(plan)? {
         out.push((RELEASE_PATH, text));
     }
+    out.extend(render_pull_requests(plan)?);
     Ok(out)
 }
 

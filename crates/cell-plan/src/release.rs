@@ -1,8 +1,9 @@
 //! `.github/workflows/release.yml` (`[workflow] release = true`, cell's own repository): on a
 //! `v*` tag, build `cell` for every release target, check the tag names the version it
-//! prints, package `cell-<version>-<target>.tar.gz` with its `.sha256`, and attach them with
-//! one `SHA256SUMS` to the tag's GitHub release. What `[workflow] cell = { version }`
-//! installs in other repositories. Only `publish` may write, and it runs no code of the build.
+//! prints, package `cell-<version>-<target>.tar.gz` (the binary, the README and the licence
+//! texts) with its `.sha256`, and attach them with one `SHA256SUMS` to the tag's GitHub
+//! release. What `[workflow] cell = { version }` installs in other repositories. Only
+//! `publish` may write, and it runs no code of the build.
 
 use crate::pins::{DOWNLOAD_ARTIFACT, UPLOAD_ARTIFACT};
 use crate::render::Notes;
@@ -24,6 +25,9 @@ pub const TARGETS: [(&str, &str); 3] = [
 const BUILD_MINUTES: u32 = 45;
 /// Where a build job puts what it uploads.
 const DIST: &str = "dist";
+/// The files of the repository's root packaged beside the binary: the licence texts go with
+/// every copy (`license = "MIT OR Apache-2.0"`). An installer unpacks `cell` alone.
+pub const RELEASE_PACKAGED: [&str; 3] = ["README.md", "LICENSE-MIT", "LICENSE-APACHE"];
 
 /// Why the release workflow holds what zizmor asks about.
 pub const NOTES: Notes = Notes {
@@ -72,6 +76,7 @@ pub fn workflow(rust: &str) -> Workflow {
             ..On::default()
         },
         permissions: Permissions::of([(Scope::Contents, Level::Read)]),
+        concurrency: None,
         defaults: Some(Defaults {
             run: RunDefaults {
                 shell: "bash".into(),
@@ -111,7 +116,10 @@ fn build_job(rust: &str, target: &str, runner: &str) -> Job {
                 SHA256_OF,
                 "name=\"cell-${TAG#v}-$TARGET\"",
                 &format!("mkdir -p \"{DIST}/$name\""),
-                &format!("cp target/release/cell README.md \"{DIST}/$name/\""),
+                &format!(
+                    "cp target/release/cell {} \"{DIST}/$name/\"",
+                    RELEASE_PACKAGED.join(" ")
+                ),
                 &format!("tar -C {DIST} -czf \"{DIST}/$name.tar.gz\" \"$name\""),
                 &format!("echo \"$(sha256_of \"{DIST}/$name.tar.gz\")  $name.tar.gz\" > \"{DIST}/$name.tar.gz.sha256\""),
                 &format!("cat \"{DIST}/$name.tar.gz.sha256\""),
@@ -125,7 +133,9 @@ fn build_job(rust: &str, target: &str, runner: &str) -> Job {
                 "path",
                 format!("{DIST}/*.tar.gz\n{DIST}/*.tar.gz.sha256"),
             )
-            .input("if-no-files-found", "error"),
+            .input("if-no-files-found", "error")
+            // A full re-run of the workflow uploads again under the same name.
+            .input("overwrite", true),
     ];
     Job {
         name: format!("build cell for {target}"),

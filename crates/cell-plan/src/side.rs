@@ -280,9 +280,20 @@ pub fn plan_job(layout: &Layout, getter: &Getter) -> Job {
             expr(&format!("steps.matrix.outputs.{}", job.id)),
         );
     }
+    side_job("plan", getter.needs(&host), steps, outputs)
+}
+
+/// A job on the host runner with the side jobs' time limit, no condition or permissions of
+/// its own.
+pub(crate) fn side_job(
+    name: &str,
+    needs: Vec<String>,
+    steps: Vec<Step>,
+    outputs: Map<String>,
+) -> Job {
     Job {
-        name: "plan".into(),
-        needs: getter.needs(&host),
+        name: name.into(),
+        needs,
         cond: None,
         runs_on: RunsOn::Label(HOST_RUNNER.into()),
         permissions: None,

@@ -62,6 +62,19 @@ impl<V> Map<V> {
     pub fn iter(&self) -> impl Iterator<Item = (&str, &V)> {
         self.0.iter().map(|(k, v)| (k.as_str(), v))
     }
+
+    /// Keys and values in order, the values to change.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&str, &mut V)> {
+        self.0.iter_mut().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// Sets a key, added when new.
+    pub fn set(&mut self, key: &str, value: V) {
+        match self.0.iter_mut().find(|(k, _)| k == key) {
+            Some((_, v)) => *v = value,
+            None => self.0.push((key.to_owned(), value)),
+        }
+    }
 }
 
 impl<V: Serialize> Serialize for Map<V> {
@@ -83,6 +96,9 @@ pub struct Workflow {
     pub on: On,
     /// Token permissions of every job, unless a job says otherwise.
     pub permissions: Permissions,
+    /// Runs of the workflow in one group wait for (or cancel) each other.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<Concurrency>,
     /// Defaults of `run` steps.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub defaults: Option<Defaults>,
@@ -105,6 +121,18 @@ pub struct On {
     /// Pull requests.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pull_request: Option<Filters>,
+    /// Another workflow's runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workflow_run: Option<WorkflowRunTrigger>,
+}
+
+/// `workflow_run:`: when runs of the named workflows reach one of `types`.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct WorkflowRunTrigger {
+    /// Workflow names (their `name:`).
+    pub workflows: Vec<String>,
+    /// `completed`, `requested`, `in_progress`.
+    pub types: Vec<String>,
 }
 
 /// `workflow_dispatch:`.

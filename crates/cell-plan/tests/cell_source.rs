@@ -18,8 +18,12 @@ fn toml_with(cell: &str) -> String {
         "{BASE}{}",
         hosted(&["ubuntu-24.04", "ubuntu-24.04-arm", "macos-15"])
     );
-    assert!(toml.contains("[workflow]\n"));
-    toml.replacen("[workflow]\n", &format!("[workflow]\ncell = {cell}\n"), 1)
+    assert!(toml.contains("[workflow]\ncell = \"source\"\n"));
+    toml.replacen(
+        "[workflow]\ncell = \"source\"\n",
+        &format!("[workflow]\ncell = {cell}\n"),
+        1,
+    )
 }
 
 fn digests() -> String {
@@ -150,13 +154,57 @@ fn a_git_revision_is_built_once_per_platform_from_that_commit() {
 }
 
 #[test]
-fn the_repository_default_builds_its_own_commit() {
+fn the_default_builds_its_own_commit_only_in_cells_own_repository() {
     let explicit = cell_plan::render(&Project::of(&toml_with("\"source\"")).plan()).unwrap();
     assert!(explicit.contains("cargo build --release --locked --bin cell"));
     assert!(explicit.contains("build-macos-aarch64"));
-    // Without the key: the same workflow.
     let unset = toml_with("\"source\"").replace("cell = \"source\"\n", "");
     assert!(!unset.contains("cell ="), "{unset}");
-    let default = cell_plan::render(&Project::of(&unset).plan()).unwrap();
+    // Another project: building its commit would not build cell, so the key is asked for.
+    let e = cell_plan::render(&Project::of(&unset).plan())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("workflow.cell"), "{e}");
+    assert!(e.contains("not cell's own repository"), "{e}");
+    assert!(e.contains("cell plan --cell-sums"), "{e}");
+    // cell's own repository: the same workflow as "source".
+    let own = Project::of(&unset);
+    std::fs::create_dir_all(own.root.join("crates/cell")).unwrap();
+    std::fs::write(
+        own.root.join("crates/cell/Cargo.toml"),
+        "[package]\nname = \"cell-bench\"\n",
+    )
+    .unwrap();
+    let default = cell_plan::render(&own.plan()).unwrap();
     assert_eq!(default, explicit);
+}
+
+/// A cell on a platform cell publishes no release for (Intel macOS here) is named with what to
+/// do, not reported as a missing digest; a mirror's URL may serve it, so there the digest is
+/// what is asked for.
+#[test]
+fn a_cell_on_a_platform_without_a_release_is_named_with_the_way_out() {
+    let toml = format!("{BASE}{}", hosted(&["ubuntu-24.04", "macos-15-intel"])).replacen(
+        "cell = \"source\"",
+        "cell = { version = \"0.2.0\" }",
+        1,
+    );
+    let versions = versions_for(&toml) + &digests();
+    let e = cell_plan::render(&Project::new(&versions, &toml).plan())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("macos-15-intel (macos-x86_64)"), "{e}");
+    assert!(
+        e.contains("built for linux-x86_64, linux-aarch64, macos-aarch64 only"),
+        "{e}"
+    );
+    assert!(e.contains("git ="), "{e}");
+    let mirror = toml.replace(
+        "{ version = \"0.2.0\" }",
+        "{ version = \"0.2.0\", url = \"https://mirror.example.org/{version}/cell-{version}-{target}.tar.gz\" }",
+    );
+    let e = cell_plan::render(&Project::new(&versions, &mirror).plan())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("CELL_SHA256_MACOS_X86_64"), "{e}");
 }

@@ -1,4 +1,5 @@
-//! The workflows committed in this repository: cell.yml and release.yml are exactly what
+//! The workflows committed in this repository: cell.yml, release.yml and the pull request
+//! pair are exactly what
 //! `cell plan` writes, ci.yml keeps the same rules by hand, and all of them lint clean.
 
 use cell_testkit::lint::lint;
@@ -10,11 +11,19 @@ fn read(rel: &str) -> String {
 }
 
 #[test]
-fn committed_cell_yml_and_release_yml_are_what_cell_plan_writes() {
+fn committed_generated_workflows_are_what_cell_plan_writes() {
     let plan = cell_model::Plan::load(&repo_root()).unwrap();
     let files = cell_plan::render_all(&plan).unwrap();
     let paths: Vec<&str> = files.iter().map(|(p, _)| *p).collect();
-    assert_eq!(paths, [cell_plan::WORKFLOW_PATH, cell_plan::RELEASE_PATH]);
+    assert_eq!(
+        paths,
+        [
+            cell_plan::WORKFLOW_PATH,
+            cell_plan::RELEASE_PATH,
+            cell_plan::PR_PATH,
+            cell_plan::REPORT_PATH
+        ]
+    );
     for (rel, want) in files {
         let have = read(rel);
         assert!(
@@ -25,11 +34,24 @@ fn committed_cell_yml_and_release_yml_are_what_cell_plan_writes() {
     }
 }
 
+/// The release's package step copies these from the root; a missing one fails the tag's build.
+#[test]
+fn every_file_the_release_packages_is_in_the_repository() {
+    for f in cell_plan::RELEASE_PACKAGED {
+        assert!(
+            repo_root().join(f).is_file(),
+            "{f} is packaged by release.yml and missing"
+        );
+    }
+}
+
 #[test]
 fn committed_workflows_lint_clean() {
     for rel in [
         cell_plan::WORKFLOW_PATH,
         cell_plan::RELEASE_PATH,
+        cell_plan::PR_PATH,
+        cell_plan::REPORT_PATH,
         ".github/workflows/ci.yml",
     ] {
         lint(&repo_root().join(rel));

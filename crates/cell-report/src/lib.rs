@@ -14,6 +14,7 @@ pub mod footprint;
 pub mod gate;
 mod imported;
 mod instructions;
+pub mod pr;
 pub mod report;
 pub mod same_job;
 pub mod suite;

@@ -175,6 +175,22 @@ pub fn without_userinfo(s: &str) -> String {
     out
 }
 
+/// Text that GitHub would read as a mention (`@user`, `@org/team`: a notification to them) or
+/// a reference (`#12`, `owner/repo#12`: a back-link on that issue) made inert: a zero-width
+/// space after every `@` and `#`, so no login or number follows one directly (a Markdown
+/// backslash escape is not relied on: GitHub finds mentions in the rendered text, where the
+/// backslash is gone). For external text in a comment or a check run; it reads the same.
+pub fn unmention(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        out.push(c);
+        if matches!(c, '@' | '#') {
+            out.push('\u{200B}');
+        }
+    }
+    out
+}
+
 /// Text for a terminal (and a runner's log): ANSI escape sequences removed, other control
 /// characters but tab and line feed shown as `\u{..}`, so a name cannot move the cursor or
 /// recolour the screen; a line that would start with `::` has its first `:` written `%3A`,
@@ -238,6 +254,18 @@ fn strip_controls(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A hostile name of `@org/team` in a pull request's comment notified the team: Markdown
+    /// escaping left the `@` as it was.
+    #[test]
+    fn a_mention_or_an_issue_reference_in_external_text_is_inert() {
+        let s = unmention("@org/team and @user, owner/repo#12, #3");
+        assert!(!s.contains("@o") && !s.contains("@u") && !s.contains("#1") && !s.contains("#3"));
+        assert_eq!(
+            s.replace('\u{200B}', ""),
+            "@org/team and @user, owner/repo#12, #3"
+        );
+    }
 
     #[test]
     fn urls_lose_their_userinfo() {

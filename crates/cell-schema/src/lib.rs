@@ -14,6 +14,7 @@ mod imported;
 mod job;
 mod machine;
 mod metric;
+mod pr;
 mod protocol;
 pub mod read;
 mod row;
@@ -51,6 +52,10 @@ pub use job::{
 };
 pub use machine::{CellInfo, Facts, FactsKind, Machine, RunnerImage, TimingCpus};
 pub use metric::{Clock, Metric, MetricInfo, UnknownMetric};
+pub use pr::{
+    BadBranchName, BadCommitSha, BadPrNumber, BranchName, CommitSha, MAX_PR_JSON_BYTES, PR_JSON,
+    PrError, PrKind, PrNumber, PrRecord, read_pr,
+};
 pub use protocol::{Futility, Protocol, ProtocolMode, Stopped};
 pub use row::{
     Build, CacheRecord, ExactRepeat, InstructionLane, PREVIOUS_SUFFIX, PhaseResult, Printed, Role,
@@ -291,6 +296,12 @@ pub fn gate_schema() -> serde_json::Value {
 /// The JSON Schema of `imported-soak.json`.
 pub fn imported_soak_schema() -> serde_json::Value {
     let schema = schemars::schema_for!(ImportedSoakRun);
+    serde_json::to_value(schema).expect("a schema is always JSON")
+}
+
+/// The JSON Schema of `pr.json`.
+pub fn pr_schema() -> serde_json::Value {
+    let schema = schemars::schema_for!(PrRecord);
     serde_json::to_value(schema).expect("a schema is always JSON")
 }
 

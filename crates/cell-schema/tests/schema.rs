@@ -22,12 +22,18 @@ fn gate_schema_snapshot() {
 }
 
 #[test]
+fn pr_schema_snapshot() {
+    insta::assert_json_snapshot!("pr.schema", cell_schema::pr_schema());
+}
+
+#[test]
 fn docs_copies_are_current() {
     let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/schema");
     for (file, schema) in [
         ("results.schema.json", cell_schema::results_schema()),
         ("facts.schema.json", cell_schema::facts_schema()),
         ("gate.schema.json", cell_schema::gate_schema()),
+        ("pr.schema.json", cell_schema::pr_schema()),
         (
             "imported-soak.schema.json",
             cell_schema::imported_soak_schema(),

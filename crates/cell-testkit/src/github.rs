@@ -1,6 +1,7 @@
 //! GitHub's REST write endpoints that cell uses, on loopback: issue comments (list, create,
-//! update) and check runs (create, update), held in memory so a test asserts what a client
-//! wrote there. [`Writes`] answers those routes inside another stand-in (the walk's run API
+//! update), check runs (create, update, a commit's listed by name) and the pull requests the
+//! reporter reads (a number's head, set by the test), held in memory so a test asserts what a
+//! client wrote there. [`Writes`] answers those routes inside another stand-in (the walk's run API
 //! uses it); [`Rest`] serves them alone, behind a token.
 //!
 //! The answers are GitHub's in the fields cell reads: 201 with the new record, 200 with the
@@ -41,6 +42,8 @@ struct State {
     last_id: u64,
     comments: Vec<Comment>,
     check_runs: Vec<CheckRun>,
+    /// (repo, number) → head SHA.
+    pulls: BTreeMap<(String, u64), String>,
 }
 
 /// The login GitHub gives the workflow token (`GITHUB_TOKEN`): who a comment is by unless
@@ -52,6 +55,16 @@ pub struct Writes {
     state: Mutex<State>,
     /// The token's identity: the author of every comment created from now on.
     author: Mutex<String>,
+}
+
+impl std::fmt::Debug for Writes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.state.lock().unwrap();
+        f.debug_struct("Writes")
+            .field("comments", &state.comments.len())
+            .field("check_runs", &state.check_runs.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for Writes {
@@ -191,6 +204,29 @@ impl Writes {
             ("PATCH", ["issues", "comments", id]) => {
                 self.update_comment(req, id.parse().ok()?, base)
             }
+            ("GET", ["pulls", n]) => {
+                let n: u64 = n.parse().ok()?;
+                self.pull(&repo, n)
+            }
+            ("GET", ["commits", sha, "check-runs"]) => {
+                let name = query(&req.path).get("check_name").cloned();
+                let items = self
+                    .check_runs()
+                    .iter()
+                    .filter(|c| c.repo == repo && c.fields.get("head_sha") == Some(&json!(sha)))
+                    .filter(|c| {
+                        name.as_ref()
+                            .is_none_or(|n| c.fields.get("name") == Some(&json!(n)))
+                    })
+                    .map(check_json)
+                    .collect();
+                page(
+                    req,
+                    base,
+                    items,
+                    |slice, total| json!({ "total_count": total, "check_runs": slice }),
+                )
+            }
             ("POST", ["check-runs"]) => self.create_check(req, &repo),
             ("PATCH", ["check-runs", id]) => self.update_check(req, id.parse().ok()?),
             _ => return None,
@@ -275,10 +311,52 @@ impl Writes {
         }
     }
 
+    fn pull(&self, repo: &str, number: u64) -> Response {
+        let state = self.state.lock().unwrap();
+        match state.pulls.get(&(repo.to_owned(), number)) {
+            Some(sha) => Response::json(
+                200,
+                &json!({
+                    "number": number,
+                    "state": "open",
+                    "title": "a change",
+                    "head": { "sha": sha, "ref": "topic", "repo": { "full_name": repo } },
+                    "base": { "sha": "0".repeat(40), "ref": "main" },
+                }),
+            ),
+            None => Response::json(404, &json!({"message": "Not Found"})),
+        }
+    }
+
+    /// Pull request `number` of `repo` exists with head `sha` (set again: pushed to).
+    pub fn set_pull_head(&self, repo: &str, number: u64, sha: &str) {
+        let mut state = self.state.lock().unwrap();
+        state
+            .pulls
+            .insert((repo.to_owned(), number), sha.to_owned());
+    }
+
     /// Makes `login` the token's identity: the author of the comments created from now on (a
     /// test writes as someone else, then as the workflow again).
     pub fn set_author(&self, login: &str) {
         login.clone_into(&mut self.author.lock().unwrap());
+    }
+
+    /// A comment on issue `issue` of `repo` by the token's identity ([`Writes::set_author`]),
+    /// as a POST would make it; its id.
+    pub fn add_comment(&self, repo: &str, issue: u64, body: &str) -> u64 {
+        let author = self.author.lock().unwrap().clone();
+        let mut state = self.state.lock().unwrap();
+        state.last_id += 1;
+        let id = state.last_id;
+        state.comments.push(Comment {
+            id,
+            repo: repo.to_owned(),
+            issue,
+            body: body.to_owned(),
+            author,
+        });
+        id
     }
 
     /// Every comment, in the order they were made.

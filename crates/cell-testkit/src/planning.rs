@@ -61,6 +61,7 @@ slow = "c-O0"
 fast = "c-O2"
 
 [workflow]
+cell = "source"
 schedule = ["17 4 * * 1"]
 branches = ["main"]
 paths = ["versions.env", "cell/**", "bench/**", "crates/**", "Cargo.lock"]

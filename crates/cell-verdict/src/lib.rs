@@ -15,6 +15,7 @@ pub mod figures;
 mod futility;
 mod gate;
 mod job;
+pub mod pr;
 pub mod recompute;
 pub mod rules;
 mod settle;

@@ -59,6 +59,11 @@ pub enum Command {
     Plan(crate::cmd::plan::PlanArgs),
     /// Download a run's artifacts, merge them into results/<date>-<run-id>/, commit and push.
     Collect(crate::cmd::collect::CollectArgs),
+    /// Judge a pull request run's `cell-pr` artifact against the default branch's history and
+    /// report it: one marked comment on the pull request and a check run `cell` on its head.
+    Comment(crate::cmd::comment::CommentArgs),
+    /// Write pr.json, the pull request a `pull_request` run measured (its `pr` job).
+    PrJson(crate::cmd::comment::PrJsonArgs),
     /// Commit a run dir (with its gate.json) and push it, rebasing and retrying.
     Commit(crate::cmd::commit::CommitArgs),
     /// Check out the branch that keeps results/ (created when new) into a work tree.
@@ -243,4 +248,6 @@ pub enum SchemaKind {
     Gate,
     /// imported-soak.json (an imported soak of another tool's history).
     ImportedSoak,
+    /// pr.json (the pull request a `pull_request` run measured).
+    Pr,
 }

@@ -212,3 +212,64 @@ fn an_unknown_format_a_lone_format_or_one_file_twice_is_a_usage_error() {
     .stderr(predicate::str::contains("would be written twice"));
     assert!(!out.exists(), "nothing written");
 }
+
+/// Regression: `--export` echoed FORMAT and FILE into its messages as given, so an ESC (a
+/// cleared screen, a window title) or a line break in an argument reached the terminal raw.
+#[test]
+fn an_esc_or_a_line_break_in_an_export_argument_never_reaches_the_terminal_raw() {
+    const HOSTILE: &str = "\u{1b}[2J\u{1b}]0;title\u{7}\n::error::forged";
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("report");
+    let report = |history: &Path, exports: &[(&str, &Path)]| {
+        let mut c = cell();
+        c.args(["report", "--history"])
+            .arg(history)
+            .arg("--out")
+            .arg(&out);
+        for (format, file) in exports {
+            c.arg("--export").arg(format).arg(file);
+        }
+        c.assert()
+    };
+    let clean = |stream: &str, text: &str| {
+        assert!(!text.contains('\u{1b}'), "{stream} holds an ESC: {text:?}");
+        assert!(!text.contains('\u{7}'), "{stream} holds a BEL: {text:?}");
+        assert!(
+            text.lines().all(|l| !l.trim_start().starts_with("::")),
+            "{stream} starts a line with a workflow command: {text:?}"
+        );
+    };
+    // Notices, then the error on one line: FILE and FORMAT start no line of their own.
+    let one_error = |err: &str| {
+        clean("stderr", err);
+        let lines: Vec<&str> = err.lines().collect();
+        let (last, notices) = lines.split_last().unwrap();
+        assert!(last.starts_with("Error: "), "{err:?}");
+        assert!(notices.iter().all(|l| l.starts_with("notice: ")), "{err:?}");
+    };
+    let file = tmp.path().join(format!("bmf{HOSTILE}.json"));
+
+    // An unknown FORMAT.
+    let format = format!("bmf{HOSTILE}");
+    let err = stderr(&report(&history(), &[(&format, Path::new("x.json"))]).code(2));
+    one_error(&err);
+    assert!(err.contains("unknown format"), "{err:?}");
+
+    // A FILE a BMF export of two cells cannot take.
+    let err = stderr(&report(&two_cell_history(tmp.path()), &[("bmf", &file)]).code(2));
+    one_error(&err);
+    assert!(err.contains("put {cell} in FILE"), "{err:?}");
+
+    // One FILE twice.
+    let both = [("bmf", file.as_path()), ("github-action-benchmark", &file)];
+    let err = stderr(&report(&history(), &both).code(2));
+    one_error(&err);
+    assert!(err.contains("would be written twice"), "{err:?}");
+    assert!(!out.exists(), "nothing written");
+
+    // A FILE that is written: the list of what was written shows it escaped.
+    let a = report(&history(), &[("bmf", &file)]).success();
+    assert!(file.is_file(), "the export is written under the name given");
+    clean("stdout", &stdout(&a));
+    clean("stderr", &stderr(&a));
+}

@@ -7,35 +7,12 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use cell_testkit::archive::{Entry, tar_gz};
 use cell_testkit::git;
 use cell_testkit::http::{Response, Server};
 use cell_testkit::walk::{Conclusion, Config, Options, Walk};
 use common::cell;
 
-const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-fn target() -> String {
-    format!("linux-{}", std::env::consts::ARCH)
-}
-
-fn asset() -> String {
-    format!("cell-{VERSION}-{}.tar.gz", target())
-}
-
-/// The release of the cell under test: `cell-<version>-<target>/cell` in a tarball.
-fn release_tarball() -> Vec<u8> {
-    let bin = std::fs::read(env!("CARGO_BIN_EXE_cell")).unwrap();
-    let top = format!("cell-{VERSION}-{}/", target());
-    let file = format!("{top}cell");
-    tar_gz(&[Entry::Dir(&top), Entry::File(&file, &bin, 0o755)])
-}
-
-/// A SHA256SUMS naming the release's asset for every platform a fresh repository runs on.
-fn sums(tar: &[u8]) -> String {
-    let d = cell_testkit::sha256(tar).to_string();
-    format!("{d}  {}\n", asset())
-}
+use common::release::{VERSION, asset, release_tarball, sums};
 
 fn init(root: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
     cell()
@@ -65,6 +42,12 @@ fn init_then_local_and_plan_check_pass_and_a_second_init_refuses_naming_the_file
     );
     let versions = std::fs::read_to_string(root.join("versions.env")).unwrap();
     assert!(versions.contains("CELL_SHA256_LINUX_X86_64="), "{versions}");
+    // A verdict on each pull request is on from the start.
+    assert!(toml.contains("[workflow.pull_requests]"), "{toml}");
+    for wf in ["cell-pr.yml", "cell-pr-report.yml"] {
+        let text = std::fs::read_to_string(root.join(".github/workflows").join(wf)).unwrap();
+        cell_testkit::lint::lint_text(&text);
+    }
     // The answers are the reference build's, so every row of the first run answers right.
     let out = tmp.path().join("out");
     cell()
@@ -89,6 +72,8 @@ fn init_then_local_and_plan_check_pass_and_a_second_init_refuses_naming_the_file
         "versions.env",
         "bench/workload/c/main.c",
         ".github/workflows/cell.yml",
+        ".github/workflows/cell-pr.yml",
+        ".github/workflows/cell-pr-report.yml",
     ] {
         assert!(err.contains(f), "the refusal does not name {f}: {err}");
     }
@@ -150,6 +135,34 @@ fn bad_arguments_write_nothing() {
         .map(|d| d.map(|e| e.unwrap().file_name()).collect())
         .unwrap_or_default();
     assert!(left.is_empty(), "a refused init left {left:?}");
+}
+
+/// `--pin clang=VERSION`: the key in versions.env, the apt install naming it, the workflow
+/// installing exactly that version; a pin of a toolchain init does not write is refused.
+#[test]
+#[cfg_attr(
+    not(all(target_os = "linux", target_arch = "x86_64")),
+    ignore = "cell init's cell is ubuntu-24.04, an x86-64 runner"
+)]
+fn a_given_pin_reaches_versions_env_and_the_apt_install() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("r");
+    init(&root, &["--toolchains", "clang", "--pin", "gcc=1.0"]).code(2);
+    assert!(!root.join("versions.env").exists());
+    init(
+        &root,
+        &["--toolchains", "clang", "--pin", "clang=1:18.0-59~exp2"],
+    )
+    .success();
+    let env = std::fs::read_to_string(root.join("versions.env")).unwrap();
+    assert!(env.contains("\nCLANG_VERSION=1:18.0-59~exp2\n"), "{env}");
+    let toml = std::fs::read_to_string(root.join("cell/cell.toml")).unwrap();
+    assert!(
+        toml.contains("install = { apt = { package = \"clang\", version = \"CLANG_VERSION\" } }"),
+        "{toml}"
+    );
+    let workflow = std::fs::read_to_string(root.join(".github/workflows/cell.yml")).unwrap();
+    assert!(workflow.contains("clang=1:18.0-59~exp2"), "{workflow}");
 }
 
 /// A fresh repository of `cell init` whose release URL is `base`, committed with a bare origin.

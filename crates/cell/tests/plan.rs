@@ -383,3 +383,32 @@ fn results_branch_moves_collect_to_its_own_branch_and_bad_names_are_refused() {
     assert!(text.contains("--results \"$RESULTS_CHECKOUT/results\""));
     cell_testkit::lint::lint(&root.join(WORKFLOW));
 }
+
+/// A workflow pinned to another release than the `cell` rendering it: written, with a warning
+/// naming both versions and what to install.
+#[test]
+fn a_pin_of_another_release_than_this_binary_is_warned_about() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = copy_of_repo(tmp.path(), "");
+    let toml_path = root.join("cell/cell.toml");
+    let toml = std::fs::read_to_string(&toml_path).unwrap();
+    let toml = toml.replacen("cell = \"source\"", "cell = { version = \"9.9.9\" }", 1);
+    let toml = toml.replace("release = true\n", "");
+    std::fs::write(&toml_path, toml).unwrap();
+    let mut env = std::fs::read_to_string(root.join("versions.env")).unwrap();
+    let digest = "ab".repeat(32);
+    for key in ["LINUX_X86_64", "LINUX_AARCH64", "MACOS_AARCH64"] {
+        env.extend(["CELL_SHA256_", key, "=", &digest, "\n"]);
+    }
+    std::fs::write(root.join("versions.env"), env).unwrap();
+    cell()
+        .arg("plan")
+        .current_dir(&root)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(format!(
+            "warning: [workflow] cell pins cell 9.9.9, and this is cell {}",
+            env!("CARGO_PKG_VERSION")
+        )))
+        .stderr(predicate::str::contains("install cell 9.9.9"));
+}

@@ -25,11 +25,14 @@ fn linux_job_only() -> String {
     serde_norway::to_string(&doc).unwrap()
 }
 
-/// A bare origin holding a README (what the package step copies) and the tag.
+/// A bare origin holding the files the package step copies (the README, the licence texts)
+/// and the tag.
 fn origin(dir: &Path, tag: &str) -> (PathBuf, String) {
     let work = dir.join("src");
     std::fs::create_dir_all(&work).unwrap();
-    std::fs::write(work.join("README.md"), "# cell\n").unwrap();
+    for f in cell_plan::RELEASE_PACKAGED {
+        std::fs::write(work.join(f), format!("{f} of cell\n")).unwrap();
+    }
     git(&work, &["init", "-q", "-b", "main"]);
     let sha = cell_testkit::commit_all(&work, "a release");
     git(&work, &["tag", tag]);
@@ -80,7 +83,27 @@ fn the_linux_release_job_packages_what_a_pinned_workflow_installs() {
         format!("{}  {asset}\n", cell_testkit::sha256(&tar)),
         "the .sha256 does not match its archive"
     );
-    // The archive holds the cell that was built, under cell-<version>-<target>/.
+    // The archive holds the cell that was built and the licence texts beside it, under
+    // cell-<version>-<target>/.
+    let top = format!("cell-{VERSION}-linux-x86_64");
+    let listed = std::process::Command::new("tar")
+        .arg("-tzf")
+        .arg(dist.join(&asset))
+        .output()
+        .unwrap();
+    assert!(listed.status.success());
+    let mut entries: Vec<String> = String::from_utf8(listed.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    entries.sort();
+    let mut want: Vec<String> = ["", "LICENSE-APACHE", "LICENSE-MIT", "README.md", "cell"]
+        .iter()
+        .map(|f| format!("{top}/{f}"))
+        .collect();
+    want.sort();
+    assert_eq!(entries, want);
     let unpacked = tmp.path().join("unpacked");
     std::fs::create_dir_all(&unpacked).unwrap();
     let ok = std::process::Command::new("tar")
@@ -91,11 +114,17 @@ fn the_linux_release_job_packages_what_a_pinned_workflow_installs() {
         .status()
         .unwrap();
     assert!(ok.success());
-    let bin = unpacked.join(format!("cell-{VERSION}-linux-x86_64/cell"));
+    let bin = unpacked.join(&top).join("cell");
     assert_eq!(
         std::fs::read(&bin).unwrap(),
         std::fs::read(env!("CARGO_BIN_EXE_cell")).unwrap()
     );
+    for f in cell_plan::RELEASE_PACKAGED {
+        assert_eq!(
+            std::fs::read_to_string(unpacked.join(&top).join(f)).unwrap(),
+            format!("{f} of cell\n")
+        );
+    }
 
     // `cell init` pins that archive's digest from the release's .sha256 lines.
     let root = tmp.path().join("adopter");

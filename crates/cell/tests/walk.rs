@@ -38,7 +38,11 @@ struct Origin {
 fn origin(extra_toml: &str) -> Origin {
     let tmp = tempfile::tempdir().unwrap();
     let versions = format!("{VERSIONS}\nRUST_VERSION=1.95.0\n");
-    let toml = format!("\n[cells.\"{}\"]\n{GCC_TOML}{extra_toml}", cell_label());
+    // A fixture holds no cell source: the build job's stand-in builds this checkout's cell.
+    let toml = format!(
+        "\n[workflow]\ncell = \"source\"\n\n[cells.\"{}\"]\n{GCC_TOML}{extra_toml}",
+        cell_label()
+    );
     let root = project(tmp.path(), &versions, &toml);
     cell()
         .arg("plan")

@@ -15,6 +15,7 @@
 
 use std::collections::BTreeSet;
 
+use cell_schema::escape;
 use cell_schema::ids::is_safe_id;
 use cell_schema::{CellId, Phase, RowName};
 
@@ -185,7 +186,9 @@ pub enum ExportError {
     },
     /// A format of one cell per file, a run of several cells, and no `{cell}` in FILE.
     #[error(
-        "--export {format} {file}: a {format} file is one cell (one Bencher testbed), and run {run} has {} cells ({}): put {CELL_PLACEHOLDER} in FILE for one file per cell (e.g. `bmf/{CELL_PLACEHOLDER}.json`)",
+        "--export {format} {}: a {format} file is one cell (one Bencher testbed), and run {run} has {} cells ({}): put {CELL_PLACEHOLDER} in FILE for one file per cell (e.g. `bmf/{CELL_PLACEHOLDER}.json`)",
+        // FILE as the user gave it: on one line (the binary strips control characters).
+        escape::one_line(file),
         cells.len(),
         cells.join(", ")
     )]

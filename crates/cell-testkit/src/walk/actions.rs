@@ -3,9 +3,11 @@
 //! - `actions/checkout`: what the action runs, against the bare origin: `git init`, a fetch of
 //!   the commit (`ref`, default `github.sha` on `github.ref`'s branch) with `--depth` from
 //!   `fetch-depth` (default 1; 0 fetches every branch and tag), a checkout on the branch (a
-//!   commit or tag checks out detached), and, with `persist-credentials` (default true), the
-//!   token as `http.https://github.com/.extraheader` in `.git/config`, as the action leaves
-//!   it, so a test can see a job that keeps credentials it should not;
+//!   commit or tag checks out detached; a commit id in `ref` is fetched by id, as the action
+//!   does, so one only a pull request's `refs/pull/<n>/head` holds is found), and, with
+//!   `persist-credentials` (default true), the token as `http.https://github.com/.extraheader`
+//!   in `.git/config`, as the action leaves it, so a test can see a job that keeps
+//!   credentials it should not;
 //! - `actions/upload-artifact`, `actions/download-artifact`: the run's [`Store`];
 //! - the setup actions and caches: nothing, because the tools are installed on this machine;
 //! - anything else is an error: a walk that does not know an action must not pretend.

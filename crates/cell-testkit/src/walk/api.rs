@@ -12,11 +12,16 @@
 //!   `conclusion`, `started_at`, `completed_at`, `labels`; a job a re-run kept shows with the
 //!   attempt that ran it.
 //!
-//! - the write endpoints of [`crate::github::Writes`] (issue comments, check runs), whose
+//! - the endpoints of [`crate::github::Writes`] (issue comments, check runs, pull requests), whose
 //!   state a test reads from [`Api::writes`].
 //!
-//! Every API request must carry `Authorization: Bearer <the run's token>`; others get 401. The
-//! run's routes answer GET alone: another method on them is GitHub's 404.
+//! The same routes answer for the other runs a walk is shown ([`RunView`], as a `workflow_run`
+//! reporter reads the artifacts of the `pull_request` run that triggered it): GitHub lets a
+//! run's token read every run of its repository, and artifact ids are unique in it.
+//!
+//! Every API request must carry `Authorization: Bearer <the run's token>` (this run's, also for
+//! another run's routes); others get 401. The run's routes answer GET alone: another method on
+//! them is GitHub's 404.
 
 use std::sync::{Arc, Mutex};
 
@@ -53,6 +58,26 @@ pub struct RunState {
     pub conclusion: Option<String>,
     /// Every job of every attempt; the listing picks the latest attempt's.
     pub jobs: Vec<ApiJob>,
+    /// The triggering event's name.
+    pub event: String,
+    /// `owner/name` of the head: a fork's for a fork's pull request.
+    pub head_repository: String,
+    /// The run's `pull_requests` (GitHub lists none for a fork's).
+    pub pull_requests: Vec<Value>,
+}
+
+/// One run as an API answers for it: its state and its artifacts. Cloning shares them.
+#[derive(Clone)]
+pub struct RunView {
+    pub state: Arc<Mutex<RunState>>,
+    pub store: Arc<Store>,
+}
+
+impl std::fmt::Debug for RunView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.state.lock().unwrap();
+        write!(f, "RunView({} run {})", s.repo, s.run_id)
+    }
 }
 
 /// The running stand-in.
@@ -60,6 +85,8 @@ pub struct Api {
     pub server: Server,
     /// What was written through the write endpoints.
     pub writes: Arc<Writes>,
+    /// The other runs it answers for ([`super::Options::other_runs`]).
+    pub others: Arc<Mutex<Vec<RunView>>>,
 }
 
 /// One page of `items` under `key`, with GitHub's `Link` header.
@@ -79,7 +106,7 @@ fn run_json(s: &RunState, attempt: u32, base: &str) -> Value {
         "path": ".github/workflows/cell.yml",
         "run_number": 1,
         "run_attempt": attempt,
-        "event": "workflow_dispatch",
+        "event": s.event,
         "status": s.status,
         "conclusion": s.conclusion,
         "head_branch": s.branch,
@@ -89,7 +116,11 @@ fn run_json(s: &RunState, attempt: u32, base: &str) -> Value {
         "run_started_at": s.run_started_at,
         "url": format!("{base}/repos/{}/actions/runs/{}", s.repo, s.run_id),
         "html_url": format!("https://github.com/{}/actions/runs/{}", s.repo, s.run_id),
+        "pull_requests": s.pull_requests,
+        "artifacts_url": format!("{base}/repos/{}/actions/runs/{}/artifacts", s.repo, s.run_id),
+        "jobs_url": format!("{base}/repos/{}/actions/runs/{}/jobs", s.repo, s.run_id),
         "repository": { "full_name": s.repo },
+        "head_repository": { "full_name": s.head_repository },
     })
 }
 
@@ -129,21 +160,26 @@ fn artifact_json(s: &RunState, a: &super::artifacts::Artifact, base: &str) -> Va
     })
 }
 
+/// The answer to `req`: the blob store, then (with the token) the write endpoints, an
+/// artifact's zip of any run, and the routes of the run `runs` holds (this run first).
 fn answer(
     req: &Request,
-    state: &RunState,
-    store: &Store,
+    runs: &[RunView],
     writes: &Writes,
     (token, base): (&str, &str),
 ) -> Response {
     let path = req.path.split('?').next().unwrap_or_default();
+    let artifact = |id: &str| {
+        runs.iter()
+            .flat_map(|r| r.store.list())
+            .find(|a| a.id.to_string() == id)
+    };
     if let Some(id) = path.strip_prefix("/_blob/") {
         // The blob store: signed URL, no token (GitHub's rejects one).
         if req.header("authorization").is_some() {
             return Response::status(400).body("Authorization header on a signed blob URL");
         }
-        let art = store.list().into_iter().find(|a| a.id.to_string() == id);
-        return art.map_or_else(Response::not_found, |a| {
+        return artifact(id).map_or_else(Response::not_found, |a| {
             Response::ok(std::fs::read(&a.zip).unwrap()).header("content-type", "application/zip")
         });
     }
@@ -156,7 +192,33 @@ fn answer(
     if req.method != "GET" {
         return Response::json(404, &json!({"message": "Not Found"}));
     }
-    let runs = format!("/repos/{}/actions/runs/{}", state.repo, state.run_id);
+    let repo = runs[0].state.lock().unwrap().repo.clone();
+    let arts = format!("/repos/{repo}/actions/artifacts/");
+    if let Some(id) = path
+        .strip_prefix(&arts)
+        .and_then(|r| r.strip_suffix("/zip"))
+    {
+        return match artifact(id) {
+            Some(a) => Response::redirect(&format!("{base}/_blob/{}?sig=short-lived", a.id)),
+            None => Response::not_found(),
+        };
+    }
+    for run in runs {
+        let state = run.state.lock().unwrap().clone();
+        let prefix = format!("/repos/{}/actions/runs/{}", state.repo, state.run_id);
+        let ours = path
+            .strip_prefix(&prefix)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+        if ours {
+            return answer_run(req, &prefix, &state, &run.store, base);
+        }
+    }
+    Response::json(404, &json!({"message": "Not Found"}))
+}
+
+/// A `GET` of one run's routes, under `runs` (`/repos/{o}/{r}/actions/runs/{id}`).
+fn answer_run(req: &Request, runs: &str, state: &RunState, store: &Store, base: &str) -> Response {
+    let path = req.path.split('?').next().unwrap_or_default();
     if path == runs {
         return Response::json(200, &run_json(state, state.attempt, base));
     }
@@ -204,16 +266,6 @@ fn answer(
             .collect();
         return page(req, base, "jobs", items);
     }
-    let arts = format!("/repos/{}/actions/artifacts/", state.repo);
-    if let Some(id) = path
-        .strip_prefix(&arts)
-        .and_then(|r| r.strip_suffix("/zip"))
-    {
-        return match store.list().iter().find(|a| a.id.to_string() == id) {
-            Some(a) => Response::redirect(&format!("{base}/_blob/{}?sig=short-lived", a.id)),
-            None => Response::not_found(),
-        };
-    }
     Response::json(404, &json!({"message": "Not Found"}))
 }
 
@@ -226,17 +278,23 @@ fn latest(state: &RunState, j: &ApiJob) -> bool {
 }
 
 impl Api {
-    /// Serves `state` and `store` until dropped.
-    pub fn start(state: Arc<Mutex<RunState>>, store: Arc<Store>, token: String) -> Self {
+    /// Serves the run `own` (and the other runs put in [`Api::others`]) with `writes` until
+    /// dropped.
+    pub fn start(own: RunView, writes: Arc<Writes>, token: String) -> Self {
         let server = Server::new();
         let base = server.base();
-        let writes = Arc::new(Writes::default());
-        let held = Arc::clone(&writes);
+        let others: Arc<Mutex<Vec<RunView>>> = Arc::default();
+        let (held, shown) = (Arc::clone(&writes), Arc::clone(&others));
         server.handle(move |req| {
-            let snapshot = state.lock().unwrap().clone();
-            answer(req, &snapshot, &store, &held, (&token, &base))
+            let mut runs = vec![own.clone()];
+            runs.extend(shown.lock().unwrap().iter().cloned());
+            answer(req, &runs, &held, (&token, &base))
         });
-        Self { server, writes }
+        Self {
+            server,
+            writes,
+            others,
+        }
     }
 
     pub fn base(&self) -> String {

@@ -69,11 +69,17 @@ fn common_ancestor(paths: &[PathBuf]) -> PathBuf {
 
 impl Store {
     pub fn new(dir: &Path) -> Self {
+        Self::with_first_id(dir, 7001)
+    }
+
+    /// A store whose artifact ids count from `first` (ids are unique across a repository's
+    /// runs, so two runs' stores shown by one API must not share any).
+    pub fn with_first_id(dir: &Path, first: u64) -> Self {
         std::fs::create_dir_all(dir).unwrap();
         Self {
             dir: dir.to_path_buf(),
             arts: Mutex::new(Vec::new()),
-            next_id: std::sync::atomic::AtomicU64::new(7001),
+            next_id: std::sync::atomic::AtomicU64::new(first),
         }
     }
 
@@ -187,6 +193,16 @@ impl Store {
             ("artifact-digest".into(), digest),
         ];
         Ok((outputs, None))
+    }
+
+    /// Artifact `name`'s zip replaced by `bytes` (its size and digest made to match): a
+    /// hostile archive, served as GitHub would serve an upload of it.
+    pub fn replace_zip(&self, name: &str, bytes: &[u8]) {
+        let mut arts = self.arts.lock().unwrap();
+        let a = arts.iter_mut().find(|a| a.name == name).unwrap();
+        std::fs::write(&a.zip, bytes).unwrap();
+        a.size = bytes.len() as u64;
+        a.digest = crate::sha256(bytes).to_string();
     }
 
     /// `actions/download-artifact`: the step's outputs or why it fails.

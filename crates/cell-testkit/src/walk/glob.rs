@@ -101,9 +101,15 @@ pub fn expand(base: &Path, pattern: &str) -> Vec<PathBuf> {
     if root.is_file() {
         return vec![root];
     }
+    // A matched directory brings every file under it (`@actions/glob`'s implicit
+    // descendants): `path: out` uploads what `out` holds.
     walk_files(&root)
         .into_iter()
-        .filter(|p| matches(&pattern_abs, &p.to_string_lossy()))
+        .filter(|p| {
+            p.ancestors()
+                .take_while(|a| a.starts_with(&root))
+                .any(|a| matches(&pattern_abs, &a.to_string_lossy()))
+        })
         .collect()
 }
 
@@ -139,5 +145,24 @@ mod tests {
         assert!(!matches("f[!0-9].txt", "f7.txt"));
         assert_eq!(search_root("/w/job/*/results.json"), "/w/job");
         assert_eq!(search_root("/w/job/results.json"), "/w/job/results.json");
+    }
+
+    #[test]
+    fn a_matched_directory_brings_its_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path();
+        for f in ["out/a", "out/sub/b", "outer/c"] {
+            std::fs::create_dir_all(ws.join(f).parent().unwrap()).unwrap();
+            std::fs::write(ws.join(f), f).unwrap();
+        }
+        let rel = |pattern: &str| -> Vec<String> {
+            expand(ws, pattern)
+                .iter()
+                .map(|p| p.strip_prefix(ws).unwrap().display().to_string())
+                .collect()
+        };
+        assert_eq!(rel("out"), ["out/a", "out/sub/b"]);
+        assert_eq!(rel("out/s*"), ["out/sub/b"]);
+        assert_eq!(rel("out*/c"), ["outer/c"]);
     }
 }

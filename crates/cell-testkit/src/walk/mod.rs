@@ -10,10 +10,17 @@
 //! - [`actions`]: the `uses:` steps, replaced by local equivalents; [`standins`]: the
 //!   programs on `PATH` that would reach the internet or need root;
 //! - [`artifacts`]: the run's artifact store; [`api`]: the GitHub REST API of the run on
-//!   loopback (`GITHUB_API_URL` points there).
+//!   loopback (`GITHUB_API_URL` points there);
+//! - [`events`]: the payloads of `pull_request` and `workflow_run` events, and a pull
+//!   request's refs in the origin.
 //!
 //! One walk is one run id; [`Walk::run`] is attempt 1 and [`Walk::rerun_failed`] the next.
 //! Matrix entries run one after the other (this machine has 2 cores).
+//!
+//! Two workflows that hand over through the API, a `pull_request` run whose artifacts a
+//! `workflow_run` reporter reads, are two walks: the reporter's [`Options::other_runs`] holds
+//! the first one's [`Walk::view`], and its [`Options::writes`] the comments and check runs of
+//! the reporter walks before it.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -22,9 +29,14 @@ use std::sync::{Arc, Barrier, Mutex};
 
 use serde_json::Value;
 
+use crate::github::Writes;
+
 pub mod actions;
 pub mod api;
 pub mod artifacts;
+mod context;
+pub mod env_file;
+pub mod events;
 pub mod expr;
 pub mod glob;
 pub mod runner;
@@ -217,9 +229,11 @@ pub struct Config {
     /// Where runners' directories, the artifact store and the stand-ins go.
     pub dir: PathBuf,
     pub run_id: u64,
-    /// The commit the run is for (`github.sha`).
+    /// The commit the run is for (`github.sha`): for a `pull_request` event the test merge
+    /// ([`events::PullRefs::merge_sha`]), for `workflow_run` the default branch's tip.
     pub sha: String,
-    /// `github.ref`, e.g. `refs/heads/main`.
+    /// `github.ref`, e.g. `refs/heads/main`; `refs/pull/<n>/merge` for a `pull_request` event
+    /// and `refs/heads/<default branch>` for `workflow_run` ([`Walk::new`] checks both).
     pub git_ref: String,
     /// `owner/name`.
     pub repository: String,
@@ -230,9 +244,24 @@ pub struct Config {
 /// What a test changes about a walk; may change between attempts.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// `workflow_dispatch` inputs (the others take their defaults).
+    /// `workflow_dispatch` inputs (the others take their defaults); another event has none.
     pub inputs: BTreeMap<String, String>,
+    /// One of the events of the workflow's `on:`.
     pub event_name: String,
+    /// The event's payload, `github.event` (with `inputs` for `workflow_dispatch`):
+    /// [`events::pull_request_event`], [`events::workflow_run_event`]; `null` for none. Read
+    /// by [`Walk::new`], which derives `github.head_ref`, `github.base_ref` and the run's API
+    /// record from it.
+    pub event: Value,
+    /// Other runs of the repository whose routes (the run, its jobs, its artifacts and their
+    /// zips) this run's API answers too, with this run's token, as GitHub lets a run's token
+    /// read any run of its repository: e.g. the `pull_request` run a `workflow_run` reporter
+    /// reads the artifacts of ([`Walk::view`]).
+    pub other_runs: Vec<api::RunView>,
+    /// The state of the API's write endpoints (comments, check runs): another walk's
+    /// ([`Walk::writes`]) keeps what earlier walks wrote; `None`: a fresh one. Read by
+    /// [`Walk::new`].
+    pub writes: Option<Arc<Writes>>,
     /// Packages the `apt-get` stand-in fails to install.
     pub apt_fail: Vec<String>,
     /// URLs (substrings) the `curl`/`wget` stand-ins fail to download.
@@ -253,6 +282,9 @@ impl Default for Options {
         Self {
             inputs: BTreeMap::new(),
             event_name: "workflow_dispatch".into(),
+            event: Value::Null,
+            other_runs: Vec::new(),
+            writes: None,
             apt_fail: Vec::new(),
             download_fail: Vec::new(),
             cancel_after: None,
@@ -272,6 +304,8 @@ pub struct Walk {
     store: Arc<artifacts::Store>,
     state: Arc<Mutex<api::RunState>>,
     api: api::Api,
+    /// What the event says about refs.
+    trigger: events::Trigger,
     standins: PathBuf,
     seq: std::sync::atomic::AtomicUsize,
     /// The attempts so far.

@@ -23,7 +23,7 @@
 //! earlier outcome and outputs.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex};
@@ -31,11 +31,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::api::{Api, ApiJob, RunState};
+use super::api::{Api, ApiJob, RunState, RunView};
 use super::artifacts::Store;
+use super::context::{check_ref, contexts};
+use super::events::Trigger;
 use super::expr::{self, Scope, Status};
 use super::workflow::{Job, Matrix, Workflow, expand_matrix};
 use super::{Attempt, Conclusion, Config, JobRecord, Options, Walk, standins};
+use crate::github::Writes;
 
 /// GitHub's limit on one step's summary.
 pub const SUMMARY_LIMIT: usize = 1024 * 1024;
@@ -67,34 +70,6 @@ fn now() -> String {
     cell_schema::time::format_utc(cell_schema::time::now_secs())
 }
 
-/// `name=value` lines and `name<<DELIM` heredocs of an environment file.
-pub fn parse_env_file(text: &str) -> Result<Vec<(String, String)>, String> {
-    let mut out = Vec::new();
-    let mut lines = text.lines();
-    while let Some(line) = lines.next() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let heredoc = line.split_once("<<").filter(|(k, _)| !k.contains('='));
-        if let Some((name, delim)) = heredoc {
-            let mut value = Vec::new();
-            loop {
-                match lines.next() {
-                    Some(l) if l == delim => break,
-                    Some(l) => value.push(l),
-                    None => return Err(format!("Matching delimiter not found '{delim}'")),
-                }
-            }
-            out.push((name.to_owned(), value.join("\n")));
-        } else if let Some((k, v)) = line.split_once('=') {
-            out.push((k.to_owned(), v.to_owned()));
-        } else {
-            return Err(format!("Invalid format '{line}'"));
-        }
-    }
-    Ok(out)
-}
-
 /// What one job (matrix entry) carries from step to step.
 pub(super) struct JobState {
     pub(super) env: BTreeMap<String, String>,
@@ -123,18 +98,21 @@ fn aggregate(entries: &[&JobRecord]) -> Conclusion {
     }
 }
 
-fn contexts(pairs: &[(&str, Value)]) -> serde_json::Map<String, Value> {
-    pairs
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), v.clone()))
-        .collect()
-}
-
 impl Walk {
-    /// Sets up a run: parses the workflow, lets the origin serve any commit by id (as GitHub
-    /// does), installs the stand-ins and starts the API stand-in.
+    /// Sets up a run: parses the workflow, checks the event against its `on:` and the
+    /// [`Config`]'s `sha` and `git_ref` against what GitHub gives a run of that event, lets the
+    /// origin serve any commit by id (as GitHub does), installs the stand-ins and starts the
+    /// API stand-in.
     pub fn new(config: Config, options: Options) -> Result<Self, String> {
         let workflow = Workflow::parse(&config.workflow)?;
+        let event = &options.event_name;
+        if !workflow.events.is_empty() && !workflow.events.contains(event) {
+            return Err(format!(
+                "the workflow's `on:` has no `{event}` (it has {})",
+                workflow.events.join(", ")
+            ));
+        }
+        let trigger = Trigger::of(event, &options.event, &config.repository)?;
         let ok = Command::new("git")
             .arg("--git-dir")
             .arg(&config.origin)
@@ -144,22 +122,34 @@ impl Walk {
         if !ok.success() {
             return Err(format!("{}: not a git repository", config.origin.display()));
         }
+        if let Some(want) = &trigger.git_ref {
+            check_ref(&config, event, want)?;
+        }
         let base = config.dir.join(format!("run-{}", config.run_id));
         let standins_dir = base.join("standins");
         std::fs::create_dir_all(&standins_dir).map_err(|e| e.to_string())?;
         let system_path = std::env::var("PATH").unwrap_or_default();
         let standins = standins::install(&standins_dir, &config.cell_bin, &system_path);
-        let store = Arc::new(Store::new(&base.join("artifacts")));
+        // Artifact ids are unique across the repository's runs.
+        let first_id = config.run_id.saturating_mul(1000).saturating_add(1);
+        let store = Arc::new(Store::with_first_id(&base.join("artifacts"), first_id));
         let token = format!("ghs_walk{}Token0123456789", config.run_id);
-        let branch = config
-            .git_ref
-            .strip_prefix("refs/heads/")
-            .unwrap_or("")
-            .to_owned();
+        let (sha, branch, head_repository) = match &trigger.head {
+            Some((sha, branch, repo)) => (sha.clone(), branch.clone(), repo.clone()),
+            None => (
+                config.sha.clone(),
+                config
+                    .git_ref
+                    .strip_prefix("refs/heads/")
+                    .unwrap_or("")
+                    .to_owned(),
+                config.repository.clone(),
+            ),
+        };
         let state = Arc::new(Mutex::new(RunState {
             run_id: config.run_id,
             repo: config.repository.clone(),
-            sha: config.sha.clone(),
+            sha,
             branch,
             created_at: now(),
             attempt: 0,
@@ -167,9 +157,17 @@ impl Walk {
             status: "queued".into(),
             conclusion: None,
             jobs: Vec::new(),
+            event: event.clone(),
+            head_repository,
+            pull_requests: trigger.pull_requests.clone(),
         }));
-        let api = Api::start(Arc::clone(&state), Arc::clone(&store), token.clone());
-        Ok(Self {
+        let own = RunView {
+            state: Arc::clone(&state),
+            store: Arc::clone(&store),
+        };
+        let writes = options.writes.clone().unwrap_or_default();
+        let api = Api::start(own, writes, token.clone());
+        let walk = Self {
             workflow,
             config,
             options,
@@ -177,10 +175,50 @@ impl Walk {
             store,
             state,
             api,
+            trigger,
             standins,
             seq: std::sync::atomic::AtomicUsize::new(0),
             attempts: Vec::new(),
-        })
+        };
+        walk.show_other_runs()?;
+        Ok(walk)
+    }
+
+    /// Puts [`Options::other_runs`] in the API, refusing a run whose artifact ids this one's
+    /// could meet.
+    fn show_other_runs(&self) -> Result<(), String> {
+        for other in &self.options.other_runs {
+            let id = other.state.lock().unwrap().run_id;
+            if id == self.config.run_id {
+                return Err(format!("run {id} is this run; other_runs holds other ones"));
+            }
+        }
+        self.options
+            .other_runs
+            .clone_into(&mut self.api.others.lock().unwrap());
+        Ok(())
+    }
+
+    /// This run as another walk's API shows it ([`Options::other_runs`]): its state and its
+    /// artifacts, as they are then.
+    pub fn view(&self) -> RunView {
+        RunView {
+            state: Arc::clone(&self.state),
+            store: Arc::clone(&self.store),
+        }
+    }
+
+    /// The write endpoints' state: what the steps wrote (comments, check runs), to assert on or
+    /// to hand to the next walk ([`Options::writes`]).
+    pub fn writes(&self) -> Arc<Writes> {
+        Arc::clone(&self.api.writes)
+    }
+
+    /// The event payload file (`GITHUB_EVENT_PATH`).
+    pub(super) fn event_path(&self) -> PathBuf {
+        self.config
+            .dir
+            .join(format!("run-{}/event.json", self.config.run_id))
     }
 
     /// The API stand-in's base URL (`GITHUB_API_URL`).
@@ -220,6 +258,9 @@ impl Walk {
             &self.options.apt_fail,
             &self.options.download_fail,
         );
+        self.show_other_runs()?;
+        let event = serde_json::to_string_pretty(&self.event()).map_err(|e| e.to_string())?;
+        std::fs::write(self.event_path(), event).map_err(|e| e.to_string())?;
         {
             let mut s = self.state.lock().unwrap();
             s.attempt = number;
@@ -399,45 +440,6 @@ fn not_run(job: &Job, attempt: u32, conclusion: Conclusion, name: String) -> Job
 }
 
 impl Walk {
-    fn github_context(&self, attempt: u32, job: &str, workspace: &Path) -> Value {
-        let c = &self.config;
-        json!({
-            "run_id": c.run_id.to_string(),
-            "run_attempt": attempt.to_string(),
-            "run_number": "1",
-            "sha": c.sha,
-            "ref": c.git_ref,
-            "ref_name": c.git_ref.rsplit('/').next().unwrap_or_default(),
-            "ref_type": "branch",
-            "head_ref": "",
-            "base_ref": "",
-            "token": self.token,
-            "repository": c.repository,
-            "repository_owner": c.repository.split('/').next().unwrap_or_default(),
-            "workspace": workspace.display().to_string(),
-            "event_name": self.options.event_name,
-            "event": {"inputs": self.inputs()},
-            "actor": "walk",
-            "job": job,
-            "workflow": self.workflow.name,
-            "server_url": "https://github.com",
-            "api_url": self.api_url(),
-            "action_path": "",
-        })
-    }
-
-    fn inputs(&self) -> Value {
-        let mut m = serde_json::Map::new();
-        for i in &self.workflow.inputs {
-            let v = self.options.inputs.get(&i.name).unwrap_or(&i.default);
-            m.insert(i.name.clone(), Value::String(v.clone()));
-        }
-        if let Some(k) = self.options.inputs.keys().find(|k| !m.contains_key(*k)) {
-            panic!("the workflow has no input `{k}`");
-        }
-        Value::Object(m)
-    }
-
     /// One job of the attempt: kept, skipped, cancelled, or its entries run.
     fn walk_job(&self, job: &Job, w: &mut Walked) -> Result<(), String> {
         if let Some(old) = w.kept(job) {
@@ -770,27 +772,5 @@ impl Walk {
             );
         }
         Ok(rec)
-    }
-}
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn env_files_with_heredocs() {
-        let got = parse_env_file("a=1\nb<<EOF\nx\ny=z\nEOF\n\nc=\n").unwrap();
-        assert_eq!(
-            got,
-            [
-                ("a".into(), "1".into()),
-                ("b".into(), "x\ny=z".into()),
-                ("c".into(), String::new())
-            ]
-        );
-        assert!(
-            parse_env_file("b<<EOF\nx\n")
-                .unwrap_err()
-                .contains("delimiter")
-        );
     }
 }

@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::env_file::parse_env_file;
 use super::expr::{self, Scope, Status};
-use super::runner::{JobState, SUMMARY_LIMIT, Walked, parse_env_file};
+use super::runner::{JobState, SUMMARY_LIMIT, Walked};
 use super::workflow::{Job, Step};
 use super::{Conclusion, StepRecord, Walk, actions};
 
@@ -269,10 +270,16 @@ impl Walk {
             ("GITHUB_REF", c.git_ref.clone()),
             (
                 "GITHUB_REF_NAME",
-                c.git_ref.rsplit('/').next().unwrap_or_default().into(),
+                super::context::ref_name(&c.git_ref).into(),
             ),
-            ("GITHUB_REF_TYPE", "branch".into()),
+            (
+                "GITHUB_REF_TYPE",
+                super::context::ref_type(&c.git_ref).into(),
+            ),
+            ("GITHUB_HEAD_REF", self.trigger.head_ref.clone()),
+            ("GITHUB_BASE_REF", self.trigger.base_ref.clone()),
             ("GITHUB_EVENT_NAME", self.options.event_name.clone()),
+            ("GITHUB_EVENT_PATH", d(&self.event_path())),
             ("GITHUB_API_URL", self.api_url()),
             ("GITHUB_SERVER_URL", "https://github.com".into()),
             ("GITHUB_ACTOR", "walk".into()),

@@ -9,8 +9,9 @@ use sha2::Digest as _;
 use super::{Conclusion, Config, Options, Walk};
 use crate::git;
 
-/// A repository with two commits, its bare origin, and a walk of `workflow` on it.
-fn walk(tmp: &Path, workflow: &str, options: Options) -> Walk {
+/// A repository with two commits on `main` and its bare origin: (the work tree, the origin,
+/// the tip).
+fn origin(tmp: &Path) -> (PathBuf, PathBuf, String) {
     let src = tmp.join("src");
     std::fs::create_dir_all(&src).unwrap();
     std::fs::write(src.join("README"), "hello\n").unwrap();
@@ -19,27 +20,29 @@ fn walk(tmp: &Path, workflow: &str, options: Options) -> Walk {
     std::fs::write(src.join("second"), "2\n").unwrap();
     let sha = crate::commit_all(&src, "second");
     let bare = tmp.join("origin.git");
-    git(
-        tmp,
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            src.to_str().unwrap(),
-            bare.to_str().unwrap(),
-        ],
-    );
-    let config = Config {
+    crate::bare_clone(&src, &bare);
+    (src, bare, sha)
+}
+
+/// The run `run_id` of `workflow` on `origin`, at `sha` on `git_ref`.
+fn config(tmp: &Path, workflow: &str, origin: &Path, run_id: u64, at: (&str, &str)) -> Config {
+    Config {
         workflow: workflow.to_owned(),
-        origin: bare,
+        origin: origin.to_path_buf(),
         dir: tmp.join("walk"),
-        run_id: 77,
-        sha,
-        git_ref: "refs/heads/main".into(),
+        run_id,
+        sha: at.0.to_owned(),
+        git_ref: at.1.to_owned(),
         repository: "o/r".into(),
         // Any file stands for the binary the cargo stand-in copies.
         cell_bin: PathBuf::from("/bin/sh"),
-    };
+    }
+}
+
+/// A repository with two commits, its bare origin, and a walk of `workflow` on it.
+fn walk(tmp: &Path, workflow: &str, options: Options) -> Walk {
+    let (_, bare, sha) = origin(tmp);
+    let config = config(tmp, workflow, &bare, 77, (&sha, "refs/heads/main"));
     Walk::new(config, options).unwrap()
 }
 
@@ -339,7 +342,7 @@ fn a_rerun_runs_the_failed_jobs_and_their_dependants_only() {
 #[test]
 fn unknown_actions_oversized_summaries_and_timeouts() {
     let tmp = tempfile::tempdir().unwrap();
-    let unknown = "on: push\njobs:\n  a:\n    runs-on: x\n    steps: [{uses: someone/thing@v1}]\n";
+    let unknown = "on: [push, workflow_dispatch]\njobs:\n  a:\n    runs-on: x\n    steps: [{uses: someone/thing@v1}]\n";
     let err = walk(&tmp.path().join("u"), unknown, Options::default())
         .run()
         .unwrap_err();
@@ -349,7 +352,7 @@ fn unknown_actions_oversized_summaries_and_timeouts() {
     );
 
     let misc = r#"
-on: push
+on: [push, workflow_dispatch]
 jobs:
   big:
     runs-on: x
@@ -435,4 +438,233 @@ jobs:
             ("ff", Conclusion::Cancelled)
         ]
     );
+}
+
+const PULL_REQUEST: &str = r#"
+on:
+  pull_request:
+    branches: [main]
+jobs:
+  bench:
+    runs-on: x
+    strategy:
+      matrix: {n: [1, 2]}
+    steps:
+    - uses: actions/checkout@v4
+      with: {ref: "${{ github.event.pull_request.head.sha }}", persist-credentials: false}
+    - uses: actions/checkout@v4
+      with: {path: merge}
+    - env:
+        NUMBER: ${{ github.event.pull_request.number }}
+        HEAD: ${{ github.event.pull_request.head.sha }}
+        FORK: ${{ github.event.pull_request.head.repo.fork }}
+        HEAD_REF: ${{ github.head_ref }}
+        WHO: ${{ inputs.who }}
+      run: |
+        test "$NUMBER" = 7 && test "$FORK" = true && test -z "$WHO"
+        test "$(git rev-parse HEAD)" = "$HEAD" && test -f from-fork
+        test "$(git -C merge rev-parse HEAD)" = "$GITHUB_SHA"
+        test -f merge/from-fork && test -f merge/on-main
+        test "$HEAD_REF" = feature && test "$GITHUB_HEAD_REF" = feature
+        test "$GITHUB_BASE_REF" = main
+        test "$GITHUB_REF" = refs/pull/7/merge && test "$GITHUB_REF_NAME" = 7/merge
+        test "$(jq .pull_request.number "$GITHUB_EVENT_PATH")" = 7
+        mkdir -p out && echo "${{ matrix.n }}" > "out/n${{ matrix.n }}"
+    - uses: actions/upload-artifact@v4
+      with: {name: 'cell-pr-${{ matrix.n }}', path: out}
+"#;
+
+const REPORTER: &str = r#"
+on:
+  workflow_run:
+    workflows: [pr]
+    types: [completed]
+jobs:
+  report:
+    runs-on: x
+    steps:
+    - uses: actions/checkout@v4
+    - env:
+        RUN_ID: ${{ github.event.workflow_run.id }}
+        HEAD_SHA: ${{ github.event.workflow_run.head_sha }}
+        API: ${{ github.api_url }}
+        TOKEN: ${{ github.token }}
+      run: |
+        test "$(git rev-parse HEAD)" = "$GITHUB_SHA" && test "$GITHUB_REF" = refs/heads/main
+        auth="Authorization: Bearer $TOKEN"
+        curl -sf -H "$auth" "$API/repos/o/r/actions/runs/$RUN_ID" > run.json
+        test "$(jq -r .head_sha run.json)" = "$HEAD_SHA"
+        curl -sf -H "$auth" "$API/repos/o/r/actions/runs/$RUN_ID/artifacts" > arts.json
+        url=$(jq -r '.artifacts[] | select(.name == "cell-pr-2") | .archive_download_url' arts.json)
+        blob=$(curl -s -o /dev/null -w '%{redirect_url}' -H "$auth" "$url")
+        curl -sf "$blob" -o pr.zip && unzip -p pr.zip n2 > n2
+        comments="$API/repos/o/r/issues/7/comments"
+        id=$(curl -sf -H "$auth" "$comments" | jq '.[0].id // empty')
+        body=$(jq -n --arg b "run $RUN_ID: $(cat n2)" '{body: $b}')
+        if [ -n "$id" ]; then
+          curl -sf -X PATCH -H "$auth" "$API/repos/o/r/issues/comments/$id" -d "$body"
+        else
+          curl -sf -X POST -H "$auth" "$comments" -d "$body"
+        fi
+"#;
+
+/// A fork's commit on `feature`, pushed to the origin as pull request 7 only.
+fn fork_pull_request(tmp: &Path, bare: &Path, src: &Path) -> super::events::PullRefs {
+    let fork = tmp.join("fork");
+    git(
+        tmp,
+        &[
+            "clone",
+            "-q",
+            bare.to_str().unwrap(),
+            fork.to_str().unwrap(),
+        ],
+    );
+    git(&fork, &["checkout", "-q", "-b", "feature"]);
+    std::fs::write(fork.join("from-fork"), "f\n").unwrap();
+    crate::commit_all(&fork, "from a fork");
+    // The base moved on since the fork was made: the test merge holds both.
+    std::fs::write(src.join("on-main"), "m\n").unwrap();
+    crate::commit_all(src, "on main");
+    git(src, &["push", "-q", bare.to_str().unwrap(), "main"]);
+    super::events::open_pull_request(bare, &fork, "HEAD", 7, "main")
+}
+
+#[test]
+fn a_fork_pull_request_run_then_its_workflow_run_reporter_twice() {
+    use super::events::{fork_of, pull_request_event, workflow_run_event};
+    let tmp = tempfile::tempdir().unwrap();
+    let (src, bare, _) = origin(tmp.path());
+    let pr = fork_pull_request(tmp.path(), &bare, &src);
+    assert!(
+        git(&bare, &["branch", "--contains", &pr.head_sha]).is_empty(),
+        "no branch of the origin holds the head"
+    );
+    let event = pull_request_event(
+        "o/r",
+        7,
+        &pr.head_sha,
+        "feature",
+        &pr.base_sha,
+        "main",
+        true,
+    );
+    let options = Options {
+        event_name: "pull_request".into(),
+        event,
+        ..Options::default()
+    };
+    let at = (pr.merge_sha.as_str(), "refs/pull/7/merge");
+    let wrong = config(
+        tmp.path(),
+        PULL_REQUEST,
+        &bare,
+        501,
+        (&pr.head_sha, "refs/pull/7/merge"),
+    );
+    let err = Walk::new(wrong, options.clone()).err().unwrap();
+    assert!(err.contains("github.sha"), "{err}");
+    let mut a = Walk::new(config(tmp.path(), PULL_REQUEST, &bare, 501, at), options).unwrap();
+    let first = a.run().unwrap();
+    assert_eq!(
+        first.conclusion,
+        Conclusion::Success,
+        "{}",
+        first.failed_logs()
+    );
+    assert_eq!(a.artifacts().len(), 2);
+
+    let main = git(&bare, &["rev-parse", "main"]);
+    let report = |run_id: u64, writes| {
+        let options = Options {
+            event_name: "workflow_run".into(),
+            event: workflow_run_event(
+                "o/r",
+                &fork_of("o/r"),
+                501,
+                &pr.head_sha,
+                "feature",
+                &[],
+                "success",
+            ),
+            other_runs: vec![a.view()],
+            writes,
+            ..Options::default()
+        };
+        let config = config(
+            tmp.path(),
+            REPORTER,
+            &bare,
+            run_id,
+            (&main, "refs/heads/main"),
+        );
+        let mut b = Walk::new(config, options).unwrap();
+        let got = b.run().unwrap();
+        assert_eq!(got.conclusion, Conclusion::Success, "{}", got.failed_logs());
+        b
+    };
+    let b = report(502, None);
+    let comments = b.writes().comments_on("o/r", 7);
+    assert_eq!(comments.len(), 1);
+    assert_eq!(comments[0].body, "run 501: 2");
+    // The reporter's token reads the pull request run; that run's own token is not this API's.
+    let arts = format!("{}/repos/o/r/actions/runs/501/artifacts", b.api_url());
+    let status = |token: &str| {
+        let out = std::process::Command::new("curl")
+            .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H"])
+            .arg(format!("Authorization: Bearer {token}"))
+            .arg(&arts)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(
+        (status(&b.token), status(&a.token)),
+        ("200".into(), "401".into())
+    );
+    let run: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            b.attempts[0]
+                .job("report")
+                .workspace
+                .clone()
+                .unwrap()
+                .join("run.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(run["event"], "pull_request");
+    assert_eq!(run["head_branch"], "feature");
+    assert_eq!(run["pull_requests"], serde_json::json!([]), "a fork's");
+
+    // A second reporter run (the next push) edits the comment the first one made.
+    let again = report(503, Some(b.writes()));
+    let comments = again.writes().comments_on("o/r", 7);
+    assert_eq!(comments.len(), 1, "{comments:?}");
+    assert_eq!(comments[0].body, "run 501: 2");
+    assert_eq!(comments[0].id, b.writes().comments()[0].id);
+}
+
+#[test]
+fn an_event_the_workflow_is_not_on_and_a_ref_github_would_not_give_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, bare, sha) = origin(tmp.path());
+    let on_pr = config(
+        tmp.path(),
+        PULL_REQUEST,
+        &bare,
+        601,
+        (&sha, "refs/heads/main"),
+    );
+    let err = Walk::new(on_pr, Options::default()).err().unwrap();
+    assert!(err.contains("has no `workflow_dispatch`"), "{err}");
+    let options = Options {
+        event_name: "workflow_run".into(),
+        event: super::events::workflow_run_event("o/r", "o/r", 1, &sha, "main", &[], "success"),
+        ..Options::default()
+    };
+    let on_tag = config(tmp.path(), REPORTER, &bare, 602, (&sha, "refs/tags/v1"));
+    let err = Walk::new(on_tag, options).err().unwrap();
+    assert!(err.contains("github.ref `refs/heads/main`"), "{err}");
 }

@@ -1,10 +1,12 @@
-//! The workflow file as the runner reads it: `on.workflow_dispatch.inputs`, top-level `env`
-//! and `defaults.run`, and per job `name`, `needs`, `if`, `runs-on`, `strategy` (a literal
-//! matrix or one `${{ … }}`), `env`, `outputs`, `steps`, `timeout-minutes`, `concurrency`,
-//! `continue-on-error` and `defaults.run`. Scalars are kept as the text YAML gave (numbers and
-//! booleans too), since GitHub sees every value as a string until an expression reads it.
-//! A key the walk does not know is an error, so nothing the generator writes is silently
-//! ignored.
+//! The workflow file as the runner reads it: the events of `on` (one name, a list, or a
+//! mapping keyed by event, as `pull_request` or `workflow_run` with their filters),
+//! `on.workflow_dispatch.inputs` (none is fine: the `inputs` context is then empty), top-level
+//! `env` and `defaults.run`, and per job `name`, `needs`, `if`, `runs-on`, `strategy` (a
+//! literal matrix or one `${{ … }}`), `env`, `outputs`, `steps`, `timeout-minutes`,
+//! `concurrency`, `continue-on-error` and `defaults.run`. Scalars are kept as the text YAML
+//! gave (numbers and booleans too), since GitHub sees every value as a string until an
+//! expression reads it. A key the walk does not know is an error, so nothing the generator
+//! writes is silently ignored.
 
 use serde_json::Value;
 
@@ -74,6 +76,8 @@ pub struct Job {
 #[derive(Clone, Debug)]
 pub struct Workflow {
     pub name: String,
+    /// The events of `on`, in file order.
+    pub events: Vec<String>,
     pub inputs: Vec<Input>,
     pub env: Pairs,
     pub defaults: RunDefaults,
@@ -209,6 +213,24 @@ fn concurrency(v: Option<&Value>, what: &str) -> Result<Option<Concurrency>, Str
     })
 }
 
+/// The event names of `on`: one name, a list of names, or a mapping by name (its filters,
+/// `branches`, `types`, `workflows`, are GitHub's business: the test picks the event).
+fn events(on: Option<&Value>) -> Result<Vec<String>, String> {
+    match on {
+        None => Ok(Vec::new()),
+        Some(Value::String(s)) => Ok(vec![s.clone()]),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|v| match v {
+                Value::String(s) => Ok(s.clone()),
+                _ => Err("on: a list of event names".to_owned()),
+            })
+            .collect(),
+        Some(Value::Object(m)) => Ok(m.keys().cloned().collect()),
+        Some(_) => Err("on: an event name, a list or a mapping".into()),
+    }
+}
+
 fn job(id: &str, v: &Value) -> Result<Job, String> {
     let what = format!("jobs.{id}");
     let m = map(v, &what)?;
@@ -295,6 +317,7 @@ impl Workflow {
         }
         Ok(Self {
             name: top.get("name").and_then(scalar).unwrap_or_default(),
+            events: events(top.get("on"))?,
             inputs,
             env: pairs(top.get("env"), "env")?,
             defaults: defaults(top.get("defaults"), "defaults")?,
@@ -426,5 +449,26 @@ mod tests {
         assert_eq!(wf.job("a").unwrap().steps[0].with[0].1, "0");
         let err = Workflow::parse("jobs:\n  a: {runs-on: x, steps: [{run: x, bogus: 1}]}\n");
         assert!(err.unwrap_err().contains("bogus"));
+    }
+
+    #[test]
+    fn the_events_of_on_in_each_form_and_no_inputs_without_workflow_dispatch() {
+        let steps = "jobs:\n  a: {runs-on: x, steps: [{run: 'true'}]}\n";
+        for (on, want) in [
+            ("on: pull_request", vec!["pull_request"]),
+            ("on: [push, pull_request]", vec!["push", "pull_request"]),
+            (
+                "on:\n  pull_request:\n    types: [opened, synchronize]\n  workflow_dispatch:",
+                vec!["pull_request", "workflow_dispatch"],
+            ),
+            (
+                "on:\n  workflow_run:\n    workflows: [cell-pr]\n    types: [completed]",
+                vec!["workflow_run"],
+            ),
+        ] {
+            let wf = Workflow::parse(&format!("{on}\n{steps}")).unwrap();
+            assert_eq!(wf.events, want, "{on}");
+            assert!(wf.inputs.is_empty(), "{on}");
+        }
     }
 }

@@ -112,7 +112,7 @@ pub fn run(args: &CollectArgs, cli: &Cli) -> anyhow::Result<Exit> {
         };
         Source::Api {
             github: &github,
-            repo: repo(args)?,
+            repo: repo(args.repo.as_deref())?,
         }
     };
     let scratch = tempfile::tempdir().context("creating a scratch directory")?;
@@ -287,12 +287,18 @@ fn print_cells(collected: &cell_collect::Collected, dir: &Path, cli: &Cli) {
 /// The GitHub client from the environment, with the deadline of `--timeout` and the idle
 /// timeout of `--idle-timeout`.
 fn client(args: &CollectArgs, cli: &Cli) -> Result<Github, GithubError> {
+    client_of(args.timeout, args.idle_timeout, cli)
+}
+
+/// The GitHub client from the environment, with a deadline of `timeout` seconds on all of its
+/// requests and an idle timeout of `idle` seconds on each.
+pub(super) fn client_of(timeout: u64, idle: u64, cli: &Cli) -> Result<Github, GithubError> {
     let settings = Settings {
         timeouts: Timeouts {
-            idle: Duration::from_secs(args.idle_timeout),
+            idle: Duration::from_secs(idle),
             ..Timeouts::default()
         },
-        deadline: Some(Duration::from_secs(args.timeout)),
+        deadline: Some(Duration::from_secs(timeout)),
         verbose: cli.verbose,
         ..Settings::default()
     };
@@ -326,8 +332,8 @@ fn exit_of(collected: &cell_collect::Collected, cli: &Cli) -> Exit {
 }
 
 /// `--repo`, else `GITHUB_REPOSITORY`, else the `origin` remote's `owner/name`.
-fn repo(args: &CollectArgs) -> anyhow::Result<String> {
-    if let Some(r) = args.repo.clone().or_else(|| {
+pub(super) fn repo(flag: Option<&str>) -> anyhow::Result<String> {
+    if let Some(r) = flag.map(str::to_owned).or_else(|| {
         std::env::var("GITHUB_REPOSITORY")
             .ok()
             .filter(|s| !s.is_empty())

@@ -4,6 +4,7 @@
 //! is written and checked in a staging directory first (the plan must load and render), then
 //! moved in place: a refused config leaves the repository as it was.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -12,7 +13,10 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, bail, ensure};
 use clap::Args;
 
+mod pins;
 mod place;
+
+use pins::AptPin;
 
 use crate::cli::Cli;
 use crate::exit::Exit;
@@ -75,17 +79,23 @@ pub struct InitArgs {
     /// against the digests pinned from it. Without it the workflow builds this binary's commit.
     #[arg(long, value_name = "URL|FILE")]
     pub cell_sums: Option<String>,
+    /// Pin a toolchain's apt package version, TOOL=VERSION (repeatable; default: the version
+    /// installed here when this machine runs the cell's image, else the image's own).
+    #[arg(long, value_name = "TOOL=VERSION")]
+    pub pin: Vec<String>,
     /// Overwrite the files that exist.
     #[arg(long)]
     pub force: bool,
 }
 
 /// The files `cell init` writes (besides appending to README.md).
-const FILES: [&str; 4] = [
+const FILES: [&str; 6] = [
     "cell/cell.toml",
     "versions.env",
     "bench/workload/c/main.c",
     cell_plan::WORKFLOW_PATH,
+    cell_plan::PR_PATH,
+    cell_plan::REPORT_PATH,
 ];
 
 /// Runs `cell init`.
@@ -111,6 +121,7 @@ pub fn run(args: &InitArgs, cli: &Cli) -> anyhow::Result<Exit> {
         place::check_destination(root, rel)?;
     }
     let toolchains = toolchains(args.toolchains.as_deref())?;
+    let pins = pins::resolve(&toolchains, pins::parse_given(&args.pin, &toolchains)?);
     let subject = subject(args)?;
     let source = cell_source(args)?;
     std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
@@ -125,7 +136,7 @@ pub fn run(args: &InitArgs, cli: &Cli) -> anyhow::Result<Exit> {
     )
     .with_context(|| format!("creating a staging directory in {}", root.display()))?;
     let stage = staging.path();
-    let staged = stage_files(stage, &toolchains, subject.as_ref(), &source)
+    let staged = stage_files(stage, &toolchains, &pins, subject.as_ref(), &source)
         .map_err(|e| anyhow::anyhow!(naming_root(&e, stage, root)))?;
     let mut rels: Vec<&str> = FILES.to_vec();
     let mut readme = None;
@@ -137,7 +148,14 @@ pub fn run(args: &InitArgs, cli: &Cli) -> anyhow::Result<Exit> {
     }
     place::place(stage, root, &rels)?;
     if !cli.quiet {
-        report(&toolchains, subject.as_ref(), &source, &staged, readme);
+        report(
+            &toolchains,
+            &pins,
+            subject.as_ref(),
+            &source,
+            &staged,
+            readme,
+        );
     }
     Ok(Exit::Ok)
 }
@@ -152,6 +170,7 @@ fn naming_root(e: &anyhow::Error, stage: &Path, root: &Path) -> String {
 fn stage_files(
     stage: &Path,
     toolchains: &[String],
+    pins: &BTreeMap<String, AptPin>,
     subject: Option<&Subject>,
     source: &Source,
 ) -> anyhow::Result<Vec<(String, String)>> {
@@ -160,9 +179,9 @@ fn stage_files(
     write(
         stage,
         "cell/cell.toml",
-        &cell_toml(toolchains, subject, source, &answers),
+        &cell_toml(toolchains, pins, subject, source, &answers),
     )?;
-    write(stage, "versions.env", &versions_env(subject, source))?;
+    write(stage, "versions.env", &versions_env(pins, subject, source))?;
     let plan = cell_model::Plan::load(stage).context("the configuration cell init wrote")?;
     if let Some(s) = subject.filter(|s| s.sha256.is_none()) {
         pin_subject_digest(&plan, s)?;
@@ -501,6 +520,7 @@ fn answer(bin: &Path, phase: &str) -> anyhow::Result<String> {
 
 fn cell_toml(
     toolchains: &[String],
+    pins: &BTreeMap<String, AptPin>,
     subject: Option<&Subject>,
     source: &Source,
     answers: &[(String, String)],
@@ -532,11 +552,24 @@ fn cell_toml(
         }
     };
     t.push_str(&cell_line);
-    t.push_str("\n# One cell per runner label.\n[cells.\"ubuntu-24.04\"]\n");
+    t.push_str(
+        "\n# A verdict on each pull request: its head timed read-only on one hosted cell, reported\n\
+         # by a workflow that never runs its code (advisory: never a required check).\n\
+         [workflow.pull_requests]\ncomment = \"always\"\n",
+    );
+    let _ = write!(
+        t,
+        "\n# One cell per runner label.\n[cells.\"{}\"]\n",
+        pins::CELL_LABEL
+    );
     for tc in toolchains {
+        let version = match pins.get(tc).and_then(AptPin::version) {
+            Some(_) => format!(", version = \"{}\"", pins::key(tc)),
+            None => String::new(),
+        };
         let _ = write!(
             t,
-            "\n[toolchains.{tc}]\ninstall = {{ apt = {{ package = \"{tc}\" }} }}\ntools.{tc} = {{ version = [\"--version\"] }}\n"
+            "\n[toolchains.{tc}]\ninstall = {{ apt = {{ package = \"{tc}\"{version} }} }}\ntools.{tc} = {{ version = [\"--version\"] }}\n"
         );
     }
     if let Some(s) = subject {
@@ -575,12 +608,17 @@ fn row(name: &str, toolchain: &str, flag: &str) -> String {
     )
 }
 
-fn versions_env(subject: Option<&Subject>, source: &Source) -> String {
+fn versions_env(
+    pins: &BTreeMap<String, AptPin>,
+    subject: Option<&Subject>,
+    source: &Source,
+) -> String {
     let mut v = format!(
         "# Every pin and threshold cell reads (KEY=value, no quoting). Written by `cell init`.\n\
          PHASES={}\nTOOTH_PHASE=mix\nTOOTH_MIN=1.5\nREFERENCE=c-O2\n",
         PHASES.join(",")
     );
+    v.push_str(&pins::env_lines(pins));
     if let Source::Git { .. } = source {
         let _ = write!(
             v,
@@ -620,6 +658,7 @@ fn readme_section() -> String {
 
 fn report(
     toolchains: &[String],
+    pins: &BTreeMap<String, AptPin>,
     subject: Option<&Subject>,
     source: &Source,
     answers: &[(String, String)],
@@ -640,6 +679,14 @@ fn report(
         toolchains.join(", "),
         shown.join(", ")
     );
+    for (tool, pin) in pins {
+        match pin {
+            AptPin::Given(v) | AptPin::Found(v) => eprintln!("{tool}: apt version {v} pinned"),
+            AptPin::Unpinned { why, .. } => {
+                eprintln!("{tool}: apt version not pinned ({why}): --pin {tool}=VERSION pins it");
+            }
+        }
+    }
     if let Some(s) = subject {
         eprintln!(
             "release under test: {} {} ({}_SHA256_LINUX_X86_64 pinned)",

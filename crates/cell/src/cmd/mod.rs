@@ -2,6 +2,7 @@
 
 pub mod calibrate;
 pub mod collect;
+pub mod comment;
 pub mod commit;
 pub mod fetch;
 pub mod gate;
@@ -30,6 +31,8 @@ pub fn dispatch(cli: &Cli) -> anyhow::Result<Exit> {
         Command::Plan(args) => plan::run(args, cli),
         Command::Init(args) => init::run(args, cli),
         Command::Collect(args) => collect::run(args, cli),
+        Command::Comment(args) => comment::run(args, cli),
+        Command::PrJson(args) => comment::write_pr_json(args, cli),
         Command::Commit(args) => commit::run(args, cli),
         Command::ResultsBranch(args) => commit::results_branch(args, cli),
         Command::Report(args) => report::run(args, cli),
@@ -56,6 +59,7 @@ pub fn dispatch(cli: &Cli) -> anyhow::Result<Exit> {
                 SchemaKind::Facts => cell_schema::facts_schema(),
                 SchemaKind::Gate => cell_schema::gate_schema(),
                 SchemaKind::ImportedSoak => cell_schema::imported_soak_schema(),
+                SchemaKind::Pr => cell_schema::pr_schema(),
             };
             print!("{}", cell_schema::to_json(&schema));
             Ok(Exit::Ok)

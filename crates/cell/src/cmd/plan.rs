@@ -20,6 +20,10 @@ pub struct PlanArgs {
     /// Do not write: print the matrix {"include":[…]} of the selected cells and toolchains.
     #[arg(long)]
     pub matrix: bool,
+    /// With --matrix: the matrices of the pull request workflow (`[workflow.pull_requests]`:
+    /// its cells, no suites); exits 2 when cell/cell.toml has none.
+    #[arg(long, requires = "matrix")]
+    pub pull_request: bool,
     /// With --matrix: cell labels, comma-separated (blank: all); an unknown one exits 2.
     #[arg(long, value_name = "L", requires = "matrix")]
     pub cells: Option<String>,
@@ -81,6 +85,9 @@ pub fn run(args: &PlanArgs, cli: &Cli) -> anyhow::Result<Exit> {
     }
     if args.matrix {
         return matrix(args, &plan);
+    }
+    if !cli.quiet {
+        warn_other_version(&plan);
     }
     if args.check {
         return match cell_plan::check(&plan)? {
@@ -145,6 +152,23 @@ pub fn run(args: &PlanArgs, cli: &Cli) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
+/// A workflow that installs another release than this binary: it is rendered by this version,
+/// so it holds what this version's jobs do, and the pinned one's `--check` may find it stale.
+fn warn_other_version(plan: &cell_model::Plan) {
+    let Some(cell_model::CellSource::Release(release)) = &plan.workflow.cell else {
+        return;
+    };
+    let here = env!("CARGO_PKG_VERSION");
+    if release.version != here {
+        eprintln!(
+            "warning: [workflow] cell pins cell {}, and this is cell {here}: the workflow is what {here} writes, and the jobs' `cell plan --check` (run by {}) may find it stale; install cell {} and run cell plan with it",
+            cell_schema::escape::one_line(&release.version),
+            cell_schema::escape::one_line(&release.version),
+            cell_schema::escape::one_line(&release.version),
+        );
+    }
+}
+
 /// Writes `CELL_SHA256_<OS>_<ARCH>` of the pinned release into versions.env, for the host and
 /// every cell's platform, from the release's `SHA256SUMS`; returns the pairs written.
 pub fn pin_release_digests(
@@ -173,7 +197,7 @@ pub fn pin_release_digests(
         read_bounded(std::path::Path::new(sums))?
     };
     let mut pairs = Vec::new();
-    for (os, arch) in cell_plan::release_platforms(plan) {
+    for (os, arch) in cell_plan::release_platforms(plan, release)? {
         let asset = release.asset(&format!("{os}-{arch}"));
         let shown = cell_schema::escape::one_line(sums);
         let digest = cell_fetch::listed_digest(&text, &asset).map_err(|e| match e {
@@ -220,6 +244,19 @@ fn read_bounded(path: &std::path::Path) -> anyhow::Result<String> {
 }
 
 fn matrix(args: &PlanArgs, plan: &cell_model::Plan) -> anyhow::Result<Exit> {
+    let narrowed;
+    let plan = if args.pull_request {
+        let Some(p) = cell_plan::pull_request_plan(plan) else {
+            eprintln!(
+                "Error: --pull-request: cell/cell.toml has no [workflow.pull_requests], so there is no pull request workflow to plan"
+            );
+            return Ok(Exit::Infra);
+        };
+        narrowed = p;
+        &narrowed
+    } else {
+        plan
+    };
     let layout = Layout::of(plan)?;
     let selection = match layout.select(plan, args.cells.as_deref(), args.toolchains.as_deref()) {
         Ok(s) => s,

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use cell_report::report::{self, ExportFile, ExportFormat, Report, ReportOptions};
+use cell_schema::escape;
 use clap::Args;
 
 use crate::cli::{Cli, Format};
@@ -78,7 +79,7 @@ pub fn run(args: &ReportArgs, cli: &Cli) -> anyhow::Result<Exit> {
         anyhow::bail!(
             "--samples: samples.csv is never written inside the history ({}), which is \
              committed: pass an --out outside it",
-            args.history.display()
+            shown(&args.history)
         );
     }
     let exports = parse_exports(&args.export)?;
@@ -102,8 +103,8 @@ pub fn run(args: &ReportArgs, cli: &Cli) -> anyhow::Result<Exit> {
         anyhow::bail!(
             "{} {why}: a report needs <DIR>/<YYYY-MM-DD>-<run-id>/<cell-id>/results.json \
              (write one with `cell collect` or `cell local --out {}`), or pass --history DIR",
-            args.history.display(),
-            args.history.display()
+            shown(&args.history),
+            shown(&args.history)
         );
     }
     let report = Report::build(&runs, &args.window.options());
@@ -117,7 +118,7 @@ pub fn run(args: &ReportArgs, cli: &Cli) -> anyhow::Result<Exit> {
         } else {
             let path = Path::new(&f.path);
             cell_schema::write_atomic(path, &f.bytes)
-                .with_context(|| format!("writing {}", path.display()))?;
+                .with_context(|| format!("writing {}", shown(path)))?;
             written.push(path.to_path_buf());
         }
     }
@@ -127,7 +128,7 @@ pub fn run(args: &ReportArgs, cli: &Cli) -> anyhow::Result<Exit> {
         Format::Human if to_stdout => {}
         Format::Human => {
             for path in &written {
-                println!("{}", path.display());
+                println!("{}", escape::terminal(&shown(path)));
             }
         }
     }
@@ -136,7 +137,7 @@ pub fn run(args: &ReportArgs, cli: &Cli) -> anyhow::Result<Exit> {
             "report of {} run(s), {} cell(s): {}",
             report.runs.len(),
             report.cells.len(),
-            args.out.join(report::INDEX_HTML).display()
+            escape::terminal(&shown(&args.out.join(report::INDEX_HTML)))
         );
     }
     Ok(Exit::Ok)
@@ -144,6 +145,12 @@ pub fn run(args: &ReportArgs, cli: &Cli) -> anyhow::Result<Exit> {
 
 /// FILE `-`: the export goes to stdout.
 const STDOUT: &str = "-";
+
+/// A path the user named, as a message shows it: on one line. What is printed directly also
+/// goes through [`escape::terminal`]; an error gets it in `main`.
+fn shown(path: &Path) -> String {
+    escape::one_line(&path.display().to_string())
+}
 
 /// `--export FORMAT FILE …` as pairs, each format known.
 fn parse_exports(values: &[String]) -> anyhow::Result<Vec<(ExportFormat, String)>> {
@@ -156,7 +163,8 @@ fn parse_exports(values: &[String]) -> anyhow::Result<Vec<(ExportFormat, String)
             let known = ExportFormat::parse(format).with_context(|| {
                 let names: Vec<&str> = ExportFormat::ALL.iter().map(|f| f.name()).collect();
                 format!(
-                    "--export {format}: unknown format; use one of {}",
+                    "--export {}: unknown format; use one of {}",
+                    escape::one_line(format),
                     names.join(", ")
                 )
             })?;
@@ -183,7 +191,11 @@ fn export_files(
             if files.iter().any(|g| g.path == f.path) {
                 anyhow::bail!(
                     "--export: {} would be written twice; give each export its own FILE",
-                    if f.path == STDOUT { "stdout" } else { &f.path }
+                    if f.path == STDOUT {
+                        "stdout".to_owned()
+                    } else {
+                        escape::one_line(&f.path)
+                    }
                 );
             }
             files.push(f);

@@ -6,6 +6,8 @@
     reason = "each test binary uses a different part; `expect` would fail in those that use all"
 )]
 
+pub mod release;
+
 pub use cell_testkit::tiny::*;
 pub use cell_testkit::{read_json, repo_root};
 
