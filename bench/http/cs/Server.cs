@@ -260,12 +260,7 @@ sealed class Connection
                 NotAllowed("POST", !keepAlive, kaHeader);
                 return;
             }
-            User user = null;
-            try
-            {
-                user = Json.ReadUser(StrictUtf8.GetString(input, bodyStart, bodyLength));
-            }
-            catch (ArgumentException) { } // invalid UTF-8 (DecoderFallbackException)
+            User user = BindUser(bodyStart, bodyLength);
             if (user == null)
                 Reply(400, "bad request\n", !keepAlive, kaHeader);
             else
@@ -281,9 +276,38 @@ sealed class Connection
             else
                 NotAllowed("GET", !keepAlive, kaHeader);
         }
+        else if (path.StartsWith("/minimal/users/", StringComparison.Ordinal))
+        {
+            // The body has been read already, so a 404 or 405 leaves the
+            // connection in sync.
+            ulong id;
+            User user;
+            if (!Json.TryParseDigits(path, "/minimal/users/".Length, path.Length, out id))
+                Reply(404, "not found\n", !keepAlive, kaHeader);
+            else if (req.Method != "POST")
+                NotAllowed("POST", !keepAlive, kaHeader);
+            else if ((user = BindUser(bodyStart, bodyLength)) == null)
+                Reply(400, "bad request\n", !keepAlive, kaHeader);
+            else
+                ReplyJson(user.ToJson(Json.Begin(json), id), !keepAlive, kaHeader);
+        }
         else
         {
             Reply(404, "not found\n", !keepAlive, kaHeader);
+        }
+    }
+
+    /// The User in the request body, or null if it is not one (including
+    /// invalid UTF-8).
+    User BindUser(int bodyStart, int bodyLength)
+    {
+        try
+        {
+            return Json.ReadUser(StrictUtf8.GetString(input, bodyStart, bodyLength));
+        }
+        catch (ArgumentException) // invalid UTF-8 (DecoderFallbackException)
+        {
+            return null;
         }
     }
 
@@ -530,7 +554,7 @@ sealed class UserId
     }
 }
 
-/// The record of the post-json workload.
+/// The record of the post-json workload (and of minimal, with its id).
 sealed class User
 {
     public string name;
@@ -539,10 +563,23 @@ sealed class User
 
     public StringBuilder ToJson(StringBuilder sb)
     {
-        sb.Append("{\"name\":");
+        sb.Append('{');
+        return Fields(sb).Append('}');
+    }
+
+    /// The record with the routed id of POST /minimal/users/{id} merged in.
+    public StringBuilder ToJson(StringBuilder sb, ulong id)
+    {
+        sb.Append("{\"id\":").Append(id).Append(',');
+        return Fields(sb).Append('}');
+    }
+
+    StringBuilder Fields(StringBuilder sb)
+    {
+        sb.Append("\"name\":");
         Json.WriteString(sb, name);
         sb.Append(",\"age\":").Append(age);
-        return sb.Append(",\"adult\":").Append(adult ? "true" : "false").Append('}');
+        return sb.Append(",\"adult\":").Append(adult ? "true" : "false");
     }
 }
 

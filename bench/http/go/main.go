@@ -3,12 +3,13 @@
 //
 // Usage: cell-http-go PORT
 //
-// It serves the four workloads of bench/http/README.md: GET / (plain text),
-// GET /json (a serialised message), GET /users/{id} (a uint64 echoed) and
-// POST /users (a JSON body bound to a typed record and echoed). Unknown paths
-// are 404, a wrong method on a known path is 405 with Allow. It binds
-// 127.0.0.1 only, keeps connections alive, logs nothing per request and exits
-// 0 on SIGTERM.
+// It serves the five workloads of bench/http/README.md: GET / (plain text),
+// GET /json (a serialised message), GET /users/{id} (a uint64 echoed),
+// POST /users (a JSON body bound to a typed record and echoed) and
+// POST /minimal/users/{id} (both: the id merged into the bound record).
+// Unknown paths are 404, a wrong method on a known path is 405 with Allow. It
+// binds 127.0.0.1 only, keeps connections alive, logs nothing per request and
+// exits 0 on SIGTERM.
 package main
 
 import (
@@ -28,7 +29,8 @@ import (
 	"unicode/utf8"
 )
 
-// maxBody bounds a POST /users body; a larger one is refused with 413.
+// maxBody bounds a POST /users (or /minimal/users/{id}) body; a larger one is
+// refused with 413.
 const maxBody = 64 << 10
 
 var (
@@ -53,6 +55,13 @@ type user struct {
 	Name  string `json:"name"`
 	Age   uint64 `json:"age"`
 	Adult bool   `json:"adult"`
+}
+
+// minimalUser is the minimal workload's reply: the routed id merged into the
+// bound record (the embedded struct's fields are promoted into the object).
+type minimalUser struct {
+	ID uint64 `json:"id"`
+	user
 }
 
 // userIn is what the body is decoded into: pointers, so that a missing (or
@@ -86,8 +95,8 @@ func replyJSON(w http.ResponseWriter, v any) {
 	reply(w, http.StatusOK, "application/json", body)
 }
 
-// readUser binds the body of POST /users; it returns the status to answer
-// with when the body does not bind.
+// readUser binds the body of POST /users (and /minimal/users/{id}); it
+// returns the status to answer with when the body does not bind.
 func readUser(w http.ResponseWriter, r *http.Request) (user, int) {
 	if r.ContentLength > maxBody {
 		return user{}, http.StatusRequestEntityTooLarge
@@ -112,11 +121,12 @@ func readUser(w http.ResponseWriter, r *http.Request) (user, int) {
 	return user{Name: *in.Name, Age: *in.Age, Adult: *in.Adult}, http.StatusOK
 }
 
-func postUser(w http.ResponseWriter, r *http.Request) {
+// bindUser binds the body, or answers the error itself and returns false.
+func bindUser(w http.ResponseWriter, r *http.Request) (user, bool) {
 	u, status := readUser(w, r)
 	switch status {
 	case http.StatusOK:
-		replyJSON(w, u)
+		return u, true
 	case http.StatusRequestEntityTooLarge:
 		// The rest of the body is not read: the connection cannot be reused.
 		w.Header()["Connection"] = []string{"close"}
@@ -125,6 +135,21 @@ func postUser(w http.ResponseWriter, r *http.Request) {
 		text(w, status, unsupported)
 	default:
 		text(w, status, badRequest)
+	}
+	return user{}, false
+}
+
+func postUser(w http.ResponseWriter, r *http.Request) {
+	if u, ok := bindUser(w, r); ok {
+		replyJSON(w, u)
+	}
+}
+
+// postMinimal is POST /minimal/users/{id}: the body bound as POST /users
+// binds it, with the routed id merged in.
+func postMinimal(w http.ResponseWriter, r *http.Request, id uint64) {
+	if u, ok := bindUser(w, r); ok {
+		replyJSON(w, minimalUser{ID: id, user: u})
 	}
 }
 
@@ -161,6 +186,15 @@ func handler(w http.ResponseWriter, r *http.Request) {
 			text(w, http.StatusNotFound, notFound)
 		} else if method(w, r, http.MethodGet) {
 			replyJSON(w, id{ID: n})
+		}
+	case strings.HasPrefix(path, "/minimal/users/"):
+		// The id as /users/{id} takes it. A bad id is an unknown path;
+		// net/http discards the unread body after the handler returns.
+		n, err := strconv.ParseUint(path[len("/minimal/users/"):], 10, 64)
+		if err != nil {
+			text(w, http.StatusNotFound, notFound)
+		} else if method(w, r, http.MethodPost) {
+			postMinimal(w, r, n)
 		}
 	default:
 		text(w, http.StatusNotFound, notFound)

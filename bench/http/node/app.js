@@ -1,6 +1,6 @@
 'use strict';
 // The request handler and server factory shared by node/server.js and
-// node-cluster/server.js: the four workloads of bench/http/README.md on
+// node-cluster/server.js: the five workloads of bench/http/README.md on
 // node:http alone.
 
 const http = require('node:http');
@@ -48,7 +48,9 @@ function parseUser(body) {
   return { name, age, adult };
 }
 
-function createUser(req, res) {
+// POST /users, or POST /minimal/users/{id} when id (the canonical digits
+// from parseU64) is given.
+function createUser(req, res, id) {
   if (Number(req.headers['content-length']) > MAX_BODY) {
     // Not worth reading: answer and drop the connection (Node then
     // discards the rest of the body with the socket).
@@ -68,7 +70,10 @@ function createUser(req, res) {
     }
     const user = parseUser(Buffer.concat(chunks, size).toString('utf8'));
     if (user === null) text(res, 400, 'bad request\n');
-    else json(res, JSON.stringify(user));
+    else if (id === undefined) json(res, JSON.stringify(user));
+    // The id merged into the record: JSON.stringify cannot write a BigInt,
+    // so its digits go in front of the serialised record's own fields.
+    else json(res, `{"id":${id},${JSON.stringify(user).slice(1)}`);
   });
 }
 
@@ -95,6 +100,13 @@ function handle(req, res) {
     if (!get) return notAllowed(res, 'GET');
     // JSON.stringify cannot write a BigInt; the digits are the number.
     return json(res, `{"id":${id}}`);
+  }
+  if (path.startsWith('/minimal/users/')) {
+    const id = parseU64(path.slice('/minimal/users/'.length));
+    // A bad id is an unknown path; its body is discarded as below.
+    if (id === null) return notFound(res);
+    if (req.method !== 'POST') return notAllowed(res, 'POST');
+    return createUser(req, res, id);
   }
   // A body we never read is discarded by Node once the response ends.
   return notFound(res);

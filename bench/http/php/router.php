@@ -7,7 +7,7 @@ declare(strict_types=1);
 const MAX_BODY = 65536;
 const U64_MAX = '18446744073709551615';
 
-// The record POST /users binds its body to.
+// The record POST /users and POST /minimal/users/{id} bind their body to.
 final class User
 {
     public function __construct(
@@ -83,7 +83,9 @@ function parse_u64(string $s): ?string
     return $s;
 }
 
-function create_user(): void
+// POST /users, and POST /minimal/users/{id} with the routed id (canonical
+// u64 digits, see parse_u64) merged into the record.
+function create_user(?string $id = null): void
 {
     if ((int) ($_SERVER['CONTENT_LENGTH'] ?? 0) > MAX_BODY) {
         reply(413, 'text/plain', "payload too large\n");
@@ -92,8 +94,13 @@ function create_user(): void
     $user = User::fromJson(file_get_contents('php://input'));
     if ($user === null) {
         reply(400, 'text/plain', "bad request\n");
-    } else {
+    } elseif ($id === null) {
         json($user);
+    } else {
+        // json_encode has no u64, so the id goes in as its digits: the
+        // record is serialised as usual and the id spliced in front.
+        $record = json_encode($user, JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE);
+        reply(200, 'application/json', "{\"id\":$id," . substr($record, 1));
     }
 }
 
@@ -119,6 +126,19 @@ function route(string $method, string $path): void
         } else {
             // json_encode has no u64; the canonical digits are the number.
             reply(200, 'application/json', "{\"id\":$id}");
+        }
+        return;
+    }
+    if (str_starts_with($path, '/minimal/users/')) {
+        // php -S has read the whole body already, so a 404 leaves nothing
+        // unread (and it closes every connection anyway).
+        $id = parse_u64(substr($path, strlen('/minimal/users/')));
+        if ($id === null) {
+            not_found();
+        } elseif ($method !== 'POST') {
+            not_allowed('POST');
+        } else {
+            create_user($id);
         }
         return;
     }

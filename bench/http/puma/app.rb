@@ -19,13 +19,16 @@ module App
   def self.not_found = text(404, "not found\n")
   def self.not_allowed(allow) = text(405, "method not allowed\n", { 'allow' => allow })
 
+  # POST /users, and POST /minimal/users/{id} with the routed id merged in.
   # Puma has read the whole body before the app runs, so a 413 leaves the
   # connection in sync.
-  def self.create_user(env)
+  def self.create_user(env, id = nil)
     return text(413, "payload too large\n") if env['CONTENT_LENGTH'].to_i > MAX_BODY
 
     user = User.from_json(env['rack.input'].read)
-    user ? json(user.to_h) : text(400, "bad request\n")
+    return text(400, "bad request\n") unless user
+
+    json(id ? { id: id, **user.to_h } : user.to_h)
   end
 
   CALL = lambda do |env|
@@ -39,6 +42,12 @@ module App
       if id > U64_MAX then not_found
       elsif get then json({ id: id })
       else not_allowed('GET')
+      end
+    when %r{\A/minimal/users/([0-9]{1,20})\z}
+      id = Integer(Regexp.last_match(1), 10)
+      if id > U64_MAX then not_found
+      elsif env['REQUEST_METHOD'] == 'POST' then create_user(env, id)
+      else not_allowed('POST')
       end
     else not_found
     end

@@ -3,9 +3,10 @@
 
 Usage: python3 server.py PORT
 
-Serves the four workloads of bench/http/README.md: GET / (plain text),
+Serves the five workloads of bench/http/README.md: GET / (plain text),
 GET /json (a serialised message), GET /users/{id} (an unsigned 64-bit id
-echoed) and POST /users (a JSON body bound to a typed record and echoed).
+echoed), POST /users (a JSON body bound to a typed record and echoed) and
+POST /minimal/users/{id} (both: the id merged into the bound record).
 Unknown paths are 404, a wrong method on a known path is 405 with Allow.
 Binds 127.0.0.1 only, keeps connections alive (HTTP/1.1), sets TCP_NODELAY on
 every accepted socket, logs nothing per request and exits 0 on SIGTERM.
@@ -29,7 +30,7 @@ TOO_LARGE = b"payload too large\n"
 UNSUPPORTED = b"unsupported media type\n"
 NOT_IMPLEMENTED = b"not implemented\n"
 
-MAX_BODY = 64 * 1024  # a larger POST /users body is refused with 413
+MAX_BODY = 64 * 1024  # a larger POST /users or /minimal/users/{id} body is refused with 413
 U64 = 1 << 64
 
 
@@ -67,9 +68,8 @@ def parse_user(body):
     return User(name, age, adult)
 
 
-def user_id(path):
-    """The id of /users/{id} (ASCII digits, fits u64), or None."""
-    digits = path[len("/users/"):]
+def parse_id(digits):
+    """The id of /users/{id} or /minimal/users/{id} (ASCII digits, fits u64), or None."""
     if not (0 < len(digits) <= 20 and digits.isascii() and digits.isdigit()):
         return None
     n = int(digits)
@@ -126,7 +126,8 @@ class Handler(BaseHTTPRequestHandler):
                 break
             length -= len(chunk)
 
-    def _post_user(self):
+    def _post_user(self, ident=None):
+        """POST /users, or POST /minimal/users/{id} when ident is the routed id."""
         if self.headers.get("Transfer-Encoding"):
             # http.server does not decode chunked bodies: answer and close.
             self.close_connection = True
@@ -148,7 +149,10 @@ class Handler(BaseHTTPRequestHandler):
         user = parse_user(body)
         if user is None:
             return self._reply(400, BAD_REQUEST)
-        self._reply_json(dataclasses.asdict(user))
+        record = dataclasses.asdict(user)
+        if ident is not None:
+            record = {"id": ident, **record}
+        self._reply_json(record)
 
     def _dispatch(self):
         path = urlsplit(self.path).path or "/"
@@ -158,8 +162,12 @@ class Handler(BaseHTTPRequestHandler):
             allow, serve = "GET", lambda: self._reply_json({"message": "Hello, World!"})
         elif path == "/users":
             allow, serve = "POST", self._post_user
-        elif path.startswith("/users/") and (ident := user_id(path)) is not None:
+        elif path.startswith("/users/") and (ident := parse_id(path[len("/users/"):])) is not None:
             allow, serve = "GET", lambda: self._reply_json({"id": ident})
+        elif path.startswith("/minimal/users/") and (
+            (ident := parse_id(path[len("/minimal/users/"):])) is not None
+        ):
+            allow, serve = "POST", lambda: self._post_user(ident)
         else:
             self._discard_body()
             return self._reply(404, NOT_FOUND)

@@ -27,6 +27,12 @@ class App < WEBrick::HTTPServlet::AbstractServlet
       elsif get then json(res, { id: id })
       else not_allowed(res, 'GET')
       end
+    when %r{\A/minimal/users/([0-9]{1,20})\z}
+      id = Integer(Regexp.last_match(1), 10)
+      if id > U64_MAX then text(res, 404, "not found\n") # WEBrick skips the unread body
+      elsif req.request_method == 'POST' then create_user(req, res, id)
+      else not_allowed(res, 'POST')
+      end
     else text(res, 404, "not found\n")
     end
   end
@@ -51,13 +57,16 @@ class App < WEBrick::HTTPServlet::AbstractServlet
     text(res, 405, "method not allowed\n")
   end
 
-  def create_user(req, res)
+  # POST /users, and POST /minimal/users/{id} with the routed id merged in.
+  def create_user(req, res, id = nil)
     if req.content_length > MAX_BODY
       res.keep_alive = false # the body stays unread: close, not resync
       return text(res, 413, "payload too large\n")
     end
     user = User.from_json(req.body || '')
-    user ? json(res, user.to_h) : text(res, 400, "bad request\n")
+    return text(res, 400, "bad request\n") unless user
+
+    json(res, id ? { id: id, **user.to_h } : user.to_h)
   end
 end
 

@@ -8,16 +8,18 @@ require 'json'
 MAX_BODY = 64 * 1024
 U64_MAX = 2**64 - 1
 
-# The record POST /users binds its body to.
+# The record POST /users and POST /minimal/users/{id} bind their body to.
 User = Struct.new(:name, :age, :adult) do
-  # The User in a JSON body, or nil for bad JSON, a missing field or a
-  # wrong type. Unknown fields are ignored.
+  # The User in a JSON body, or nil for bad JSON, a missing field, a wrong
+  # type or invalid UTF-8 in name. Unknown fields are ignored.
   def self.from_json(body)
     h = JSON.parse(body)
     return nil unless h.is_a?(Hash)
 
     name, age, adult = h.values_at('name', 'age', 'adult')
-    return nil unless name.is_a?(String)
+    # JSON.parse keeps invalid UTF-8 in a string; JSON.generate would then
+    # raise (a 500), so such a name is a bad request.
+    return nil unless name.is_a?(String) && name.valid_encoding?
     return nil unless age.is_a?(Integer) && age.between?(0, U64_MAX)
     return nil unless [true, false].include?(adult)
 

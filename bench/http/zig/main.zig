@@ -175,7 +175,8 @@ const Scratch = struct {
     /// Request body, one byte more than allowed, to notice a larger one.
     body: [max_body + 1]u8 = undefined,
     /// JSON out. The echoed record is never much longer than the body it
-    /// came from (a string's escapes come back at most as long as sent).
+    /// came from (a string's escapes come back at most as long as sent),
+    /// plus at most 26 bytes for minimal's `"id":N,`.
     json: [max_body + 256]u8 = undefined,
     /// Allocations of std.json while binding the record (unescaped strings).
     heap: [2 * max_body]u8 = undefined,
@@ -220,6 +221,8 @@ const Route = union(enum) {
     json,
     user: u64,
     users,
+    /// POST /minimal/users/{id}: the routed id and the bound body together.
+    minimal_user: u64,
     not_found,
 };
 
@@ -227,13 +230,18 @@ fn route(path: []const u8) Route {
     if (std.mem.eql(u8, path, "/")) return .hello;
     if (std.mem.eql(u8, path, "/json")) return .json;
     if (std.mem.eql(u8, path, "/users")) return .users;
-    if (std.mem.startsWith(u8, path, "/users/")) {
-        const id = path["/users/".len..];
-        // parseInt alone would also take "+42" and "4_2".
-        if (!allDigits(id)) return .not_found;
-        return .{ .user = std.fmt.parseInt(u64, id, 10) catch return .not_found };
-    }
+    if (std.mem.startsWith(u8, path, "/users/"))
+        return .{ .user = parseId(path["/users/".len..]) orelse return .not_found };
+    if (std.mem.startsWith(u8, path, "/minimal/users/"))
+        return .{ .minimal_user = parseId(path["/minimal/users/".len..]) orelse return .not_found };
     return .not_found;
+}
+
+/// The {id} of a route: a u64 in decimal digits, nothing else.
+fn parseId(text: []const u8) ?u64 {
+    // parseInt alone would also take "+42" and "4_2".
+    if (!allDigits(text)) return null;
+    return std.fmt.parseInt(u64, text, 10) catch null;
 }
 
 const Reply = struct {
@@ -264,7 +272,8 @@ fn serveRequest(request: *http.Server.Request, scratch: *Scratch) !bool {
         .hello => if (get) .{ .body = "hello, world\n" } else methodNotAllowed("GET"),
         .json => if (get) try jsonReply(scratch, .{ .message = "Hello, World!" }) else methodNotAllowed("GET"),
         .user => |id| if (get) try jsonReply(scratch, .{ .id = id }) else methodNotAllowed("GET"),
-        .users => if (head.method == .POST) try postUser(request, scratch) else methodNotAllowed("POST"),
+        .users => if (head.method == .POST) try postUser(request, scratch, null) else methodNotAllowed("POST"),
+        .minimal_user => |id| if (head.method == .POST) try postUser(request, scratch, id) else methodNotAllowed("POST"),
     };
 
     // std.http.Server discards a body only for methods that have one
@@ -304,8 +313,9 @@ fn jsonReply(scratch: *Scratch, value: anytype) !Reply {
     return .{ .content_type = "application/json", .body = out.buffered() };
 }
 
-/// POST /users: binds the body to `User` and echoes the record.
-fn postUser(request: *http.Server.Request, scratch: *Scratch) !Reply {
+/// POST /users: binds the body to `User` and echoes the record. With an `id`
+/// (POST /minimal/users/{id}), the routed id is merged into the echo.
+fn postUser(request: *http.Server.Request, scratch: *Scratch, id: ?u64) !Reply {
     const head = request.head;
     if (head.content_length == null and head.transfer_encoding == .none)
         return .{ .status = .length_required, .body = "length required\n", .close = true };
@@ -322,5 +332,7 @@ fn postUser(request: *http.Server.Request, scratch: *Scratch) !Reply {
     const user = std.json.parseFromSliceLeaky(User, fba.allocator(), scratch.body[0..len], .{
         .ignore_unknown_fields = true,
     }) catch return bad_request;
+    if (id) |value|
+        return jsonReply(scratch, .{ .id = value, .name = user.name, .age = user.age, .adult = user.adult });
     return jsonReply(scratch, user);
 }

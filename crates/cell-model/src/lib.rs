@@ -102,6 +102,14 @@ pub struct Plan {
     pub soak: Option<SoakDef>,
 }
 
+/// Whether a server is built by the release under test: its toolchain is the subject and
+/// installs from a tarball, so its tools come from the verified tree, never from PATH.
+#[must_use]
+pub fn built_by_release(plan: &Plan, s: &Server) -> bool {
+    let tc = &plan.toolchains[&s.toolchain];
+    tc.subject && matches!(tc.install, Install::Tarball(_))
+}
+
 impl Plan {
     /// Loads `versions.env` and `cell/cell.toml` under `root`, validates, resolves.
     pub fn load(root: &Path) -> Result<Self, ConfigError> {
@@ -287,6 +295,25 @@ impl Plan {
     /// The release under test, when a toolchain is declared one.
     pub fn subject(&self) -> Option<&Toolchain> {
         self.toolchains.values().find(|tc| tc.subject)
+    }
+
+    /// The http servers `cell local` runs without `--servers` and the workflow gives a job:
+    /// every one with `full`, else `[http.default] servers` (all without it), and always
+    /// every server built by the release under test, whose record the gate checks. Sorted.
+    #[must_use]
+    pub fn http_default_servers(&self, full: bool) -> Vec<ServerName> {
+        let Some(http) = &self.http else {
+            return Vec::new();
+        };
+        let mut out: std::collections::BTreeSet<ServerName> =
+            http.default_servers(full).into_iter().collect();
+        out.extend(
+            http.servers
+                .values()
+                .filter(|s| built_by_release(self, s))
+                .map(|s| s.name.clone()),
+        );
+        out.into_iter().collect()
     }
 
     /// The `versions.env` pins of a toolchain, as written (arch-specific keys included).

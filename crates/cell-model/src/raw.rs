@@ -293,6 +293,8 @@ pub struct RawShape {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawHttpSession {
+    /// Servers, by name (default: all of them).
+    pub servers: Option<Vec<String>>,
     /// Load tools.
     pub tools: Option<Vec<String>>,
     /// Shapes, by name.
@@ -330,6 +332,8 @@ pub struct RawServer {
     /// It keeps connections alive (default true); false for a server that closes every
     /// connection after one response whatever the client asks.
     pub keep_alive: Option<bool>,
+    /// How it serves concurrent connections (`event-loop`, `thread-per-connection`, ...).
+    pub model: Option<String>,
 }
 
 /// `[soak]`: a fixed request rate for a long window.

@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use cell_schema::{HttpMode, ServerName, ShapeName, SoakConfig, ToolchainName, WorkloadName};
+use cell_schema::{
+    ConcurrencyModel, HttpMode, ServerName, ShapeName, SoakConfig, ToolchainName, WorkloadName,
+};
 
 use crate::Toolchain;
 use crate::error::{FieldError, LookupError};
@@ -76,6 +78,9 @@ pub struct Shape {
 /// The part of the matrix a session runs without `--full` (`[http.default]`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SessionDef {
+    /// Servers by name (`None`: all of them): what `cell local` and the workflow's jobs run
+    /// unless told otherwise.
+    pub servers: Option<Vec<ServerName>>,
     /// Load tools.
     pub tools: Option<Vec<String>>,
     /// Shapes by name.
@@ -112,6 +117,16 @@ pub struct Server {
     /// It keeps connections alive; when false its check sends one request per connection
     /// and accepts `Connection: close`.
     pub keep_alive: bool,
+    /// How it serves concurrent connections, when the config says.
+    pub model: Option<ConcurrencyModel>,
+}
+
+impl Server {
+    /// Why `shape` is not measured on this server, when it is not (its model's rule).
+    #[must_use]
+    pub fn left_out_of(&self, shape: &Shape) -> Option<String> {
+        self.model?.left_out_of(shape.connections)
+    }
 }
 
 /// `[http]`, resolved.
@@ -253,6 +268,16 @@ impl HttpDef {
             name: name.to_owned(),
             known: self.servers.keys().map(ToString::to_string).collect(),
         })
+    }
+
+    /// The servers `cell local` runs and the workflow gives a job when none is named: every
+    /// server with `full`, else those `[http.default] servers` lists (all without it).
+    #[must_use]
+    pub fn default_servers(&self, full: bool) -> Vec<ServerName> {
+        match self.default.as_ref().and_then(|d| d.servers.as_ref()) {
+            Some(names) if !full => names.clone(),
+            _ => self.servers.keys().cloned().collect(),
+        }
     }
 
     /// The session `cell local` and `cell run` measure: the whole matrix with `full`, else
@@ -492,7 +517,7 @@ pub(crate) fn resolve_http(
     };
     let default = raw
         .default
-        .map(|d| resolve_session(d, &workloads, &shapes))
+        .map(|d| resolve_session(d, &workloads, &shapes, &servers))
         .transpose()?;
     let def = HttpDef {
         tools,

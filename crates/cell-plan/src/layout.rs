@@ -196,7 +196,10 @@ impl Layout {
             }
         }
         if let Some(http) = &plan.http {
-            for (name, server) in &http.servers {
+            // The workflow measures what `cell local` does by default: `[http.default] servers`
+            // and every server the release under test builds.
+            for name in plan.http_default_servers(false) {
+                let server = &http.servers[&name];
                 wanted.push((
                     format!("http-{}", slug(name.as_str())),
                     Suite::Http(name.clone()),

@@ -44,10 +44,10 @@ fn http_markdown_has_a_row_per_server_and_tool_in_settings_order() {
     let md = suite::http_markdown(&http_servers(), &http_settings());
     assert!(md.starts_with("## HTTP\n"), "{md}");
     let wrk = md
-        .find("| `rust` | rust | keep-alive | wrk |")
+        .find("| `rust` | rust | runtime-managed | keep-alive | wrk |")
         .expect("wrk row");
     let oha = md
-        .find("| `rust` | rust | keep-alive | oha |")
+        .find("| `rust` | rust | runtime-managed | keep-alive | oha |")
         .expect("oha row");
     assert!(md.contains("**plaintext**: `GET /`"), "{md}");
     assert!(wrk < oha, "tools in the settings' order");
@@ -347,7 +347,7 @@ fn the_report_shows_the_newest_suites_with_their_charts() {
     assert!(md.contains("### linux-x86\\_64-ubuntu-24.04 · HTTP in 2026-03-15-9003"));
     assert!(md.contains("Jobs `http-go`, `http-rust` on AMD EPYC"));
     assert!(
-        md.contains("| `rust` | rust | keep-alive | wrk | **12595** |"),
+        md.contains("| `rust` | rust | runtime-managed | keep-alive | wrk | **12595** |"),
         "newest run's figures"
     );
     assert!(md.contains("| `python` | python | **drifted** |"));
@@ -392,7 +392,7 @@ fn raw_and_summary_csv_name_the_run_the_seed_and_the_commit_of_every_record() {
     let summary = file(&files, "summary.csv");
     let head: Vec<&str> = raw.lines().next().unwrap().split(',').collect();
     assert_eq!(
-        &head[..12],
+        &head[..13],
         [
             "suite",
             "run",
@@ -405,6 +405,7 @@ fn raw_and_summary_csv_name_the_run_the_seed_and_the_commit_of_every_record() {
             "cell",
             "job",
             "server",
+            "model",
             "mode"
         ]
     );
@@ -416,6 +417,10 @@ fn raw_and_summary_csv_name_the_run_the_seed_and_the_commit_of_every_record() {
     assert_eq!(http_summary.len(), runs.len() * 2, "{summary}");
     let first: Vec<&str> = http_summary[0].split(',').collect();
     assert_eq!(first[7], "7", "the session's seed");
-    assert_eq!(&first[12..15], ["plaintext", "keep-alive", "wrk"]);
+    assert_eq!(
+        first[11], "runtime-managed",
+        "the server's concurrency model"
+    );
+    assert_eq!(&first[13..16], ["plaintext", "keep-alive", "wrk"]);
     assert!(raw.ends_with("\r\n") && summary.ends_with("\r\n"));
 }

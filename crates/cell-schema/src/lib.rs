@@ -65,11 +65,11 @@ pub use run_record::{RunJob, RunKind, RunRecord};
 pub use samples::{Samples, as_written};
 pub use stats::{ClockStats, RatioCi, Ratios, Summary, percent, resolution};
 pub use suite::{
-    CellHttpServer, CellSoakServer, CellSuiteServer, Combo, Drift, HttpJobResult, HttpKind,
-    HttpMode, HttpRequestSpec, HttpRun, HttpServerResult, HttpSettings, HttpShape, HttpSuite,
-    HttpToolResult, HttpWorkloadResult, LEGACY_WORKLOAD, Latency, LoadReport, RssFit, ServerBuild,
-    SoakConfig, SoakJobResult, SoakKind, SoakSample, SoakServerResult, SoakSettings, SoakSuite,
-    Suite, SuiteCost, SuiteJob, TimeWait, lead_workload, legacy_shape_name,
+    CellHttpServer, CellSoakServer, CellSuiteServer, Combo, ConcurrencyModel, Drift, HttpJobResult,
+    HttpKind, HttpMode, HttpRequestSpec, HttpRun, HttpServerResult, HttpSettings, HttpShape,
+    HttpSuite, HttpToolResult, HttpWorkloadResult, LEGACY_WORKLOAD, Latency, LoadReport, RssFit,
+    ServerBuild, SoakConfig, SoakJobResult, SoakKind, SoakSample, SoakServerResult, SoakSettings,
+    SoakSuite, Suite, SuiteCost, SuiteJob, TimeWait, lead_workload, legacy_shape_name,
 };
 pub use tools::{Installed, SizeMethod, Subject, ToolVersion, Verified};
 pub use write::{round_ratio, round_time, to_json, to_record_json, write_atomic};

@@ -140,8 +140,14 @@ pub struct HttpRun {
     pub server_cpu_s: f64,
     /// Server CPU milliseconds per 1,000 responses.
     pub cpu_ms_per_1k: f64,
-    /// Peak resident set of the server's process tree over the run, KiB.
+    /// Peak resident set of the server's process tree over the run, KiB: each process's RSS
+    /// summed, so pages its processes share count once per process.
     pub peak_rss_kib: u64,
+    /// Peak proportional set size of the tree over the run (`Pss` of `smaps_rollup` summed),
+    /// KiB: a shared page counts once over the processes that share it. Sampled every 50 ms,
+    /// so a child that lives a shorter time may be missed. Absent where it cannot be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_pss_kib: Option<u64>,
     /// Resident set of the tree when the measured load started, KiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rss_start_kib: Option<u64>,
@@ -175,6 +181,9 @@ pub struct HttpToolResult {
     pub cpu_ms_per_1k: f64,
     /// Largest peak RSS of any run, KiB.
     pub peak_rss_kib: u64,
+    /// Largest peak PSS of any run that read one, KiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_pss_kib: Option<u64>,
     /// Errors summed over every run.
     pub errors: u64,
     /// Non-2xx responses summed over every run.
@@ -199,6 +208,88 @@ pub struct HttpServerResult {
     pub workloads: BTreeMap<WorkloadName, HttpWorkloadResult>,
     /// Why it failed (build, startup, check, died mid-run), when it did.
     pub error: Option<String>,
+    /// How it serves concurrent connections, as the config states it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ConcurrencyModel>,
+    /// Workloads of the session it does not serve (its `workloads` leave them out): not
+    /// measured, not failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_served: Vec<WorkloadName>,
+    /// Connection shapes of the session it was not measured in, each with why (a serial
+    /// server takes one connection at a time).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub shapes_left_out: BTreeMap<ShapeName, String>,
+    /// The release under test that built it, when its toolchain is the subject: the asset,
+    /// its SHA-256 as verified before unpacking and how the digest was established.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release: Option<crate::Subject>,
+}
+
+/// How a server serves concurrent connections: the axis the http tables group by.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConcurrencyModel {
+    /// One thread multiplexing every connection (epoll, libuv, asyncio).
+    EventLoop,
+    /// An OS thread per connection, blocking I/O.
+    ThreadPerConnection,
+    /// A runtime schedules the work over a pool of threads or processes (tokio, Go's
+    /// scheduler, Puma's pool, node:cluster).
+    RuntimeManaged,
+    /// A process forked per connection, kept alive for the connection's requests.
+    ProcessPerConnection,
+    /// A process forked per request.
+    ProcessPerRequest,
+    /// One connection at a time.
+    Serial,
+}
+
+impl ConcurrencyModel {
+    /// Every model, in the order the tables group by.
+    pub const ALL: [Self; 6] = [
+        Self::EventLoop,
+        Self::ThreadPerConnection,
+        Self::RuntimeManaged,
+        Self::ProcessPerConnection,
+        Self::ProcessPerRequest,
+        Self::Serial,
+    ];
+
+    /// The name as written in the config and the results.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::EventLoop => "event-loop",
+            Self::ThreadPerConnection => "thread-per-connection",
+            Self::RuntimeManaged => "runtime-managed",
+            Self::ProcessPerConnection => "process-per-connection",
+            Self::ProcessPerRequest => "process-per-request",
+            Self::Serial => "serial",
+        }
+    }
+
+    /// The model named `s`, if any.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.as_str() == s)
+    }
+
+    /// Why a shape of `connections` is not measured on a server of this model, when it is
+    /// not: a serial server takes one connection at a time, so the others would wait behind
+    /// the first until they time out.
+    pub fn left_out_of(self, connections: u32) -> Option<String> {
+        (self == Self::Serial && connections > 1).then(|| {
+            format!(
+                "{connections} connections: a serial server takes one at a time (measure it with --connections 1, or a [[http.shapes]] entry with connections = 1)"
+            )
+        })
+    }
+}
+
+impl fmt::Display for ConcurrencyModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// One workload of one server.

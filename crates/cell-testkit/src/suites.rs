@@ -97,6 +97,7 @@ pub fn tool(name: &str, rps: [f64; 3], dirty: bool) -> HttpToolResult {
             server_cpu_s: 4.5,
             cpu_ms_per_1k: 45.0,
             peak_rss_kib: 5_325,
+            peak_pss_kib: Some(4_100),
             rss_start_kib: None,
             rss_end_kib: None,
             load_cpu_s: 9.0,
@@ -121,6 +122,7 @@ pub fn tool(name: &str, rps: [f64; 3], dirty: bool) -> HttpToolResult {
         p99_ms: 1.234,
         cpu_ms_per_1k: 0.045,
         peak_rss_kib: 5_325,
+        peak_pss_kib: Some(4_100),
         errors: 2,
         non_2xx: 0,
     }
@@ -148,6 +150,10 @@ pub fn http_servers() -> BTreeMap<ServerName, HttpServerResult> {
             .collect(),
             workloads: BTreeMap::new(),
             error: None,
+            model: Some(cell_schema::ConcurrencyModel::RuntimeManaged),
+            not_served: Vec::new(),
+            shapes_left_out: BTreeMap::new(),
+            release: None,
         },
     );
     m.insert(
@@ -159,6 +165,10 @@ pub fn http_servers() -> BTreeMap<ServerName, HttpServerResult> {
             tools: BTreeMap::new(),
             workloads: BTreeMap::new(),
             error: Some("build failed: exit 1\nmain.go:3: a|b undefined".into()),
+            model: None,
+            not_served: Vec::new(),
+            shapes_left_out: BTreeMap::new(),
+            release: None,
         },
     );
     m

@@ -7,7 +7,10 @@ use std::io::Read as _;
 use std::path::Path;
 
 use cell_model::{Plan, Settings};
-use cell_schema::{Calibration, CellId, Phase, RowName, SoakConfig, ToolchainName};
+use cell_schema::{
+    Calibration, CellId, ConcurrencyModel, Phase, RowName, ServerName, SoakConfig, ToolchainName,
+    WorkloadName,
+};
 
 /// The thresholds and expectations a judgement reads.
 #[derive(Clone, Debug)]
@@ -46,6 +49,21 @@ pub struct GateConfig {
     pub calibration_ignored: BTreeMap<String, String>,
     /// Judge runs of the scripted test executor too (tests only; off from the plan).
     pub allow_scripted: bool,
+    /// What `[http.servers]` says of each server: a job's `model`, `not_served` and
+    /// `shapes_left_out` are held to it.
+    pub http_servers: BTreeMap<ServerName, ServerTerms>,
+}
+
+/// A server as its config states it: the workloads it serves, its concurrency model, and
+/// whether the release under test builds it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServerTerms {
+    /// The workloads it serves.
+    pub workloads: Vec<WorkloadName>,
+    /// Its concurrency model, when stated.
+    pub model: Option<ConcurrencyModel>,
+    /// Its toolchain is the release under test (installed from its tarball).
+    pub by_release: bool,
 }
 
 impl GateConfig {
@@ -100,6 +118,19 @@ impl GateConfig {
             calibration,
             calibration_ignored,
             allow_scripted: false,
+            http_servers: plan
+                .http
+                .iter()
+                .flat_map(|h| h.servers.values())
+                .map(|s| {
+                    let terms = ServerTerms {
+                        workloads: s.workloads.keys().cloned().collect(),
+                        model: s.model,
+                        by_release: cell_model::built_by_release(plan, s),
+                    };
+                    (s.name.clone(), terms)
+                })
+                .collect(),
         }
     }
 

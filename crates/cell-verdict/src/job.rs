@@ -150,7 +150,19 @@ pub fn http_verdict(name: &ServerName, r: &HttpServerResult, settings: &HttpSett
     if !wrong.is_empty() {
         return Verdict::new(Status::Failed, wrong);
     }
-    let mut reasons = Vec::new();
+    let mut reasons: Vec<String> = r
+        .not_served
+        .iter()
+        .map(|w| format!("server {name} does not serve {w}: not measured, not failed"))
+        .collect();
+    reasons.extend(
+        r.shapes_left_out
+            .iter()
+            .map(|(shape, why)| format!("server {name}: shape {shape} left out: {why}")),
+    );
+    if r.measured(settings).is_empty() {
+        reasons.push(format!("server {name}: nothing measured in this session"));
+    }
     let mut status = Status::Ok;
     for (combo, t) in r.measured(settings) {
         if t.clean_runs == 0 {

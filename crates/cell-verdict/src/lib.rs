@@ -24,7 +24,7 @@ pub mod suite_figures;
 mod walk;
 
 pub use change::{Change, change, change_against_point, unit_level};
-pub use config::{CalibrationFile, GateConfig, calibration_of};
+pub use config::{CalibrationFile, GateConfig, ServerTerms, calibration_of};
 pub use futility::{Against, FutilityRule, Projection, UnitCall};
 pub use gate::{
     GateError, footprint_notices, gate, gate_history, instruction_notices, same_job_status,

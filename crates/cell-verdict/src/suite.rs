@@ -1,11 +1,13 @@
 //! The gate of the http and soak suites: server failures and leaks are failures; median
 //! req/s is judged three-way against the newest run that measured the same server and tool.
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use cell_schema::{
-    CellHttpServer, CellResult, CellSoakServer, Clock, Combo, Drift, GateRatio, GateStatus,
-    GateVerdict, HttpToolResult, Phase, RowName, ServerName, SoakConfig,
+    CellHttpServer, CellResult, CellSoakServer, Clock, Combo, ConcurrencyModel, Drift, GateRatio,
+    GateStatus, GateVerdict, HttpToolResult, Phase, RowName, ServerName, ShapeName, SoakConfig,
+    WorkloadName,
 };
 
 use crate::GateConfig;
@@ -72,6 +74,11 @@ fn gate_with(
             }
         }
     }
+    if let Some(config) = recompute {
+        for (name, s) in &cell.http {
+            unmeasured_failures(&mut f, name, s, config);
+        }
+    }
     for (name, s, combo, t) in http_combos(cell) {
         gate_http_tool(
             &mut f,
@@ -86,6 +93,106 @@ fn gate_with(
         soak_findings(&mut f, name.as_str(), s, soak);
     }
     f
+}
+
+/// What a job measured must be all its session asked of the server, less what the config
+/// says it does not serve and what its model's rule leaves out: a job that claims more left
+/// out hides measurements, one whose results are missing hides a failure. A recorded model
+/// other than the config's is a notice (it only groups the tables). A server that failed is
+/// a failure already; results written before workloads existed are not checked.
+fn unmeasured_failures(
+    f: &mut SuiteFindings,
+    name: &ServerName,
+    s: &CellHttpServer,
+    config: &GateConfig,
+) {
+    let r = &s.result;
+    if r.error.is_some() || !r.tools.is_empty() || s.settings.workloads.is_empty() {
+        return;
+    }
+    let at = format!("http server {name} (job {})", s.job);
+    let terms = config.http_servers.get(name);
+    if terms.is_none() {
+        f.notices.push(format!(
+            "{at}: not a server of cell/cell.toml: what it left out is checked against its own record"
+        ));
+    }
+    let model = terms.map_or(r.model, |t| t.model);
+    if let Some(t) = terms.filter(|t| t.model != r.model) {
+        let name_of = |m: Option<ConcurrencyModel>| m.map_or("none", ConcurrencyModel::as_str);
+        f.notices.push(format!(
+            "{at}: recorded model {}, its config says {}",
+            name_of(r.model),
+            name_of(t.model)
+        ));
+    }
+    let session: BTreeSet<&str> = s
+        .settings
+        .workloads
+        .keys()
+        .map(WorkloadName::as_str)
+        .collect();
+    let not_served: BTreeSet<&str> = r.not_served.iter().map(WorkloadName::as_str).collect();
+    let expected = terms.map_or_else(
+        || not_served.clone(),
+        |t| {
+            let served: BTreeSet<&str> = t.workloads.iter().map(WorkloadName::as_str).collect();
+            session.difference(&served).copied().collect()
+        },
+    );
+    let mismatch = |what: &str, got: &BTreeSet<&str>, want: &BTreeSet<&str>| {
+        let list = |x: &BTreeSet<&str>| x.iter().copied().collect::<Vec<_>>().join(", ");
+        format!(
+            "{at}: recorded {what} [{}], but [{}] by its config and model",
+            list(got),
+            list(want)
+        )
+    };
+    if not_served != expected {
+        f.failures
+            .push(mismatch("as not serving", &not_served, &expected));
+    }
+    let left_out: BTreeSet<&str> = s
+        .settings
+        .shapes
+        .iter()
+        .filter(|x| model.and_then(|m| m.left_out_of(x.connections)).is_some())
+        .map(|x| x.name.as_str())
+        .collect();
+    let recorded: BTreeSet<&str> = r.shapes_left_out.keys().map(ShapeName::as_str).collect();
+    if recorded != left_out {
+        f.failures
+            .push(mismatch("shapes left out", &recorded, &left_out));
+    }
+    let measured: Vec<&ShapeName> = s
+        .settings
+        .shapes
+        .iter()
+        .filter(|x| !left_out.contains(x.name.as_str()))
+        .map(|x| &x.name)
+        .collect();
+    // Left out of every shape, the server answered nothing: no workload has a result.
+    if measured.is_empty() {
+        return;
+    }
+    for w in session.difference(&not_served) {
+        let Some(wr) = r.workloads.get(*w) else {
+            f.failures
+                .push(format!("{at}: workload {w} of the session has no result"));
+            continue;
+        };
+        if wr.error.is_some() {
+            continue;
+        }
+        for shape in &measured {
+            for tool in &s.settings.tools {
+                if wr.shapes.get(*shape).and_then(|m| m.get(tool)).is_none() {
+                    f.failures
+                        .push(format!("{at}: {w} over {shape} under {tool} has no result"));
+                }
+            }
+        }
+    }
 }
 
 /// One server's combination (workload, shape, tool) against the newest run that measured

@@ -44,6 +44,7 @@ pub fn http_tool(runs: Vec<HttpRun>) -> HttpToolResult {
         p99_ms: mid(&of(&|r| r.load.latency_ms.p99)),
         cpu_ms_per_1k: mid(&of(&|r| r.cpu_ms_per_1k)),
         peak_rss_kib: runs.iter().map(|r| r.peak_rss_kib).max().unwrap_or(0),
+        peak_pss_kib: runs.iter().filter_map(|r| r.peak_pss_kib).max(),
         errors: runs
             .iter()
             .map(|r| {
@@ -187,6 +188,7 @@ mod tests {
             server_cpu_s: 0.5,
             cpu_ms_per_1k: rps / 1000.0,
             peak_rss_kib: 1000 + u64::from(index),
+            peak_pss_kib: None,
             rss_start_kib: None,
             rss_end_kib: None,
             load_cpu_s: 0.5,

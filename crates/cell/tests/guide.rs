@@ -56,6 +56,7 @@ fn the_own_compiler_guide_works_as_written() {
     let subject_toml = block(&guide, "The subject's lines of `cell/cell.toml`:", "toml");
     let local = block(&guide, "## 3. Try it here", "sh");
     let workflow = block(&guide, "## 4. The workflow", "sh");
+    let server = block(&guide, "## 6. A server built by your release", "sh");
     assert!(init.contains("cell init"), "{init}");
 
     let tcc = std::fs::read("/usr/bin/tcc").expect("tcc is installed (scripts/setup --test)");
@@ -69,7 +70,7 @@ fn the_own_compiler_guide_works_as_written() {
     let version = env!("CARGO_PKG_VERSION");
     let cell_asset = format!("cell-{version}-linux-x86_64.tar.gz");
     let sums = format!("{}  {cell_asset}\n", "ab".repeat(32));
-    let server = Server::routes([
+    let releases = Server::routes([
         (format!("/{asset}"), Response::ok(tar.clone())),
         (
             format!("/{asset}.sha256"),
@@ -80,16 +81,16 @@ fn the_own_compiler_guide_works_as_written() {
 
     let tmp = tempfile::tempdir().unwrap();
     let script = init
-        .replace("https://releases.example.org", &server.base())
+        .replace("https://releases.example.org", &releases.base())
         .replace(
             "https://github.com/cell-bench/cell/releases/download",
-            &server.base(),
+            &releases.base(),
         )
         .replace("v0.1.0", &format!("v{version}"));
     sh(tmp.path(), &script, &tmp.path().join("cache"));
     let root = tmp.path().join("mybench");
     let toml = std::fs::read_to_string(root.join("cell/cell.toml")).unwrap();
-    let shown = subject_toml.replace("https://releases.example.org", &server.base());
+    let shown = subject_toml.replace("https://releases.example.org", &releases.base());
     assert!(
         toml.contains(&shown),
         "cell init does not write the lines the guide shows:\n{shown}\n--- wrote\n{toml}"
@@ -129,4 +130,29 @@ fn the_own_compiler_guide_works_as_written() {
         workflow.contains(&format!("install cell {version} (the pinned release")),
         "{workflow}"
     );
+
+    // Section 6: the C fork-per-connection server built by the release, measured, recorded.
+    let cell_checkout = repo_root().display().to_string();
+    sh(
+        &root,
+        &server.replace("/path/to/cell", &cell_checkout),
+        &tmp.path().join("cache"),
+    );
+    // The newest run under cell-local: section 3's came first.
+    let mut runs: Vec<_> = std::fs::read_dir(root.join("cell-local"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("-local-"))
+        .collect();
+    runs.sort();
+    let newest = runs.last().expect("the server's run");
+    let merged = read_json(&cell_testkit::first_dir(newest).join("results.json"));
+    let s = &merged["http"]["c-fork-conn"];
+    assert_eq!(s["release"]["sha256"], digest, "{s}");
+    assert_eq!(s["model"], "process-per-connection");
+    for w in ["plaintext", "minimal"] {
+        assert_eq!(s["workloads"][w]["check"], "ok", "{s}");
+    }
+    let workflow = std::fs::read_to_string(root.join(".github/workflows/cell.yml")).unwrap();
+    assert!(workflow.contains("http-c-fork-conn"), "{workflow}");
 }

@@ -202,19 +202,116 @@ const BUNDLED: [&str; 12] = [
     "zig",
 ];
 
+/// The repository's five workloads.
+const FIVE: [&str; 5] = ["plaintext", "json", "route", "post-json", "minimal"];
+
+/// The servers by concurrency model, outside the default session.
+const BY_MODEL: [&str; 5] = [
+    "c-fork-conn",
+    "c-fork-req",
+    "c-serial",
+    "rust-threads",
+    "uvicorn",
+];
+
+#[test]
+#[ignore = "full lane (`.ci/run`): builds and loads the servers by concurrency model"]
+fn the_servers_by_concurrency_model_on_the_five_workloads() {
+    let _ports = repo_ports();
+    let tmp = tempfile::tempdir().unwrap();
+    let short = [
+        "--suite",
+        "http",
+        "--runs",
+        "1",
+        "--duration",
+        "1",
+        "--warmup",
+        "0",
+    ];
+    let session = |out: &Path, servers: &str, extra: &[&str]| {
+        let mut args = short.to_vec();
+        args.extend([
+            "--servers",
+            servers,
+            "--workloads",
+            "plaintext,json,route,post-json,minimal",
+        ]);
+        args.extend(extra);
+        let o = local(&repo_root(), out, &args);
+        let (stdout, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+        jobs(out)
+    };
+    // 64 connections kept alive: the serial server is listed as left out, not failed.
+    let out = tmp.path().join("many");
+    let jobs = session(&out, &BY_MODEL.join(","), &[]);
+    assert_eq!(jobs.len(), BY_MODEL.len());
+    for (name, j) in &jobs {
+        common::assert_valid("results", j);
+        let name = name.trim_start_matches("http-");
+        let server = &j["servers"][name];
+        assert!(server["model"].is_string(), "{name}");
+        if name == "c-serial" {
+            assert!(
+                server["shapes_left_out"]["keep-alive"].is_string(),
+                "{server}"
+            );
+            assert_eq!(j["verdict"]["status"], "ok", "left out is not failed: {j}");
+            continue;
+        }
+        for w in FIVE {
+            assert_eq!(server["workloads"][w]["check"], "ok", "{name} {w}");
+            let t = combo(server, w, "keep-alive", "wrk");
+            assert!(t["rps"].as_f64().unwrap() > 0.0, "{name} {w}: {t}");
+            assert_eq!(t["non_2xx"], 0, "{name} {w}");
+            assert!(t["peak_pss_kib"].as_u64().unwrap() > 0, "{name} {w}: {t}");
+        }
+    }
+    // The same handling code: a process per request costs a multiple of a process per
+    // connection's CPU per request (measured here: about 20×).
+    let cpu = |server: &str| {
+        let j = &jobs
+            .iter()
+            .find(|j| j.0 == format!("http-{server}"))
+            .unwrap()
+            .1;
+        combo(&j["servers"][server], "plaintext", "keep-alive", "wrk")["cpu_ms_per_1k"]
+            .as_f64()
+            .unwrap()
+    };
+    let (per_request, per_connection) = (cpu("c-fork-req"), cpu("c-fork-conn"));
+    assert!(
+        per_request > 2.0 * per_connection,
+        "CPU ms/1k: fork per request {per_request}, fork per connection {per_connection}"
+    );
+    // One connection: the serial server too.
+    let out = tmp.path().join("one");
+    let jobs = session(&out, "c-serial", &["--connections", "1"]);
+    let server = &jobs[0].1["servers"]["c-serial"];
+    for w in FIVE {
+        let t = combo(server, w, "keep-alive", "wrk");
+        assert!(t["rps"].as_f64().unwrap() > 0.0, "c-serial {w}: {t}");
+        assert_eq!(t["errors"], 0, "c-serial {w}: {t}");
+    }
+}
+
 #[test]
 #[ignore = "full lane (`.ci/run`): builds and loads every bundled server"]
-fn every_bundled_server_on_the_four_workloads() {
+fn every_bundled_server_on_the_five_workloads() {
     let _ports = repo_ports();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    // The repository's own configuration: every server, every workload, once under wrk.
+    // The repository's own configuration: its default servers on every workload (the default
+    // session leaves `minimal` to --full), once under wrk.
     let o = local(
         &repo_root(),
         &out,
         &[
             "--suite",
             "http",
+            "--workloads",
+            "plaintext,json,route,post-json,minimal",
             "--runs",
             "1",
             "--duration",
@@ -254,7 +351,11 @@ fn every_bundled_server_on_the_four_workloads() {
             check.contains("closes every connection"),
             name == "http-php"
         );
-        for w in ["plaintext", "json", "route", "post-json"] {
+        assert!(
+            server["model"].is_string(),
+            "{name}: every bundled server states its model"
+        );
+        for w in FIVE {
             let t = combo(server, w, "keep-alive", "wrk");
             let run = &t["runs"][0];
             assert!(
@@ -278,7 +379,7 @@ fn every_bundled_server_on_the_four_workloads() {
         .lines()
         .filter(|l| l.split_whitespace().nth(2) == Some("keep-alive"))
         .collect();
-    assert_eq!(rows.len(), jobs.len() * 4, "{stdout}");
+    assert_eq!(rows.len(), jobs.len() * 5, "{stdout}");
     for line in rows {
         for unit in ["req/s", "p99", "ms", "CPU ms/1k", "MiB"] {
             assert!(line.contains(unit), "{unit} missing in `{line}`");
@@ -305,18 +406,19 @@ fn every_bundled_server_on_the_four_workloads() {
         "**plaintext**: `GET /`",
         "**post-json**: `POST /users`",
         "**route**: `GET /users/42`",
+        "**minimal**: `POST /minimal/users/42`",
     ] {
         assert!(md.contains(w), "{w} in {md}");
     }
     // summary.csv: a record per server × workload × shape × tool, each with the commit.
     let summary = std::fs::read_to_string(out.join("report/summary.csv")).unwrap();
     let records: Vec<&str> = summary.lines().filter(|l| l.starts_with("http,")).collect();
-    assert_eq!(records.len(), jobs.len() * 4, "{summary}");
+    assert_eq!(records.len(), jobs.len() * 5, "{summary}");
     assert!(records.iter().all(|r| r.contains(sha)), "{summary}");
     let raw = std::fs::read_to_string(out.join("report/raw.csv")).unwrap();
     assert_eq!(
         raw.lines().filter(|l| l.starts_with("http,")).count(),
-        jobs.len() * 4
+        jobs.len() * 5
     );
 
     assert_recomputes_to_the_bit(&repo_root(), &out);

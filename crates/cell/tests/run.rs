@@ -233,7 +233,7 @@ fn a_toolchain_without_rows_points_at_its_servers() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "toolchain `python` has no workload rows: it only builds or runs servers (--suite http --server python)",
+            "toolchain `python` has no workload rows: it only builds or runs servers (--suite http --server python, --suite http --server uvicorn)",
         ));
     cell()
         .args(["run", "--cell", "local"])

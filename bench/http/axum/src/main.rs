@@ -1,11 +1,12 @@
 //! `cell-http-axum PORT` — an HTTP/1.1 server built on axum + tokio.
 //!
-//! It serves the four workloads shared with the other servers in `bench/http/`
+//! It serves the five workloads shared with the other servers in `bench/http/`
 //! (see its README) through axum's router and typed extractors: `GET /`,
-//! `GET /json`, `GET /users/{id}` (`Path<u64>`) and `POST /users`
-//! (`Json<User>`). axum's own rejections are mapped onto the contract's
-//! statuses. Binds 127.0.0.1 only, keeps connections alive, exits 0 on SIGTERM
-//! (or SIGINT), logs nothing per request.
+//! `GET /json`, `GET /users/{id}` (`Path<u64>`), `POST /users` (`Json<User>`)
+//! and `POST /minimal/users/{id}` (`Path<u64>` plus `Json<User>`). axum's own
+//! rejections are mapped onto the contract's statuses. Binds 127.0.0.1 only,
+//! keeps connections alive, exits 0 on SIGTERM (or SIGINT), logs nothing per
+//! request.
 
 use std::future::IntoFuture;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -24,7 +25,8 @@ use serde::{Deserialize, Serialize};
 use tokio::net::{TcpListener, TcpSocket};
 use tokio::signal::unix::{SignalKind, signal};
 
-/// The largest `POST /users` body read; a larger one is refused with 413.
+/// The largest `POST /users` (or `/minimal/users/{id}`) body read; a larger
+/// one is refused with 413.
 const MAX_BODY: usize = 64 * 1024;
 
 #[derive(Serialize)]
@@ -43,6 +45,14 @@ struct User {
     name: String,
     age: u64,
     adult: bool,
+}
+
+/// The minimal workload's reply: the routed id merged into the bound record.
+#[derive(Serialize)]
+struct Minimal {
+    id: u64,
+    #[serde(flatten)]
+    user: User,
 }
 
 /// A plain-text response. The explicit header replaces the
@@ -75,19 +85,42 @@ async fn user(id: Result<Path<u64>, PathRejection>) -> Response {
 async fn create_user(user: Result<Json<User>, JsonRejection>) -> Response {
     match user {
         Ok(user) => user.into_response(),
-        Err(rejection) => match rejection.status() {
-            // The rest of the body is unread: the connection cannot be reused.
-            StatusCode::PAYLOAD_TOO_LARGE => (
-                [(CONNECTION, "close")],
-                text(StatusCode::PAYLOAD_TOO_LARGE, "payload too large\n"),
-            )
-                .into_response(),
-            StatusCode::UNSUPPORTED_MEDIA_TYPE => text(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported media type\n",
-            ),
-            _ => text(StatusCode::BAD_REQUEST, "bad request\n"),
-        },
+        Err(rejection) => json_rejected(&rejection),
+    }
+}
+
+/// `Json<User>`'s rejection in the contract's terms.
+fn json_rejected(rejection: &JsonRejection) -> Response {
+    match rejection.status() {
+        // The rest of the body is unread: the connection cannot be reused.
+        StatusCode::PAYLOAD_TOO_LARGE => (
+            [(CONNECTION, "close")],
+            text(StatusCode::PAYLOAD_TOO_LARGE, "payload too large\n"),
+        )
+            .into_response(),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => text(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported media type\n",
+        ),
+        _ => text(StatusCode::BAD_REQUEST, "bad request\n"),
+    }
+}
+
+/// Both extractors run before the handler, so the body has been read (or
+/// refused) whatever the id. A bad id wins over a bad body: it is an unknown
+/// path, as for `GET /users/{id}`; if the body was too large to read, the
+/// connection is closed after the 404.
+async fn minimal(
+    id: Result<Path<u64>, PathRejection>,
+    user: Result<Json<User>, JsonRejection>,
+) -> Response {
+    match (id, user) {
+        (Ok(Path(id)), Ok(Json(user))) => Json(Minimal { id, user }).into_response(),
+        (Ok(_), Err(rejection)) => json_rejected(&rejection),
+        (Err(_), Err(rejection)) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            ([(CONNECTION, "close")], not_found().await).into_response()
+        }
+        (Err(_), _) => not_found().await,
     }
 }
 
@@ -106,6 +139,7 @@ fn app() -> Router {
         .route("/json", get(message))
         .route("/users/{id}", get(user))
         .route("/users", post(create_user))
+        .route("/minimal/users/{id}", post(minimal))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY))

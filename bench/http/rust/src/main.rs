@@ -1,10 +1,11 @@
 //! `cell-http-rust PORT` — an HTTP/1.1 server built on hyper + tokio.
 //!
-//! It serves the four workloads shared with the other servers in `bench/http/`
+//! It serves the five workloads shared with the other servers in `bench/http/`
 //! (see its README): `GET /` (plain text), `GET /json` (a serialised message),
-//! `GET /users/{id}` (a `u64` echoed) and `POST /users` (a JSON body bound to a
-//! typed record with serde and echoed). Unknown paths are 404, a wrong method on
-//! a known path is 405 with `Allow`. Binds 127.0.0.1 only, keeps connections
+//! `GET /users/{id}` (a `u64` echoed), `POST /users` (a JSON body bound to a
+//! typed record with serde and echoed) and `POST /minimal/users/{id}` (both:
+//! the id merged into the bound record). Unknown paths are 404, a wrong method
+//! on a known path is 405 with `Allow`. Binds 127.0.0.1 only, keeps connections
 //! alive, exits 0 on SIGTERM (or SIGINT), logs nothing per request.
 
 use std::convert::Infallible;
@@ -31,7 +32,8 @@ const BAD_REQUEST: &[u8] = b"bad request\n";
 const TOO_LARGE: &[u8] = b"payload too large\n";
 const UNSUPPORTED: &[u8] = b"unsupported media type\n";
 
-/// The largest `POST /users` body read; a larger one is refused with 413.
+/// The largest `POST /users` (or `/minimal/users/{id}`) body read; a larger
+/// one is refused with 413.
 const MAX_BODY: usize = 64 * 1024;
 
 type Resp = Response<Full<Bytes>>;
@@ -54,11 +56,20 @@ struct User {
     adult: bool,
 }
 
+/// The minimal workload's reply: the routed id merged into the bound record.
+#[derive(Serialize)]
+struct Minimal {
+    id: u64,
+    #[serde(flatten)]
+    user: User,
+}
+
 enum Route {
     Hello,
     Json,
     User(u64),
     Users,
+    Minimal(u64),
 }
 
 fn usage() -> ExitCode {
@@ -100,10 +111,9 @@ fn json<T: Serialize>(value: &T) -> Resp {
     }
 }
 
-/// The id of `/users/{id}`: ASCII digits only (`u64::from_str` would also
-/// take a leading `+`), fitting a `u64`.
-fn user_id(path: &str) -> Option<u64> {
-    let digits = path.strip_prefix("/users/")?;
+/// The id of `/users/{id}` or `/minimal/users/{id}`: ASCII digits only
+/// (`u64::from_str` would also take a leading `+`), fitting a `u64`.
+fn parse_id(digits: &str) -> Option<u64> {
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -127,8 +137,9 @@ fn too_large() -> Resp {
     resp
 }
 
-/// `POST /users`: the body, read whole (bounded), bound to a `User` and echoed.
-async fn post_user(req: Request<Incoming>) -> Resp {
+/// `POST /users`: the body, read whole (bounded), bound to a `User` and echoed;
+/// for `POST /minimal/users/{id}` (`id` given) the id is merged into the echo.
+async fn post_user(req: Request<Incoming>, id: Option<u64>) -> Resp {
     if req.body().size_hint().lower() > MAX_BODY as u64 {
         return too_large();
     }
@@ -146,9 +157,10 @@ async fn post_user(req: Request<Incoming>) -> Resp {
     let user = std::str::from_utf8(&body)
         .ok()
         .and_then(|s| serde_json::from_str::<User>(s).ok());
-    match user {
-        Some(user) => json(&user),
-        None => text(StatusCode::BAD_REQUEST, BAD_REQUEST),
+    match (user, id) {
+        (Some(user), None) => json(&user),
+        (Some(user), Some(id)) => json(&Minimal { id, user }),
+        (None, _) => text(StatusCode::BAD_REQUEST, BAD_REQUEST),
     }
 }
 
@@ -158,10 +170,21 @@ async fn handle(req: Request<Incoming>) -> Result<Resp, Infallible> {
         "/" => (Route::Hello, "GET"),
         "/json" => (Route::Json, "GET"),
         "/users" => (Route::Users, "POST"),
-        _ => match user_id(path) {
-            Some(id) => (Route::User(id), "GET"),
-            None => return Ok(text(StatusCode::NOT_FOUND, NOT_FOUND)),
-        },
+        _ => {
+            let route = if let Some(digits) = path.strip_prefix("/users/") {
+                parse_id(digits).map(|id| (Route::User(id), "GET"))
+            } else if let Some(digits) = path.strip_prefix("/minimal/users/") {
+                parse_id(digits).map(|id| (Route::Minimal(id), "POST"))
+            } else {
+                None
+            };
+            // An unread body is drained by hyper when it is already buffered;
+            // otherwise hyper closes the connection after the response.
+            match route {
+                Some(route) => route,
+                None => return Ok(text(StatusCode::NOT_FOUND, NOT_FOUND)),
+            }
+        }
     };
     if req.method().as_str() != allow {
         let mut resp = text(StatusCode::METHOD_NOT_ALLOWED, NOT_ALLOWED);
@@ -175,7 +198,8 @@ async fn handle(req: Request<Incoming>) -> Result<Resp, Infallible> {
             message: "Hello, World!",
         }),
         Route::User(id) => json(&Id { id }),
-        Route::Users => post_user(req).await,
+        Route::Users => post_user(req, None).await,
+        Route::Minimal(id) => post_user(req, Some(id)).await,
     })
 }
 

@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use cell_schema::{ShapeName, WorkloadName};
+use cell_schema::{ServerName, ShapeName, WorkloadName};
 
 use super::{
-    Expect, ExpectBody, RawHttp, RawHttpSession, RawShape, RawWorkload, SessionDef, Shape,
+    Expect, ExpectBody, RawHttp, RawHttpSession, RawShape, RawWorkload, Server, SessionDef, Shape,
     Workload, http_count, non_negative, positive, resolve_expect, validate_tools,
 };
 use crate::error::FieldError;
@@ -236,7 +236,19 @@ pub(super) fn resolve_session(
     raw: RawHttpSession,
     workloads: &BTreeMap<WorkloadName, Workload>,
     shapes: &[Shape],
+    servers: &BTreeMap<ServerName, Server>,
 ) -> Result<SessionDef, FieldError> {
+    let servers = raw
+        .servers
+        .map(|l| {
+            names_in(
+                "http.default.servers",
+                &l,
+                &servers.keys().map(ServerName::as_str).collect::<Vec<_>>(),
+            )
+            .map(|v| v.into_iter().map(ServerName::from).collect())
+        })
+        .transpose()?;
     let shapes = raw
         .shapes
         .map(|l| {
@@ -273,6 +285,7 @@ pub(super) fn resolve_session(
         v => Ok(v),
     };
     Ok(SessionDef {
+        servers,
         tools: raw.tools,
         shapes,
         workloads,

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use cell_schema::{ServerName, ToolchainName, WorkloadName};
+use cell_schema::{ConcurrencyModel, ServerName, ToolchainName, WorkloadName};
 
 use super::{Expect, RawServer, Server, Workload, names_in, resolve_expect};
 use crate::error::FieldError;
@@ -104,6 +104,11 @@ fn resolve_server(
     }
     claim_port(&f("port"), name, raw.port, ports)?;
     let source = existing_dir(&f("source"), source_dir.join(&raw.source))?;
+    let model = raw
+        .model
+        .as_deref()
+        .map(|m| model(&f("model"), m))
+        .transpose()?;
     let sname = ServerName::from(name);
     Ok(Server {
         name: sname,
@@ -115,6 +120,20 @@ fn resolve_server(
         port: raw.port,
         workloads,
         keep_alive: raw.keep_alive.unwrap_or(true),
+        model,
+    })
+}
+
+/// A concurrency model by its name; the error lists them all.
+fn model(field: &str, name: &str) -> Result<ConcurrencyModel, FieldError> {
+    ConcurrencyModel::parse(name).ok_or_else(|| {
+        FieldError::new(
+            field,
+            format!(
+                "unknown model `{name}`: models are {}",
+                join(ConcurrencyModel::ALL.iter().map(|m| m.as_str()))
+            ),
+        )
     })
 }
 

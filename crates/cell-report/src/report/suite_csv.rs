@@ -4,7 +4,8 @@
 //! local checkout had uncommitted changes) and the version of the release under test.
 
 use cell_schema::{
-    CellHttpServer, CellId, CellSoakServer, Combo, HttpRun, HttpToolResult, RunInfo, ServerName,
+    CellHttpServer, CellId, CellSoakServer, Combo, ConcurrencyModel, HttpRun, HttpToolResult,
+    RunInfo, ServerName,
 };
 
 use super::Report;
@@ -28,7 +29,7 @@ pub struct SuiteCell {
 }
 
 /// The columns every record starts with.
-const LEAD: [&str; 12] = [
+const LEAD: [&str; 13] = [
     "suite",
     "run",
     "session",
@@ -40,11 +41,12 @@ const LEAD: [&str; 12] = [
     "cell",
     "job",
     "server",
+    "model",
     "mode",
 ];
 
 /// The columns of `raw.csv` after [`LEAD`].
-const RAW: [&str; 25] = [
+const RAW: [&str; 26] = [
     "workload",
     "shape",
     "tool",
@@ -66,6 +68,7 @@ const RAW: [&str; 25] = [
     "server_cpu_s",
     "cpu_ms_per_1k",
     "peak_rss_kib",
+    "peak_pss_kib",
     "rss_start_kib",
     "rss_end_kib",
     "startup_s",
@@ -73,7 +76,7 @@ const RAW: [&str; 25] = [
 ];
 
 /// The columns of `summary.csv` after [`LEAD`].
-const SUMMARY: [&str; 14] = [
+const SUMMARY: [&str; 15] = [
     "workload",
     "shape",
     "tool",
@@ -85,17 +88,17 @@ const SUMMARY: [&str; 14] = [
     "p99_ms_median",
     "cpu_ms_per_1k_median",
     "peak_rss_kib",
+    "peak_pss_kib",
     "errors",
     "non_2xx",
     "verdict",
 ];
 
-/// The leading fields of a record of `c`'s server `name`.
+/// The leading fields of a record of `c`'s server `name` (`model`: its concurrency model).
 fn lead(
     c: &SuiteCell,
     suite: &str,
-    job: &str,
-    name: &ServerName,
+    (job, name, model): (&str, &ServerName, Option<ConcurrencyModel>),
     seed: Option<u64>,
     mode: &str,
 ) -> Vec<Field> {
@@ -111,6 +114,7 @@ fn lead(
         Field::text(c.cell.as_str()),
         Field::text(job),
         Field::text(name.as_str()),
+        Field::text(model.map_or("", ConcurrencyModel::as_str)),
         Field::text(mode),
     ]
 }
@@ -144,6 +148,7 @@ fn raw_fields(combo: &Combo, r: &HttpRun) -> Vec<Field> {
         Field::figure(r.server_cpu_s),
         Field::figure(r.cpu_ms_per_1k),
         Field::figure(r.peak_rss_kib),
+        Field::opt(r.peak_pss_kib),
         Field::opt(r.rss_start_kib),
         Field::opt(r.rss_end_kib),
         Field::figure(r.startup_s),
@@ -164,6 +169,7 @@ fn summary_fields(combo: &Combo, t: &HttpToolResult, verdict: &str) -> Vec<Field
         Field::figure(t.p99_ms),
         Field::figure(t.cpu_ms_per_1k),
         Field::figure(t.peak_rss_kib),
+        Field::opt(t.peak_pss_kib),
         Field::figure(t.errors),
         Field::figure(t.non_2xx),
         Field::text(verdict),
@@ -178,7 +184,13 @@ pub fn render_raw(report: &Report) -> String {
             let s = &h.settings;
             for (combo, t) in crate::suite::measured_in_order(&h.settings, &h.result) {
                 for r in &t.runs {
-                    let mut f = lead(c, "http", &h.job, name, Some(s.seed), s.mode.name());
+                    let mut f = lead(
+                        c,
+                        "http",
+                        (&h.job, name, h.result.model),
+                        Some(s.seed),
+                        s.mode.name(),
+                    );
                     f.extend(raw_fields(&combo, r));
                     out.push_str(&record(&f));
                 }
@@ -186,7 +198,7 @@ pub fn render_raw(report: &Report) -> String {
         }
         for (name, s) in &c.soak {
             let Some(l) = &s.result.load else { continue };
-            let mut f = lead(c, "soak", &s.job, name, None, "soak");
+            let mut f = lead(c, "soak", (&s.job, name, None), None, "soak");
             let run = soak_as_run(s, l);
             f.extend(raw_fields(&soak_combo(s, l), &run));
             out.push_str(&record(&f));
@@ -202,7 +214,13 @@ pub fn render_summary(report: &Report) -> String {
         for (name, h) in &c.http {
             let s = &h.settings;
             for (combo, t) in crate::suite::measured_in_order(&h.settings, &h.result) {
-                let mut f = lead(c, "http", &h.job, name, Some(s.seed), s.mode.name());
+                let mut f = lead(
+                    c,
+                    "http",
+                    (&h.job, name, h.result.model),
+                    Some(s.seed),
+                    s.mode.name(),
+                );
                 // A server that failed mid-session keeps what it measured, as failed.
                 let verdict = match (&h.result.error, t.clean_runs) {
                     (Some(_), _) => "failed",
@@ -215,22 +233,18 @@ pub fn render_summary(report: &Report) -> String {
             // A workload answered wrongly: one record, nothing measured, what differed.
             for (w, wr) in &h.result.workloads {
                 let Some(e) = &wr.error else { continue };
-                let mut f = lead(c, "http", &h.job, name, Some(s.seed), s.mode.name());
-                f.extend([
-                    Field::text(w.as_str()),
-                    Field::text(""),
-                    Field::text(""),
-                    Field::figure(0_u32),
-                    Field::figure(0_u32),
-                ]);
-                f.extend((0..8).map(|_| Field::opt(None::<f64>)));
-                f.push(Field::text(format!("failed: {e}")));
-                out.push_str(&record(&f));
+                out.push_str(&unmeasured_record(
+                    c,
+                    (name, h),
+                    (w.as_str(), ""),
+                    &format!("failed: {e}"),
+                ));
             }
+            out.push_str(&summary_unmeasured(c, name, h));
         }
         for (name, s) in &c.soak {
             let Some(l) = &s.result.load else { continue };
-            let mut f = lead(c, "soak", &s.job, name, None, "soak");
+            let mut f = lead(c, "soak", (&s.job, name, None), None, "soak");
             let run = soak_as_run(s, l);
             let t = HttpToolResult {
                 clean_runs: 1,
@@ -239,6 +253,7 @@ pub fn render_summary(report: &Report) -> String {
                 p99_ms: l.latency_ms.p99,
                 cpu_ms_per_1k: s.result.cpu_ms_per_1k.unwrap_or(0.0),
                 peak_rss_kib: s.result.peak_rss_kib,
+                peak_pss_kib: None,
                 errors: l.errors.values().sum(),
                 non_2xx: l.non_2xx,
                 runs: vec![run],
@@ -252,6 +267,55 @@ pub fn render_summary(report: &Report) -> String {
         }
     }
     out
+}
+
+/// The workloads a server does not serve and the shapes it was left out of: one record each,
+/// nothing measured, the verdict saying which (not a failure).
+fn summary_unmeasured(c: &SuiteCell, name: &ServerName, h: &CellHttpServer) -> String {
+    let not_served = h
+        .result
+        .not_served
+        .iter()
+        .map(|w| (w.as_str(), "", "not served".to_owned()));
+    let left_out = h
+        .result
+        .shapes_left_out
+        .iter()
+        .map(|(shape, why)| ("", shape.as_str(), format!("left out: {why}")));
+    not_served
+        .chain(left_out)
+        .map(|(workload, shape, verdict)| {
+            unmeasured_record(c, (name, h), (workload, shape), &verdict)
+        })
+        .collect()
+}
+
+/// One `summary.csv` record of a server's workload or shape with nothing measured: its
+/// figures empty, `verdict` saying why.
+fn unmeasured_record(
+    c: &SuiteCell,
+    (name, h): (&ServerName, &CellHttpServer),
+    (workload, shape): (&str, &str),
+    verdict: &str,
+) -> String {
+    let s = &h.settings;
+    let mut f = lead(
+        c,
+        "http",
+        (&h.job, name, h.result.model),
+        Some(s.seed),
+        s.mode.name(),
+    );
+    f.extend([
+        Field::text(workload),
+        Field::text(shape),
+        Field::text(""),
+        Field::figure(0_u32),
+        Field::figure(0_u32),
+    ]);
+    f.extend((0..9).map(|_| Field::opt(None::<f64>)));
+    f.push(Field::text(verdict));
+    record(&f)
 }
 
 /// A soak's load as the columns of a measured run.
@@ -279,6 +343,7 @@ fn soak_as_run(s: &CellSoakServer, l: &cell_schema::LoadReport) -> HttpRun {
         server_cpu_s: r.samples.last().map_or(0.0, |x| x.cpu_s),
         cpu_ms_per_1k: r.cpu_ms_per_1k.unwrap_or(0.0),
         peak_rss_kib: r.peak_rss_kib,
+        peak_pss_kib: None,
         rss_start_kib: r.samples.first().map(|x| x.rss_kib),
         rss_end_kib: r.samples.last().map(|x| x.rss_kib),
         load_cpu_s: 0.0,

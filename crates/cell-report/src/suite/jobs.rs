@@ -96,7 +96,10 @@ fn text_header(job: &str, cell: &CellInfo, v: &Verdict, load: String) -> Vec<Blo
 
 /// A job's table, then its notes (failures, contaminated runs) one per line.
 fn table_and_notes(mut d: Vec<Block>, t: Table, below: Vec<String>) -> String {
-    d.push(Block::Table(t));
+    // A server that measured nothing (left out of every shape) has only its notes.
+    if !t.rows().is_empty() {
+        d.push(Block::Table(t));
+    }
     if !below.is_empty() {
         d.push(Block::Blank);
     }
@@ -131,6 +134,7 @@ pub fn http_job_text(job: &HttpJobResult) -> String {
         ("latency", Align::Right),
         ("server CPU", Align::Right),
         ("peak RSS", Align::Right),
+        ("peak PSS", Align::Right),
         ("conns", Align::Right),
         ("runs", Align::Right),
         ("errors", Align::Right),
@@ -138,9 +142,27 @@ pub fn http_job_text(job: &HttpJobResult) -> String {
     ]);
     let mut below = Vec::new();
     for (name, srv) in &job.servers {
+        if let Some(m) = srv.model {
+            below.push(format!("{name}: concurrency model {m}"));
+        }
         if let Some(e) = &srv.error {
             below.push(format!("{name}: FAILED: {}", one_line(e)));
             continue;
+        }
+        for w in &srv.not_served {
+            below.push(format!(
+                "{name}: does not serve {w} (not measured, not failed)"
+            ));
+        }
+        for (shape, why) in &srv.shapes_left_out {
+            below.push(format!("{name}: shape {shape} left out: {}", one_line(why)));
+        }
+        if let Some(r) = &srv.release {
+            below.push(format!(
+                "{name}: built by the release under test {} (sha256 {})",
+                one_line(&r.asset),
+                r.sha256
+            ));
         }
         for w in srv.workloads.values() {
             if let Some(e) = &w.error {
@@ -161,6 +183,8 @@ pub fn http_job_text(job: &HttpJobResult) -> String {
                 format!("p99 {:.2} ms", r.p99_ms),
                 format!("{:.3} CPU ms/1k", r.cpu_ms_per_1k),
                 format!("{} MiB", mib_kib(r.peak_rss_kib)),
+                r.peak_pss_kib
+                    .map_or_else(|| "–".to_owned(), |k| format!("{} MiB", mib_kib(k))),
                 crate::figures::connections_used(r),
                 format!("{}/{}", r.clean_runs, r.runs.len()),
                 r.errors.to_string(),

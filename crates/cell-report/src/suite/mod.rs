@@ -11,6 +11,7 @@
 mod charts;
 mod jobs;
 mod sections;
+mod servers;
 mod verdict;
 
 use cell_schema::{
@@ -53,7 +54,11 @@ pub(crate) fn combos<'a>(
     };
     let mut out: Vec<(Combo, Option<&HttpToolResult>)> = Vec::new();
     for workload in &workloads {
-        for shape in &shapes {
+        // A shape the server was not measured in is a note, not a row of `no result`.
+        let measured_shapes = shapes
+            .iter()
+            .filter(|x| !server.shapes_left_out.contains_key(x.as_str()));
+        for shape in measured_shapes {
             for tool in &settings.tools {
                 let c = Combo {
                     workload: workload.clone(),

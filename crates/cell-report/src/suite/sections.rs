@@ -11,6 +11,7 @@ use cell_schema::{
     HttpToolResult, Machine, ServerName, SoakServerResult, SoakSettings, ToolName,
 };
 
+use super::servers::{by_model, model_cell, server_notes};
 use super::verdict::verdict_spans;
 use super::{combos, load_errors};
 use crate::chart::soak::{overlay_size, server_size};
@@ -79,9 +80,10 @@ pub fn shapes_phrase(s: &HttpSettings) -> String {
     )
 }
 
-const HTTP_HEAD: [(&str, Align); 13] = [
+const HTTP_HEAD: [(&str, Align); 15] = [
     ("server", Align::Left),
     ("toolchain", Align::Left),
+    ("model", Align::Left),
     ("shape", Align::Left),
     ("tool", Align::Left),
     ("req/s (median)", Align::Right),
@@ -89,16 +91,18 @@ const HTTP_HEAD: [(&str, Align); 13] = [
     ("p99 ms (median)", Align::Right),
     ("CPU ms / 1k req", Align::Right),
     ("peak RSS MiB", Align::Right),
+    ("peak PSS MiB", Align::Right),
     ("connections used", Align::Right),
     ("runs (clean/all)", Align::Right),
     ("errors", Align::Right),
     ("non-2xx", Align::Right),
 ];
 
-fn http_tool_cells(t: Option<&HttpToolResult>) -> [Vec<Span>; 9] {
+fn http_tool_cells(t: Option<&HttpToolResult>) -> [Vec<Span>; 10] {
     let Some(t) = t else {
         return [
             vec![text("no result")],
+            dash(),
             dash(),
             dash(),
             dash(),
@@ -115,6 +119,7 @@ fn http_tool_cells(t: Option<&HttpToolResult>) -> [Vec<Span>; 9] {
         vec![text(format!("{:.2}", t.p99_ms))],
         vec![text(format!("{:.3}", t.cpu_ms_per_1k))],
         vec![text(mib_kib(t.peak_rss_kib))],
+        vec![text(t.peak_pss_kib.map_or_else(|| "–".to_owned(), mib_kib))],
         vec![text(crate::figures::connections_used(t))],
         vec![text(format!("{}/{}", t.clean_runs, t.runs.len()))],
         vec![text(t.errors.to_string())],
@@ -122,28 +127,76 @@ fn http_tool_cells(t: Option<&HttpToolResult>) -> [Vec<Span>; 9] {
     ]
 }
 
+/// Columns of [`HTTP_HEAD`] shown only when some server has them: the model when a config
+/// states one, the peak PSS when a run read one. Results written before either existed
+/// render as they always did. Each with whether it is shown.
+fn optional_columns(servers: &[(&ServerName, &HttpServerResult)]) -> [(usize, bool); 2] {
+    let model = servers.iter().any(|(_, s)| s.model.is_some());
+    let pss = servers.iter().any(|(_, s)| {
+        s.tools
+            .values()
+            .chain(
+                s.workloads
+                    .values()
+                    .flat_map(|w| w.shapes.values().flat_map(|t| t.values())),
+            )
+            .any(|t| t.peak_pss_kib.is_some())
+    });
+    let at = |name: &str| {
+        HTTP_HEAD
+            .iter()
+            .position(|(h, _)| *h == name)
+            .expect("a column of HTTP_HEAD")
+    };
+    [(at("model"), model), (at("peak PSS MiB"), pss)]
+}
+
+/// The http table, without the optional columns no server has.
+fn http_table(rows: Vec<Vec<Vec<Span>>>, columns: [(usize, bool); 2]) -> Block {
+    let keep = |i: usize| columns.iter().all(|&(c, shown)| c != i || shown);
+    let head: Vec<(&str, Align)> = HTTP_HEAD
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| keep(*i))
+        .map(|(_, h)| *h)
+        .collect();
+    let rows = rows
+        .into_iter()
+        .map(|r| {
+            r.into_iter()
+                .enumerate()
+                .filter(|(i, _)| keep(*i))
+                .map(|(_, c)| c)
+                .collect()
+        })
+        .collect();
+    table(&head, rows)
+}
+
 /// A server that failed as a whole: one row saying why.
 fn failed_row(name: &ServerName, s: &HttpServerResult, e: &str) -> Vec<Vec<Span>> {
     let mut row = vec![
         vec![code(name.as_str())],
         vec![text(s.toolchain.as_str())],
+        model_cell(s),
         dash(),
         vec![
             Span::Strong("FAILED".into()),
             text(format!(": {}", one_line(e))),
         ],
     ];
-    row.extend((4..HTTP_HEAD.len()).map(|_| dash()));
+    row.extend((5..HTTP_HEAD.len()).map(|_| dash()));
     row
 }
 
-/// Rows per workload: every server's combinations of that workload.
+/// Rows per workload: every server's combinations of that workload, servers grouped by
+/// concurrency model.
 fn rows_by_workload(
     servers: &[(&ServerName, &HttpServerResult)],
     settings: &HttpSettings,
 ) -> BTreeMap<String, Vec<Vec<Vec<Span>>>> {
     let mut by: BTreeMap<String, Vec<Vec<Vec<Span>>>> = BTreeMap::new();
-    for (name, s) in servers {
+    for (name, s) in by_model(servers) {
         if let Some(e) = &s.error {
             by.entry(String::new())
                 .or_default()
@@ -154,6 +207,7 @@ fn rows_by_workload(
             let mut row = vec![
                 vec![code(name.as_str())],
                 vec![text(s.toolchain.as_str())],
+                model_cell(s),
                 vec![text(c.shape.as_str())],
                 vec![text(c.tool.as_str())],
             ];
@@ -176,8 +230,9 @@ fn request_line(settings: &HttpSettings, workload: &str) -> String {
 fn http_body(servers: &[(&ServerName, &HttpServerResult)], settings: &HttpSettings) -> Vec<Block> {
     let mut out = vec![Block::Para(http_settings_spans(settings))];
     let mut by = rows_by_workload(servers, settings);
+    let columns = optional_columns(servers);
     if let Some(failed) = by.remove("") {
-        out.push(table(&HTTP_HEAD, failed));
+        out.push(http_table(failed, columns));
     }
     for (workload, rows) in by {
         out.push(Block::Para(vec![
@@ -185,16 +240,11 @@ fn http_body(servers: &[(&ServerName, &HttpServerResult)], settings: &HttpSettin
             text(": "),
             code(request_line(settings, &workload)),
         ]));
-        out.push(table(&HTTP_HEAD, rows));
+        out.push(http_table(rows, columns));
     }
     let mut notes = Vec::new();
-    for (name, s) in servers {
-        if let Some(c) = s.check.as_deref().filter(|c| *c != "ok") {
-            notes.push(vec![
-                code(name.as_str()),
-                text(format!(": response check: {}", one_line(c))),
-            ]);
-        }
+    for (name, s) in by_model(servers) {
+        notes.extend(server_notes(name, s));
     }
     if !notes.is_empty() {
         out.push(Block::list(notes));
@@ -697,6 +747,10 @@ mod tests {
             tools: BTreeMap::new(),
             workloads: BTreeMap::new(),
             error: Some("startup:\nno 200".into()),
+            model: None,
+            not_served: Vec::new(),
+            shapes_left_out: BTreeMap::new(),
+            release: None,
         };
         let settings = HttpSettings {
             tools: vec!["wrk".into(), "oha".into()],

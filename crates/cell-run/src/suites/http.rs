@@ -4,14 +4,14 @@
 //! server for the whole session, or one long sustained run per combination.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use cell_model::{Cell, CpuSets, Expect, FieldError, HttpDef, Plan, Server, Shape, Workload};
+use cell_model::{Cell, CpuSets, Expect, FieldError, HttpDef, Plan, Shape, Workload};
 use cell_schema::{
     HttpJobResult, HttpKind, HttpMode, HttpRequestSpec, HttpRun, HttpServerResult, HttpSettings,
-    HttpShape, HttpWorkloadResult, SCHEMA_VERSION, ServerName, SuiteCost, TimeWait, ToolName,
-    WorkloadName, round_ratio, round_time,
+    HttpShape, SCHEMA_VERSION, ServerName, SuiteCost, TimeWait, ToolName, WorkloadName,
+    round_ratio, round_time,
 };
 use cell_stats::{SplitMix64, shuffle};
 use cell_verdict::suite_figures;
@@ -21,10 +21,10 @@ use super::load::{LoadRequest, LoadSpec};
 use super::procfs;
 use super::server::{Cpus, Running};
 mod measure;
+mod prepare;
 
 use super::session::{
-    Generator, Prepared, RunError, SuiteError, blame, build_server, find_generator, probe_server,
-    run_load, suite_pins,
+    Generator, Prepared, RunError, SuiteError, blame, find_generator, run_load, suite_pins,
 };
 use measure::{drain, measure_load};
 
@@ -63,6 +63,9 @@ pub struct HttpOptions {
     pub seed: u64,
     /// Changes to `[http]`.
     pub overrides: HttpOverrides,
+    /// Where a release under test that builds a server is installed (verified first); only
+    /// needed when one does.
+    pub cache: Option<crate::cache::Cache>,
 }
 
 /// `[http]` narrowed to the session and changed by the command line, then validated again.
@@ -131,7 +134,7 @@ pub fn run_http(
         .iter()
         .map(|s| d.server(s.as_str()).map_err(SuiteError::from))
         .collect::<Result<Vec<_>, _>>()?;
-    let chosen = serving(&d, chosen, on)?;
+    let (chosen, left_out) = prepare::serving(&d, chosen, on)?;
     let generators: Vec<Generator> = d
         .tools
         .iter()
@@ -139,7 +142,16 @@ pub fn run_http(
         .collect::<Result<_, _>>()?;
     let cpus = Cpus::choose(d.cpus.as_ref())?;
     let machine = crate::facts::machine(cpus.server.first());
-    let mut session = prepare(plan, &d, &chosen, &opts.work, cpus, on)?;
+    let install = prepare::Install {
+        cell: &cell,
+        cache: opts.cache.as_ref(),
+    };
+    let mut session = prepare::prepare(plan, &d, (&chosen, &install), &opts.work, cpus, on)?;
+    for s in left_out {
+        session
+            .results
+            .insert(s.name.clone(), prepare::server_result(&d, s));
+    }
     let measure_t = Instant::now();
     let requests = load_requests(&d)?;
     let ctx = Ctx {
@@ -168,38 +180,6 @@ pub fn run_http(
         setup_s,
     };
     Ok(jobs(plan, &d, session, &shared))
-}
-
-/// The servers that serve a workload of the session; the others are left out, said so (a
-/// session of none of them is a usage error).
-fn serving<'a>(
-    d: &HttpDef,
-    chosen: Vec<&'a Server>,
-    on: &mut dyn FnMut(String),
-) -> Result<Vec<&'a Server>, SuiteError> {
-    let (keep, out): (Vec<&Server>, Vec<&Server>) =
-        chosen.into_iter().partition(|s| !served(d, s).is_empty());
-    let names = || {
-        d.workloads
-            .keys()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    for s in &out {
-        on(format!(
-            "[http {}] left out: it serves none of this session's workloads ({})",
-            s.name,
-            names()
-        ));
-    }
-    if keep.is_empty() && !out.is_empty() {
-        return Err(SuiteError::Usage(format!(
-            "no server of this session serves any of its workloads ({})",
-            names()
-        )));
-    }
-    Ok(keep)
 }
 
 /// What every measured run of a session reads.
@@ -256,17 +236,20 @@ struct Session {
 }
 
 impl Session {
-    /// Every combination of the ready servers and the workloads they answered as expected,
-    /// in a sorted order (the caller shuffles).
-    fn combinations(&self, shapes: usize, tools: usize) -> Vec<Key> {
+    /// Every combination of the ready servers, the workloads they answered as expected and
+    /// the shapes they are measured in, in a sorted order (the caller shuffles).
+    fn combinations(&self, shapes: &[Shape], tools: usize) -> Vec<Key> {
         let mut out = Vec::new();
-        for server in self.ready.keys() {
+        for (server, p) in &self.ready {
             let Some(r) = self.results.get(server) else {
                 continue;
             };
             let answered = r.workloads.iter().filter(|(_, w)| w.error.is_none());
+            let measured: Vec<usize> = (0..shapes.len())
+                .filter(|&i| p.server.left_out_of(&shapes[i]).is_none())
+                .collect();
             for (w, _) in answered {
-                for shape in 0..shapes {
+                for &shape in &measured {
                     for tool in 0..tools {
                         out.push(Key {
                             server: server.clone(),
@@ -291,142 +274,6 @@ impl Session {
     }
 }
 
-/// Builds and checks every server first: a wrong answer fails before any load.
-fn prepare(
-    plan: &Plan,
-    def: &HttpDef,
-    chosen: &[&Server],
-    work: &Path,
-    cpus: Cpus,
-    on: &mut dyn FnMut(String),
-) -> Result<Session, SuiteError> {
-    let mut session = Session {
-        results: BTreeMap::new(),
-        ready: BTreeMap::new(),
-        build_s: BTreeMap::new(),
-        versions: BTreeMap::new(),
-    };
-    for s in chosen {
-        let probed = probe_server(plan, s)?;
-        session
-            .versions
-            .insert(s.name.clone(), probed.versions.clone());
-        let mut result = HttpServerResult {
-            toolchain: s.toolchain.clone(),
-            build: None,
-            check: None,
-            tools: BTreeMap::new(),
-            workloads: BTreeMap::new(),
-            error: None,
-        };
-        on(format!("[http {}] building", s.name));
-        let build_t = Instant::now();
-        let built = build_server(plan, s, probed, &work.join(s.name.as_str()));
-        session
-            .build_s
-            .insert(s.name.clone(), build_t.elapsed().as_secs_f64());
-        match built {
-            Err(e) => result.error = Some(e.to_string()),
-            Ok(p) => {
-                result.build = Some(p.build.clone());
-                check_server(def, &p, cpus, &mut result, on);
-                if result.error.is_none() {
-                    session.ready.insert(s.name.clone(), p);
-                }
-            }
-        }
-        session.results.insert(s.name.clone(), result);
-    }
-    Ok(session)
-}
-
-/// The workloads of the session a server serves, with what it must answer to each.
-fn served<'a>(d: &'a HttpDef, s: &'a Server) -> Vec<(&'a Workload, &'a Expect)> {
-    s.workloads
-        .iter()
-        .filter_map(|(name, e)| Some((d.workloads.get(name)?, e)))
-        .collect()
-}
-
-/// A fresh start and every workload's check. A wrong answer fails that workload (its
-/// others are still measured); a server that does not start, dies or answers no workload
-/// fails as a whole.
-fn check_server(
-    d: &HttpDef,
-    p: &Prepared,
-    cpus: Cpus,
-    result: &mut HttpServerResult,
-    on: &mut dyn FnMut(String),
-) {
-    let fail = |result: &mut HttpServerResult, m: String, on: &mut dyn FnMut(String)| {
-        on(format!(
-            "[http {}] FAILED before any load: {m}",
-            p.server.name
-        ));
-        result.check = Some(m.clone());
-        result.error = Some(m);
-    };
-    let workloads = served(d, &p.server);
-    if workloads.is_empty() {
-        return fail(
-            result,
-            "it serves none of the session's workloads".into(),
-            on,
-        );
-    }
-    let mut running = match p.start(cpus.server, Duration::from_secs_f64(d.startup_timeout_s)) {
-        Ok((r, _)) => r,
-        Err(e) => return fail(result, NotServing::from(e).to_string(), on),
-    };
-    for (w, e) in &workloads {
-        let checked = super::check::verify(
-            p.server.port,
-            w,
-            e,
-            p.server.keep_alive,
-            Duration::from_secs(5),
-        );
-        let (check, error) = match checked {
-            Ok(()) => ("ok".to_owned(), None),
-            Err(m) => {
-                let m = format!("{}: {m}", w.name);
-                on(format!("[http {}] {m}: not measured", p.server.name));
-                (m.clone(), Some(m))
-            }
-        };
-        let wr = HttpWorkloadResult {
-            check,
-            error,
-            shapes: BTreeMap::new(),
-        };
-        result.workloads.insert(w.name.clone(), wr);
-    }
-    let alive = running.alive();
-    running.stop(Duration::from_secs_f64(d.stop_grace_s));
-    if let Err(e) = alive {
-        return fail(result, NotServing::from(e).to_string(), on);
-    }
-    let wrong: Vec<&str> = result
-        .workloads
-        .values()
-        .filter_map(|w| w.error.as_deref())
-        .collect();
-    if wrong.len() == result.workloads.len() {
-        let m = wrong.join("; ");
-        return fail(result, m, on);
-    }
-    let mut check = if wrong.is_empty() {
-        "ok".to_owned()
-    } else {
-        format!("ok but {}", wrong.join("; "))
-    };
-    if !p.server.keep_alive {
-        // Its keep-alive shapes measure reconnects: the tables must not read as keep-alive.
-        check.push_str("; it closes every connection after one response (keep_alive = false)");
-    }
-    result.check = Some(check);
-}
-
 /// Measures one run of a combination on a server of the session; `None` when that server
 /// has nothing left to run it on.
 type MeasureOne<'a> = dyn FnMut(&Prepared, &Run<'_>) -> Option<Result<HttpRun, RunError>> + 'a;
@@ -444,7 +291,7 @@ fn interleaved(
     let mut runs = Runs::new();
     let mut seq = 0u32;
     for index in 0..ctx.d.runs {
-        let mut order = session.combinations(ctx.d.shapes.len(), ctx.generators.len());
+        let mut order = session.combinations(&ctx.d.shapes, ctx.generators.len());
         shuffle(&mut order, &mut rng);
         for k in order {
             let Some(p) = session.ready.get(&k.server) else {
@@ -534,7 +381,7 @@ fn start_all(
 }
 
 /// One warm-up per server and workload on the running process, under the first tool in
-/// the first shape.
+/// the first shape it is measured in.
 fn warm_all(
     ctx: &Ctx<'_>,
     session: &mut Session,
@@ -544,7 +391,10 @@ fn warm_all(
     if ctx.d.warmup_s <= 0.0 {
         return Ok(());
     }
-    for k in session.combinations(1, 1) {
+    let mut keys = session.combinations(&ctx.d.shapes, 1);
+    // The first shape the server is measured in, once per workload.
+    keys.dedup_by(|b, a| a.server == b.server && a.workload == b.workload);
+    for k in keys {
         let (Some(p), Some((running, _))) =
             (session.ready.get(&k.server), procs.get_mut(&k.server))
         else {

@@ -13,8 +13,13 @@ use std::sync::OnceLock;
 /// What [`sample_tree`] read over a process tree at one instant.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct TreeSample {
-    /// Resident set now (`VmRSS`), summed over the tree, KiB.
+    /// Resident set now (`VmRSS`), summed over the tree, KiB: a page shared by several
+    /// processes (a forked child's inherited pages) counts once per process.
     pub rss_kib: u64,
+    /// Proportional set now (`Pss` of `smaps_rollup`), summed over the tree, KiB: a shared
+    /// page counts once, split over its sharers. `None` when the root's cannot be read
+    /// (kernels before 4.14, another user's process).
+    pub pss_kib: Option<u64>,
     /// The largest peak resident set (`VmHWM`) of any one process, KiB.
     pub hwm_kib: u64,
     /// User + system seconds of the tree, including children it has already reaped.
@@ -83,18 +88,30 @@ pub fn tree(root: i32) -> Vec<i32> {
     out
 }
 
-/// Memory, CPU, threads and descriptors summed over the tree rooted at `root`.
+/// Memory, CPU, threads and descriptors summed over the tree rooted at `root` (without PSS:
+/// see [`sample_tree_with_pss`]).
 ///
 /// Errs only when `root` itself cannot be read (gone, or not Linux); descendants that exit
 /// mid-sample are left out of the sum.
 pub fn sample_tree(root: i32) -> io::Result<TreeSample> {
+    sample(root, false)
+}
+
+/// [`sample_tree`] with each process's PSS read too (`smaps_rollup`: the kernel walks the
+/// process's page tables under its mmap lock, so only the http sampler asks for it).
+pub fn sample_tree_with_pss(root: i32) -> io::Result<TreeSample> {
+    sample(root, true)
+}
+
+fn sample(root: i32, pss: bool) -> io::Result<TreeSample> {
     let proc = proc_dir()?;
     let mut sample = TreeSample::default();
     // Read the root first and on its own so its disappearance is an error, not an empty sum.
-    let first = read_process(proc, root)?;
+    let first = read_process(proc, root, pss)?;
+    sample.pss_kib = first.pss_kib.map(|_| 0);
     sample.add(&first);
     for pid in tree(root).into_iter().filter(|&p| p != root) {
-        if let Ok(p) = read_process(proc, pid) {
+        if let Ok(p) = read_process(proc, pid, pss) {
             sample.add(&p);
         }
     }
@@ -213,6 +230,7 @@ fn status_kib(status: &str, key: &str) -> Option<u64> {
 struct Process {
     stat: Stat,
     rss_kib: u64,
+    pss_kib: Option<u64>,
     hwm_kib: u64,
     fds: u32,
 }
@@ -220,6 +238,17 @@ struct Process {
 impl TreeSample {
     fn add(&mut self, p: &Process) {
         self.rss_kib += p.rss_kib;
+        match p.pss_kib {
+            Some(pss) => {
+                if let Some(sum) = self.pss_kib.as_mut() {
+                    *sum += pss;
+                }
+            }
+            // A process holding memory whose PSS could not be read (it exited between the
+            // two reads, or is hidden): the sum would be short, so there is none.
+            None if p.rss_kib > 0 => self.pss_kib = None,
+            None => {}
+        }
         self.hwm_kib = self.hwm_kib.max(p.hwm_kib);
         self.cpu_s += p.stat.cpu_ticks as f64 / clock_ticks();
         self.threads += p.stat.threads;
@@ -228,7 +257,7 @@ impl TreeSample {
     }
 }
 
-fn read_process(proc: &Path, pid: i32) -> io::Result<Process> {
+fn read_process(proc: &Path, pid: i32, pss: bool) -> io::Result<Process> {
     let dir: PathBuf = proc.join(pid.to_string());
     let stat_text = fs::read_to_string(dir.join("stat"))?;
     let stat = parse_stat(&stat_text)
@@ -244,6 +273,11 @@ fn read_process(proc: &Path, pid: i32) -> io::Result<Process> {
         stat,
         // Kernel threads and zombies have no Vm lines: they hold no user memory.
         rss_kib: status_kib(&status, "VmRSS").unwrap_or(0),
+        // A zombie's rollup cannot be read: it holds no memory (RSS 0), so it adds nothing.
+        pss_kib: pss
+            .then(|| fs::read_to_string(dir.join("smaps_rollup")).ok())
+            .flatten()
+            .and_then(|r| status_kib(&r, "Pss")),
         hwm_kib: status_kib(&status, "VmHWM").unwrap_or(0),
         fds,
     })
@@ -417,6 +451,62 @@ mod tests {
         let sample = sample.expect("sample tree");
         assert_eq!(sample.processes, 3, "{sample:?}");
         assert!(sample.threads >= 3, "{sample:?}");
+    }
+
+    /// A forked child holding 64 MiB of private, written memory: the tree's RSS and PSS both
+    /// hold it (the parent's own do not), and the child's PSS is at least all of it.
+    #[test]
+    fn tree_memory_includes_a_forked_childs_private_pages() {
+        const MIB: u64 = 64;
+        let script = format!(
+            "import os, sys, time\n\
+             r, w = os.pipe()\n\
+             if os.fork() == 0:\n    \
+                 held = b'x' * ({MIB} << 20)\n    \
+                 os.write(w, b'1')\n    \
+                 time.sleep(30)\n    \
+                 os._exit(0)\n\
+             os.read(r, 1)\n\
+             sys.stdout.write('ready\\n')\n\
+             sys.stdout.flush()\n\
+             time.sleep(30)\n"
+        );
+        let mut parent = Command::new("python3")
+            .args(["-c", &script])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn python3");
+        let mut line = String::new();
+        let mut out = std::io::BufReader::new(parent.stdout.take().expect("stdout"));
+        std::io::BufRead::read_line(&mut out, &mut line).expect("read ready");
+        let root = i32::try_from(parent.id()).expect("pid fits i32");
+        let pids = tree(root);
+        let (whole, own) = (
+            sample_tree_with_pss(root),
+            read_process(proc_dir().unwrap(), root, true),
+        );
+        let child = pids.get(1).map(|&c| sample_tree_with_pss(c));
+        for &pid in pids.iter().rev() {
+            // SAFETY: plain kill(2) on pids this test started; no memory is involved.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        let _ = parent.wait();
+        assert_eq!(line, "ready\n");
+        assert_eq!(pids.len(), 2, "{pids:?}");
+        let (whole, own) = (whole.expect("tree"), own.expect("parent"));
+        let child = child.expect("a child").expect("child sample");
+        let held = MIB << 10;
+        let (pss, child_pss) = (whole.pss_kib.expect("PSS"), child.pss_kib.expect("PSS"));
+        assert!(child_pss >= held, "child PSS {child_pss} KiB < {held}");
+        assert!(
+            own.rss_kib < held && own.pss_kib.expect("PSS") < held,
+            "parent alone"
+        );
+        assert!(whole.rss_kib >= held + own.rss_kib, "tree RSS {whole:?}");
+        assert!(
+            pss >= held && pss < whole.rss_kib,
+            "tree PSS {pss} KiB: {whole:?}"
+        );
     }
 
     #[test]

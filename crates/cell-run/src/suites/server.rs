@@ -261,22 +261,25 @@ impl Running {
         }
     }
 
-    /// Starts sampling the tree's summed RSS every `every` (the peak is kept).
+    /// Starts sampling the tree's summed RSS and PSS every `every` (the peaks are kept).
     pub fn start_sampling(&mut self, every: Duration) {
         self.sampler = Some(Sampler::start(self.pid(), every));
     }
 
-    /// Stops sampling; the peak RSS (KiB) seen since `start_sampling`, and with `with_hwm`
+    /// Stops sampling; the peaks seen since `start_sampling`, and with `with_hwm` the RSS
     /// never below the root's `VmHWM` (its peak since it started: right for a process started
     /// for this run, wrong for one that served earlier runs).
-    pub fn stop_sampling(&mut self, with_hwm: bool) -> u64 {
-        let peak_kib = self.sampler.take().map_or(0, Sampler::stop);
+    pub fn stop_sampling(&mut self, with_hwm: bool) -> Peaks {
+        let peaks = self.sampler.take().map_or(Peaks::default(), Sampler::stop);
         if !with_hwm {
-            return peak_kib;
+            return peaks;
         }
         // The sampler can miss a short peak; VmHWM of the root cannot.
         let hwm = procfs::sample_tree(self.pid()).map_or(0, |s| s.hwm_kib);
-        peak_kib.max(hwm)
+        Peaks {
+            rss_kib: peaks.rss_kib.max(hwm),
+            ..peaks
+        }
     }
 
     /// SIGTERM to the server's own pid; SIGKILL to its group after `grace`.
@@ -364,37 +367,60 @@ impl Drop for Running {
     }
 }
 
-/// A thread summing the tree's RSS every interval, keeping the peak.
+/// The largest memory of a process tree seen by the sampler, KiB.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Peaks {
+    /// Summed RSS.
+    pub rss_kib: u64,
+    /// Summed PSS, when it could be read.
+    pub pss_kib: Option<u64>,
+}
+
+/// A thread summing the tree's RSS and PSS every interval, keeping the peaks. A child that
+/// lives less than one interval can fall between two samples.
 struct Sampler {
     stop: Arc<AtomicBool>,
-    peak_kib: Arc<AtomicU64>,
+    rss_kib: Arc<AtomicU64>,
+    /// `u64::MAX` until a PSS is read.
+    pss_kib: Arc<AtomicU64>,
     thread: std::thread::JoinHandle<()>,
 }
 
 impl Sampler {
     fn start(pid: i32, every: Duration) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
-        let peak_kib = Arc::new(AtomicU64::new(0));
-        let (s, p) = (stop.clone(), peak_kib.clone());
+        let rss_kib = Arc::new(AtomicU64::new(0));
+        let pss_kib = Arc::new(AtomicU64::new(u64::MAX));
+        let (s, r, p) = (stop.clone(), rss_kib.clone(), pss_kib.clone());
         let thread = std::thread::spawn(move || {
             while !s.load(Ordering::Relaxed) {
-                if let Ok(t) = procfs::sample_tree(pid) {
-                    p.fetch_max(t.rss_kib, Ordering::Relaxed);
+                if let Ok(t) = procfs::sample_tree_with_pss(pid) {
+                    r.fetch_max(t.rss_kib, Ordering::Relaxed);
+                    if let Some(pss) = t.pss_kib {
+                        let _ = p.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
+                            Some(if old == u64::MAX { pss } else { old.max(pss) })
+                        });
+                    }
                 }
                 std::thread::sleep(every);
             }
         });
         Self {
             stop,
-            peak_kib,
+            rss_kib,
+            pss_kib,
             thread,
         }
     }
 
-    fn stop(self) -> u64 {
+    fn stop(self) -> Peaks {
         self.stop.store(true, Ordering::Relaxed);
         let _ = self.thread.join();
-        self.peak_kib.load(Ordering::Relaxed)
+        let pss = self.pss_kib.load(Ordering::Relaxed);
+        Peaks {
+            rss_kib: self.rss_kib.load(Ordering::Relaxed),
+            pss_kib: (pss != u64::MAX).then_some(pss),
+        }
     }
 }
 

@@ -208,9 +208,17 @@ pub struct Prepared {
     pub work: PathBuf,
 }
 
-/// Probes a server's toolchain (`Err(Missing)` when absent).
+/// Probes a server's toolchain on PATH (`Err(Missing)` when absent). A server built by the
+/// release under test is refused: its tools come only from the verified release, which the
+/// http suite installs (`http::prepare`); the soak does not, so it cannot soak one.
 pub fn probe_server(plan: &Plan, server: &Server) -> Result<Probed, SuiteError> {
     let tc = &plan.toolchains[&server.toolchain];
+    if cell_model::built_by_release(plan, server) {
+        return Err(SuiteError::Missing(format!(
+            "server `{}` is built by the release under test {}: only the http suite installs and verifies it; a program named like it on PATH is never used",
+            server.name, tc.name
+        )));
+    }
     tools::probe(tc).map_err(|m| {
         SuiteError::Missing(format!(
             "server `{}` needs toolchain `{}`: {m}",

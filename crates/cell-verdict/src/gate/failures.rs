@@ -69,17 +69,29 @@ pub(super) fn checksum_failures(
 pub(super) fn subject_digests(run: &HistoryRun) -> BTreeMap<String, BTreeMap<String, Vec<String>>> {
     let mut out: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
     for (id, cell) in &run.cells {
-        for (tc, j) in &cell.jobs {
-            if let Some(s) = &j.subject {
-                out.entry(s.asset.clone())
-                    .or_default()
-                    .entry(s.sha256.to_string())
-                    .or_default()
-                    .push(format!("{tc}@{id}"));
-            }
+        for (job, s) in subject_records(cell) {
+            out.entry(s.asset.clone())
+                .or_default()
+                .entry(s.sha256.to_string())
+                .or_default()
+                .push(format!("{job}@{id}"));
         }
     }
     out
+}
+
+/// Every record of the release under test in a cell: each workload job's, and each http
+/// server's built by it (`http-<server>`).
+pub(super) fn subject_records(cell: &CellResult) -> Vec<(String, &cell_schema::Subject)> {
+    let jobs = cell
+        .jobs
+        .iter()
+        .filter_map(|(tc, j)| Some((tc.to_string(), j.subject.as_ref()?)));
+    let servers = cell
+        .http
+        .values()
+        .filter_map(|s| Some((s.job.clone(), s.result.release.as_ref()?)));
+    jobs.chain(servers).collect()
 }
 
 /// The release under test must be the pinned one in every job, and the same bytes in every
@@ -95,12 +107,16 @@ pub(super) fn subject_failures(
     };
     let mut out = Vec::new();
     for (tc, j) in &cell.jobs {
-        let Some(s) = &j.subject else {
+        if j.subject.is_none() {
             out.push(format!(
                 "subject: job {tc} recorded no release under test, though {name} is declared one"
             ));
-            continue;
-        };
+        }
+    }
+    for (server, s) in &cell.http {
+        out.extend(server_release_failures(server, s, name, config));
+    }
+    for (tc, s) in subject_records(cell) {
         if s.tools.is_empty() {
             out.push(format!(
                 "subject: job {tc} verified {} but found none of {name}'s tools in it",
@@ -126,6 +142,41 @@ pub(super) fn subject_failures(
                 all.join("; ")
             ));
         }
+    }
+    out
+}
+
+/// A server the config builds with the release under test must record which bytes built it
+/// (unless it failed before a build); a server it does not build must record none; a record
+/// must name the release's toolchain.
+fn server_release_failures(
+    server: &cell_schema::ServerName,
+    s: &cell_schema::CellHttpServer,
+    subject: &cell_schema::ToolchainName,
+    config: &GateConfig,
+) -> Vec<String> {
+    let by_release = config.http_servers.get(server).map(|t| t.by_release);
+    let mut out = Vec::new();
+    match (&s.result.release, by_release) {
+        (None, Some(true)) if s.result.error.is_none() => out.push(format!(
+            "subject: job {} built server {server} with {subject} but recorded no release under test",
+            s.job
+        )),
+        (Some(r), Some(false)) => out.push(format!(
+            "subject: job {} records {} as the release that built server {server}, but its config does not build it with {subject}",
+            s.job, r.asset
+        )),
+        _ => {}
+    }
+    if let Some(r) = &s.result.release
+        && r.toolchain.as_ref() != Some(subject)
+    {
+        out.push(format!(
+            "subject: job {} recorded release {} of toolchain {}, but {subject} is the one declared",
+            s.job,
+            r.asset,
+            r.toolchain.as_ref().map_or("none".to_owned(), ToString::to_string)
+        ));
     }
     out
 }

@@ -11,7 +11,7 @@ use crate::rules::contended;
 /// gate's lines name it.
 pub(super) fn subject_notices(cell: &CellResult) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for s in cell.jobs.values().filter_map(|j| j.subject.as_ref()) {
+    for (_, s) in super::failures::subject_records(cell) {
         let line = format!("release under test: {}", s.summary());
         if !out.contains(&line) {
             out.push(line);

@@ -305,6 +305,12 @@ impl<'a> Suites<'a> {
                 got.peak_rss_kib.to_string(),
             ),
             (
+                "peak_pss_kib",
+                t.peak_pss_kib == got.peak_pss_kib,
+                format!("{:?}", t.peak_pss_kib),
+                format!("{:?}", got.peak_pss_kib),
+            ),
+            (
                 "errors",
                 t.errors == got.errors,
                 t.errors.to_string(),

@@ -99,6 +99,13 @@ pub fn run_suite(
                 work: work.to_owned(),
                 seed,
                 overrides: http_overrides(flags)?,
+                // Made only when a server is built by the release under test: it installs there.
+                cache: servers
+                    .iter()
+                    .filter_map(|n| plan.http.as_ref()?.servers.get(n))
+                    .any(|s| cell_model::built_by_release(plan, s))
+                    .then(cell_run::cache::Cache::from_env)
+                    .transpose()?,
             };
             for job in cell_run::suites::http::run_http(plan, cell, servers, &opts, &mut on)? {
                 let dir = dir_of(&job.job);
@@ -176,6 +183,7 @@ pub fn local_servers(
     plan: &Plan,
     suite: Suite,
     asked: &[String],
+    full: bool,
     cli: &Cli,
 ) -> anyhow::Result<(Vec<ServerName>, Vec<MissingJob>)> {
     let http = plan
@@ -185,7 +193,7 @@ pub fn local_servers(
     let pool: Vec<ServerName> = match (suite, &plan.soak) {
         (Suite::Soak, Some(s)) => s.servers.clone(),
         (Suite::Soak, None) => anyhow::bail!("cell/cell.toml has no [soak] table"),
-        _ => http.servers.keys().cloned().collect(),
+        _ => plan.http_default_servers(full),
     };
     let names: Vec<ServerName> = if asked.is_empty() {
         pool
@@ -197,6 +205,11 @@ pub fn local_servers(
     let mut missing = Vec::new();
     for n in names {
         let server = http.server(n.as_str()).map_err(anyhow::Error::msg)?;
+        // Its toolchain is the release under test: installed and verified in the session.
+        if suite == Suite::Http && cell_model::built_by_release(plan, server) {
+            run.push(n);
+            continue;
+        }
         match cell_run::suites::session::probe_server(plan, server) {
             Ok(_) => run.push(n),
             Err(m) => {
@@ -222,7 +235,8 @@ pub fn local(
     jobs_dir: &Path,
     seed: u64,
 ) -> anyhow::Result<(Vec<JobInput>, Vec<MissingJob>)> {
-    let (servers, missing) = local_servers(plan, args.suite, &args.servers, cli)?;
+    let (servers, missing) =
+        local_servers(plan, args.suite, &args.servers, args.suite_flags.full, cli)?;
     if servers.is_empty() {
         anyhow::bail!(
             "no server of the {} suite can run here: {}",

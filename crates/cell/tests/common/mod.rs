@@ -7,6 +7,7 @@
 )]
 
 pub mod release;
+pub mod tcc;
 
 pub use cell_testkit::tiny::*;
 pub use cell_testkit::{read_json, repo_root};

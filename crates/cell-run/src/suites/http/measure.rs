@@ -6,6 +6,11 @@ use super::{
     procfs, round_ratio, round_time, run_load, scratch_dir, spec, suite_figures, workload_of,
 };
 
+/// How often the server's tree is sampled for RSS and PSS during a measured load: a child
+/// that lives less than this can fall between two samples (its CPU still counts, through
+/// the parent's reaped-children times).
+pub(super) const SAMPLE_EVERY: Duration = Duration::from_millis(50);
+
 /// A measured load before the server's start-up and drain are added.
 pub(super) struct Measured {
     index: u32,
@@ -14,7 +19,7 @@ pub(super) struct Measured {
     server_cpu_s: f64,
     load_cpu_share: f64,
     other_cpu_share: f64,
-    peak_rss_kib: u64,
+    peaks: super::super::server::Peaks,
     rss: (Option<u64>, Option<u64>),
     /// The contamination rule of `versions.env`.
     rule: cell_verdict::Contamination,
@@ -35,7 +40,8 @@ impl Measured {
                 server_cpu_s,
                 self.load.report.requests,
             ),
-            peak_rss_kib: self.peak_rss_kib,
+            peak_rss_kib: self.peaks.rss_kib,
+            peak_pss_kib: self.peaks.pss_kib,
             rss_start_kib: self.rss.0,
             rss_end_kib: self.rss.1,
             load_cpu_s: round_time(self.load.cpu_s),
@@ -63,7 +69,7 @@ pub(super) fn measure_load(
     let url = format!("http://127.0.0.1:{}{}", p.server.port, w.path);
     let scratch = scratch_dir(p, at.seq, "run")?;
     let shape = &ctx.d.shapes[at.key.shape];
-    running.start_sampling(Duration::from_millis(50));
+    running.start_sampling(SAMPLE_EVERY);
     let pid = running.pid();
     let before = procfs::sample_tree(pid).map_err(|e| {
         format!(
@@ -99,7 +105,7 @@ pub(super) fn measure_load(
     let machine_end = procfs::machine_cpu().ok();
     // One process for every run: its VmHWM holds every earlier run's peak, so only what the
     // sampler saw during this one counts.
-    let peak_rss_kib = running.stop_sampling(ctx.d.mode != HttpMode::SameProcess);
+    let peaks = running.stop_sampling(ctx.d.mode != HttpMode::SameProcess);
     let server_cpu_s = (after.map_or(before.cpu_s, |s| s.cpu_s) - before.cpu_s).max(0.0);
     let load_cpu_share = if load.wall_s > 0.0 {
         load.cpu_s / load.wall_s
@@ -121,7 +127,7 @@ pub(super) fn measure_load(
         server_cpu_s,
         load_cpu_share,
         other_cpu_share,
-        peak_rss_kib,
+        peaks,
         rss: (Some(before.rss_kib), after.map(|s| s.rss_kib)),
         rule: cell_verdict::Contamination::of_settings(&ctx.plan.settings),
     })
