@@ -508,7 +508,7 @@ fn the_full_matrix_is_every_workload_under_wrk_oha_and_ab_in_both_shapes() {
         // PHP's built-in server closes every connection: ab, which counts its kept-alive
         // requests, records that it got none; wrk and oha record what they asked.
         let closes = name == "http-php";
-        for w in ["plaintext", "json", "route", "post-json"] {
+        for w in FIVE {
             for shape in ["keep-alive", "one-conn"] {
                 for tool in ["wrk", "oha", "ab"] {
                     let t = combo(server, w, shape, tool);
@@ -531,7 +531,7 @@ fn the_full_matrix_is_every_workload_under_wrk_oha_and_ab_in_both_shapes() {
     let summary = std::fs::read_to_string(out.join("report/summary.csv")).unwrap();
     assert_eq!(
         summary.lines().filter(|l| l.starts_with("http,")).count(),
-        2 * 4 * 2 * 3,
+        2 * 5 * 2 * 3,
         "{summary}"
     );
 }
