@@ -358,11 +358,15 @@ fn a_serial_server_is_left_out_of_many_connections_and_a_workload_not_served_is_
     forge(&out, "c-serial", |s| {
         s.as_object_mut().unwrap().remove("shapes_left_out");
     });
+    forge(&out, "c-fork-req", |s| {
+        s["model"] = Value::from("event-loop");
+    });
     let o = gate(&root, &run);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     for failure in [
         "http server c-old (job http-c-old): recorded as not serving [minimal, plaintext], but [minimal] by its config and model",
         "http server c-serial (job http-c-serial): recorded shapes left out [], but [keep-alive] by its config and model",
+        "http server c-fork-req (job http-c-fork-req): recorded model event-loop, its config says process-per-request",
     ] {
         assert!(text(&o).contains(failure), "{failure}\n{}", text(&o));
     }
