@@ -138,42 +138,16 @@ static _Noreturn void usage(void)
 
 static unsigned parse_port(const char *s)
 {
-    char *end;
-    if (!*s || *s == '-' || *s == '+')
-        return 0;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end || v > 65535)
-        return 0;
-    return (unsigned)v;
+    unsigned long long v;
+    return parse_num(s, 65535, &v) < 0 ? 0 : (unsigned)v;
 }
 
 /* The listening socket on 127.0.0.1:port; exits 1 on failure. */
 static int open_listener(unsigned port, int type_flags)
 {
-    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | type_flags, 0);
-    if (lfd < 0) {
-        perror(NAME ": socket");
+    int lfd = http_listen(NAME, port, type_flags, BACKLOG);
+    if (lfd < 0)
         exit(1);
-    }
-    int one = 1;
-    if (setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0) {
-        perror(NAME ": SO_REUSEADDR");
-        exit(1);
-    }
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons((uint16_t)port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(lfd, (struct sockaddr *)&addr, sizeof addr) < 0) {
-        perror(NAME ": bind 127.0.0.1");
-        exit(1);
-    }
-    if (listen(lfd, BACKLOG) < 0) {
-        perror(NAME ": listen");
-        exit(1);
-    }
     return lfd;
 }
 

@@ -36,6 +36,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <errno.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #ifndef HTTP_ON_REQUEST
 #define HTTP_ON_REQUEST() ((void)0)
@@ -937,6 +941,54 @@ static void http_free(struct http_conn *c)
     free(c->in);
     free(c->out.p);
     c->in = c->out.p = NULL;
+}
+
+
+/* ---- setup shared by every server of this code ---------------------------- */
+
+/* A decimal number of at most `max`, no sign, nothing after it: 0, or -1. */
+static int parse_num(const char *s, unsigned long long max, unsigned long long *out)
+{
+    char *end;
+    if (!*s || *s == '-' || *s == '+')
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* The listening socket on 127.0.0.1:port (SO_REUSEADDR, `type_flags` such as
+ * SOCK_NONBLOCK added to the socket's type); -1 after saying why on stderr,
+ * prefixed with `name`. */
+static int http_listen(const char *name, unsigned port, int type_flags, int backlog)
+{
+    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | type_flags, 0);
+    if (lfd < 0) {
+        fprintf(stderr, "%s: socket: %s\n", name, strerror(errno));
+        return -1;
+    }
+    int one = 1;
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons((uint16_t)port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const char *what = NULL;
+    if (setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
+        what = "SO_REUSEADDR";
+    else if (bind(lfd, (struct sockaddr *)&addr, sizeof addr) < 0)
+        what = "bind 127.0.0.1";
+    else if (listen(lfd, backlog) < 0)
+        what = "listen";
+    if (what) {
+        fprintf(stderr, "%s: %s: %s\n", name, what, strerror(errno));
+        close(lfd);
+        return -1;
+    }
+    return lfd;
 }
 
 #endif /* CELL_HTTP_H */

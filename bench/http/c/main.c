@@ -284,19 +284,6 @@ static _Noreturn void usage(void)
     exit(2);
 }
 
-static int parse_num(const char *s, unsigned long long max, unsigned long long *out)
-{
-    char *end;
-    if (!*s || *s == '-' || *s == '+')
-        return -1;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end || v > max)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static void raise_fd_limit(void)
 {
     struct rlimit rl;
@@ -349,29 +336,9 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (lfd < 0) {
-        perror("cell-http-c: socket");
+    int lfd = http_listen("cell-http-c", (unsigned)port, SOCK_NONBLOCK, 4096);
+    if (lfd < 0)
         return 1;
-    }
-    int one = 1;
-    if (setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0) {
-        perror("cell-http-c: SO_REUSEADDR");
-        return 1;
-    }
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons((uint16_t)port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(lfd, (struct sockaddr *)&addr, sizeof addr) < 0) {
-        perror("cell-http-c: bind 127.0.0.1");
-        return 1;
-    }
-    if (listen(lfd, 4096) < 0) {
-        perror("cell-http-c: listen");
-        return 1;
-    }
 
     epfd = epoll_create1(EPOLL_CLOEXEC);
     if (epfd < 0) {
