@@ -160,11 +160,12 @@ pub fn http_verdict(name: &ServerName, r: &HttpServerResult, settings: &HttpSett
             .iter()
             .map(|(shape, why)| format!("server {name}: shape {shape} left out: {why}")),
     );
-    if r.measured(settings).is_empty() {
+    let measured = r.measured(settings);
+    if measured.is_empty() {
         reasons.push(format!("server {name}: nothing measured in this session"));
     }
     let mut status = Status::Ok;
-    for (combo, t) in r.measured(settings) {
+    for (combo, t) in measured {
         if t.clean_runs == 0 {
             status = Status::Noisy;
             reasons.push(format!(

@@ -202,6 +202,9 @@ const BUNDLED: [&str; 12] = [
     "zig",
 ];
 
+/// One measured run of one second, no warm-up: every combination once, quickly.
+const ONE_SHORT_RUN: [&str; 6] = ["--runs", "1", "--duration", "1", "--warmup", "0"];
+
 /// The repository's five workloads.
 const FIVE: [&str; 5] = ["plaintext", "json", "route", "post-json", "minimal"];
 
@@ -219,24 +222,11 @@ const BY_MODEL: [&str; 5] = [
 fn the_servers_by_concurrency_model_on_the_five_workloads() {
     let _ports = repo_ports();
     let tmp = tempfile::tempdir().unwrap();
-    let short = [
-        "--suite",
-        "http",
-        "--runs",
-        "1",
-        "--duration",
-        "1",
-        "--warmup",
-        "0",
-    ];
+    let five = FIVE.join(",");
     let session = |out: &Path, servers: &str, extra: &[&str]| {
-        let mut args = short.to_vec();
-        args.extend([
-            "--servers",
-            servers,
-            "--workloads",
-            "plaintext,json,route,post-json,minimal",
-        ]);
+        let mut args = vec!["--suite", "http"];
+        args.extend(ONE_SHORT_RUN);
+        args.extend(["--servers", servers, "--workloads", &five]);
         args.extend(extra);
         let o = local(&repo_root(), out, &args);
         let (stdout, stderr) = text(&o);
@@ -304,22 +294,10 @@ fn every_bundled_server_on_the_five_workloads() {
     let out = tmp.path().join("out");
     // The repository's own configuration: its default servers on every workload (the default
     // session leaves `minimal` to --full), once under wrk.
-    let o = local(
-        &repo_root(),
-        &out,
-        &[
-            "--suite",
-            "http",
-            "--workloads",
-            "plaintext,json,route,post-json,minimal",
-            "--runs",
-            "1",
-            "--duration",
-            "1",
-            "--warmup",
-            "0",
-        ],
-    );
+    let five = FIVE.join(",");
+    let mut args = vec!["--suite", "http", "--workloads", &five];
+    args.extend(ONE_SHORT_RUN);
+    let o = local(&repo_root(), &out, &args);
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
     let jobs = jobs(&out);

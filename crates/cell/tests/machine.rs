@@ -9,27 +9,11 @@ mod common;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
-use cell_testkit::archive::{Entry, tar_gz};
-use cell_testkit::http::{Response, Server};
+use cell_testkit::http::Server;
+use common::tcc::{ASSET, hex, release, tarball};
 use common::{VERSIONS, cell, project, read_json};
 
-const ASSET: &str = "tcc-0.9.27-linux-x86_64.tar.gz";
 const NOBODY: u32 = 65534;
-
-fn hex(bytes: &[u8]) -> String {
-    cell_testkit::sha256(bytes).to_string()
-}
-
-/// tcc as its release tarball, `bin/tcc` once the top directory is stripped.
-fn tarball() -> Vec<u8> {
-    let tcc = std::fs::read("/usr/bin/tcc").expect("tcc is installed (scripts/setup --test)");
-    tar_gz(&[
-        Entry::Dir("tcc-0.9.27/"),
-        Entry::Dir("tcc-0.9.27/bin/"),
-        Entry::File("tcc-0.9.27/bin/tcc", &tcc, 0o755),
-        Entry::File("tcc-0.9.27/README", b"Tiny C Compiler\n", 0o644),
-    ])
-}
 
 /// The release on loopback, with its `.sha256`, and the tiny project with tcc as the release
 /// under test, pinned to it.
@@ -42,33 +26,9 @@ struct Release {
 impl Release {
     fn new(dir: &Path) -> Self {
         let tar = tarball();
-        let server = Server::routes([
-            (format!("/releases/{ASSET}"), Response::ok(tar.clone())),
-            (
-                format!("/releases/{ASSET}.sha256"),
-                Response::ok(format!("{}  {ASSET}\n", hex(&tar))),
-            ),
-        ]);
-        let versions = format!(
-            "{VERSIONS}TCC_VERSION=0.9.27\nTCC_SHA256_LINUX_X86_64={}\n",
-            hex(&tar)
-        );
-        let toml = format!(
-            r#"
-[toolchains.tcc]
-subject = true
-install = {{ tarball = {{ template = "{}/releases/tcc-{{version}}-{{os}}-{{arch}}.tar.gz", sha256 = "TCC_SHA256", checksum = "{{url}}.sha256", version = "TCC_VERSION", strip = 1 }} }}
-tools.tcc = {{ version = ["-v"] }}
-
-[rows.tcc-O2]
-toolchain = "tcc"
-label = "tcc -O2"
-source = "c"
-build = ["{{tool:tcc}}", "-O2", "-o", "{{out}}", "{{src}}/main.c"]
-run = ["{{bin}}", "{{phase}}"]
-"#,
-            server.base()
-        );
+        let server = release(tar.clone(), &tar);
+        let versions = common::tcc::versions(&hex(&tar));
+        let toml = common::tcc_subject_toml(&server.base());
         let root = project(dir, &versions, &toml);
         Self { tar, server, root }
     }

@@ -11,6 +11,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use cell_testkit::http::Server;
 use common::tcc::{ASSET, hex, release, tarball};
 use common::{VERSIONS, cell, project, read_json, repo_root};
 use serde_json::Value;
@@ -73,6 +74,24 @@ port = {port}
     )
 }
 
+/// The tiny project with tcc, served by `server` and pinned to `pin`, the release under test
+/// building the fork-per-connection server on `port`.
+fn tcc_project(dir: &Path, server: &Server, pin: &str, port: u16) -> PathBuf {
+    let fork_conn = c_model(
+        "c-fork-conn",
+        "tcc",
+        "MODEL_FORK_CONN",
+        port,
+        "model = \"process-per-connection\"",
+    );
+    let toml = format!(
+        "{}{}",
+        common::tcc_subject_toml(&server.base()),
+        http_toml(&fork_conn)
+    );
+    project(dir, &common::tcc::versions(pin), &toml)
+}
+
 fn local(root: &Path, out: &Path, cache: &Path, args: &[&str]) -> std::process::Output {
     cell()
         .env("CELL_CACHE", cache)
@@ -127,23 +146,7 @@ fn a_server_built_by_the_release_under_test_records_its_digest_and_the_gate_chec
     let dir = tempfile::tempdir().unwrap();
     let tar = tarball();
     let server = release(tar.clone(), &tar);
-    let versions = format!(
-        "{VERSIONS}TCC_VERSION=0.9.27\nTCC_SHA256_LINUX_X86_64={}\n",
-        hex(&tar)
-    );
-    let fork_conn = c_model(
-        "c-fork-conn",
-        "tcc",
-        "MODEL_FORK_CONN",
-        18_431,
-        "model = \"process-per-connection\"",
-    );
-    let toml = format!(
-        "{}{}",
-        common::tcc_subject_toml(&server.base()),
-        http_toml(&fork_conn)
-    );
-    let root = project(dir.path(), &versions, &toml);
+    let root = tcc_project(dir.path(), &server, &hex(&tar), 18_431);
     let (out, cache) = (dir.path().join("out"), dir.path().join("cache"));
     let o = local(&root, &out, &cache, &["--servers", "c-fork-conn"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
@@ -229,17 +232,7 @@ fn a_changed_byte_in_the_release_fails_its_server_with_nothing_built() {
     let last = other.len() - 1;
     other[last] ^= 1;
     let server = release(other, &tar);
-    let versions = format!(
-        "{VERSIONS}TCC_VERSION=0.9.27\nTCC_SHA256_LINUX_X86_64={}\n",
-        hex(&tar)
-    );
-    let fork_conn = c_model("c-fork-conn", "tcc", "MODEL_FORK_CONN", 18_432, "");
-    let toml = format!(
-        "{}{}",
-        common::tcc_subject_toml(&server.base()),
-        http_toml(&fork_conn)
-    );
-    let root = project(dir.path(), &versions, &toml);
+    let root = tcc_project(dir.path(), &server, &hex(&tar), 18_432);
     let (out, cache) = (dir.path().join("out"), dir.path().join("cache"));
     let o = local(&root, &out, &cache, &["-q", "--servers", "c-fork-conn"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));

@@ -15,7 +15,7 @@ use common::{VERSIONS, cell, project, read_json};
 
 /// The tiny project with tcc declared the release under test, pinned and checksummed.
 fn subject_project(dir: &Path, server: &Server, pin: &str) -> PathBuf {
-    let versions = format!("{VERSIONS}TCC_VERSION=0.9.27\nTCC_SHA256_LINUX_X86_64={pin}\n");
+    let versions = common::tcc::versions(pin);
     let toml = common::tcc_subject_toml(&server.base());
     project(dir, &versions, &toml)
 }

@@ -149,21 +149,11 @@ pub fn http_job_text(job: &HttpJobResult) -> String {
             below.push(format!("{name}: FAILED: {}", one_line(e)));
             continue;
         }
-        for w in &srv.not_served {
-            below.push(format!(
-                "{name}: does not serve {w} (not measured, not failed)"
-            ));
-        }
-        for (shape, why) in &srv.shapes_left_out {
-            below.push(format!("{name}: shape {shape} left out: {}", one_line(why)));
-        }
-        if let Some(r) = &srv.release {
-            below.push(format!(
-                "{name}: built by the release under test {} (sha256 {})",
-                one_line(&r.asset),
-                r.sha256
-            ));
-        }
+        below.extend(
+            super::servers::unmeasured_and_release(srv)
+                .into_iter()
+                .map(|t| format!("{name}{t}")),
+        );
         for w in srv.workloads.values() {
             if let Some(e) = &w.error {
                 below.push(format!("{name}: FAILED {}", one_line(e)));

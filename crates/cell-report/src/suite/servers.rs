@@ -33,26 +33,38 @@ pub(super) fn by_model<'a>(
 }
 
 /// One line per thing a reader must know of a server beside its figures: a check that was
-/// not plainly ok, workloads it does not serve, shapes left out, the release that built it.
+/// not plainly ok, then [`unmeasured_and_release`].
 pub(super) fn server_notes(name: &ServerName, s: &HttpServerResult) -> Vec<Vec<Span>> {
+    let check = s
+        .check
+        .as_deref()
+        .filter(|c| *c != "ok")
+        .map(|c| format!(": response check: {}", one_line(c)));
+    check
+        .into_iter()
+        .chain(unmeasured_and_release(s))
+        .map(|t| vec![code(name.as_str()), text(t)])
+        .collect()
+}
+
+/// What a server left unmeasured (workloads it does not serve, shapes left out) and the
+/// release under test that built it, each a line that follows the server's name (`: …`):
+/// the one wording of the tables' notes and the terminal's.
+pub(super) fn unmeasured_and_release(s: &HttpServerResult) -> Vec<String> {
     let mut notes = Vec::new();
-    let line = |t: String| vec![code(name.as_str()), text(t)];
-    if let Some(c) = s.check.as_deref().filter(|c| *c != "ok") {
-        notes.push(line(format!(": response check: {}", one_line(c))));
-    }
     if !s.not_served.is_empty() {
         let names: Vec<&str> = s
             .not_served
             .iter()
             .map(cell_schema::WorkloadName::as_str)
             .collect();
-        notes.push(line(format!(
+        notes.push(format!(
             ": does not serve {} (not measured, not failed)",
             names.join(", ")
-        )));
+        ));
     }
     for (shape, why) in &s.shapes_left_out {
-        notes.push(line(format!(": shape {shape} left out: {}", one_line(why))));
+        notes.push(format!(": shape {shape} left out: {}", one_line(why)));
     }
     if let Some(r) = &s.release {
         let how = r
@@ -60,12 +72,12 @@ pub(super) fn server_notes(name: &ServerName, s: &HttpServerResult) -> Vec<Vec<S
             .as_ref()
             .map(|v| format!(", verified by {}", v.phrase()))
             .unwrap_or_default();
-        notes.push(line(format!(
+        notes.push(format!(
             ": built by the release under test {} ({}, sha256 {}{how})",
             one_line(r.version.as_deref().unwrap_or(&r.tag)),
             one_line(&r.asset),
             r.sha256
-        )));
+        ));
     }
     notes
 }

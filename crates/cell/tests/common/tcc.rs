@@ -30,3 +30,11 @@ pub fn release(served: Vec<u8>, published: &[u8]) -> Server {
         (format!("/releases/{ASSET}.sha256"), Response::ok(sums)),
     ])
 }
+
+/// The tiny project's `versions.env` with tcc 0.9.27 pinned to `pin` on Linux x86-64.
+pub fn versions(pin: &str) -> String {
+    format!(
+        "{}TCC_VERSION=0.9.27\nTCC_SHA256_LINUX_X86_64={pin}\n",
+        super::VERSIONS
+    )
+}
